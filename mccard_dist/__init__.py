@@ -1,0 +1,31 @@
+"""Robust sparse regression with MCC-ARD, and a distributed benchmark of it.
+
+MCC-ARD combines the maximum correntropy criterion with automatic relevance
+determination (IJCNN 2023, arXiv 2302.00082).
+"""
+
+__version__ = "0.1.0"
+
+from .data import PaperData, make_paper_data
+from .metrics import correlation, evaluate, rmse, selection_scores
+from .models import (
+    LSARDRegressor,
+    MCCARDRegressor,
+    MCCL1Regressor,
+    mcc_l1_alpha_max,
+    mcc_l1_objective,
+)
+
+__all__ = [
+    "LSARDRegressor",
+    "MCCARDRegressor",
+    "MCCL1Regressor",
+    "PaperData",
+    "correlation",
+    "evaluate",
+    "make_paper_data",
+    "mcc_l1_alpha_max",
+    "mcc_l1_objective",
+    "rmse",
+    "selection_scores",
+]

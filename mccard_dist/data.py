@@ -1,0 +1,229 @@
+"""The paper's synthetic regression problem with outlier-contaminated training targets.
+
+Every dataset is a pure function of its arguments, so a worker rebuilds the data from a small key
+``(seed, psi, tau)`` instead of receiving arrays, and every method sees the same data for the same key.
+
+Common random numbers
+---------------------
+Each random component has its own stream, derived from ``seed`` with a fixed per-component key:
+
+- stream 0: ``(n_train, n_features)`` standard normals, ``X_train``;
+- stream 1: ``(n_test, n_features)`` standard normals, ``X_test``;
+- stream 2: ``n_relevant`` standard normals, the non-zero entries of ``coef_true``;
+- stream 3: ``n_train`` standard normals, inlier noise (scaled by ``sqrt(noise_var)``);
+- stream 4: ``n_train`` uniforms on [0, 1), outlier indicators ``u < psi``;
+- stream 5: ``n_train`` unit Laplace draws, outlier noise (scaled by ``tau``).
+
+``psi`` and ``tau`` only transform these draws, they never change them. For a fixed seed, therefore,
+the design matrices, ``coef_true``, ``y_test`` and the inlier noise are identical for every ``psi`` and
+``tau``; the outliers at a smaller ``psi`` are a subset of those at a larger ``psi``; and the outlier
+noise is proportional to ``tau``. Curves over ``psi`` or ``tau`` are paired comparisons. Because the
+streams are separate, ``n_test`` does not affect the training data and ``n_train`` does not affect the
+test data.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["PaperData", "make_paper_data"]
+
+logger = logging.getLogger(__name__)
+
+# Fixed per-component stream keys. Never renumber: stored results depend on them.
+_STREAM_X_TRAIN = 0
+_STREAM_X_TEST = 1
+_STREAM_COEF = 2
+_STREAM_GAUSS = 3
+_STREAM_UNIFORM = 4
+_STREAM_LAPLACE = 5
+
+
+@dataclass(frozen=True, eq=False)
+class PaperData:
+    """One draw of the paper's synthetic problem (returned by :func:`make_paper_data`).
+
+    The arrays are read-only; copy them before modifying.
+
+    Attributes
+    ----------
+    X_train : ndarray of shape (n_train, n_features)
+        Training design matrix, i.i.d. standard normal entries.
+    y_train : ndarray of shape (n_train,)
+        Training targets ``X_train @ coef_true + noise`` with the contaminated noise.
+    X_test : ndarray of shape (n_test, n_features)
+        Test design matrix, i.i.d. standard normal entries.
+    y_test : ndarray of shape (n_test,)
+        Noise-free test targets ``X_test @ coef_true``.
+    coef_true : ndarray of shape (n_features,)
+        Generating coefficients: the first ``n_relevant`` entries N(0, 1), the rest exactly 0.
+    outlier_mask : ndarray of shape (n_train,), dtype bool
+        True where the training noise came from the Laplace (outlier) component.
+    seed, psi, tau, n_train, n_test, n_features, n_relevant, noise_var
+        The arguments the data were generated with.
+    """
+
+    X_train: np.ndarray = field(repr=False)
+    y_train: np.ndarray = field(repr=False)
+    X_test: np.ndarray = field(repr=False)
+    y_test: np.ndarray = field(repr=False)
+    coef_true: np.ndarray = field(repr=False)
+    outlier_mask: np.ndarray = field(repr=False)
+    seed: int
+    psi: float
+    tau: float
+    n_train: int
+    n_test: int
+    n_features: int
+    n_relevant: int
+    noise_var: float
+
+    @property
+    def relevant_mask(self) -> np.ndarray:
+        """ndarray of shape (n_features,), dtype bool: True where ``coef_true != 0``."""
+        return self.coef_true != 0
+
+
+def _check_int(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_real(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return value
+
+
+def _rng(seed: int, stream: int) -> np.random.Generator:
+    """Generator for one component; equal to ``SeedSequence(seed).spawn(...)[stream]``."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream,)))
+
+
+def make_paper_data(
+    seed: int,
+    psi: float,
+    tau: float,
+    n_train: int = 300,
+    n_test: int = 300,
+    n_features: int = 1000,
+    n_relevant: int = 30,
+    noise_var: float = 0.05,
+) -> PaperData:
+    r"""Generate the synthetic problem of the paper's experiments.
+
+    Parameters
+    ----------
+    seed : int
+        Non-negative seed; with the other arguments it determines the data completely.
+    psi : float
+        Outlier proportion in [0, 1]: each training sample's noise comes from the Laplace
+        component with probability ``psi``.
+    tau : float
+        Scale of the Laplace outlier noise (density ``exp(-|e| / tau) / (2 tau)``), > 0.
+    n_train : int, default=300
+        Number of training samples, >= 2.
+    n_test : int, default=300
+        Number of test samples, >= 1.
+    n_features : int, default=1000
+        Number of features D, >= 1.
+    n_relevant : int, default=30
+        Number of non-zero generating coefficients, 0 <= n_relevant <= n_features.
+    noise_var : float, default=0.05
+        Variance of the Gaussian (inlier) training noise, >= 0.
+
+    Returns
+    -------
+    PaperData
+        The arrays and the arguments they were generated with.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range or of the wrong type; the message names it.
+
+    Notes
+    -----
+    The generating model (no intercept) is
+
+    .. math::
+
+        x_{nd} \sim N(0, 1), \quad w^*_d \sim N(0, 1) \text{ for } d < n_{relevant},
+        \quad w^*_d = 0 \text{ otherwise},
+
+        y_n = x_n^\top w^* + e_n, \quad
+        e_n = \tau\,\ell_n \text{ if } u_n < \psi, \text{ else } \sqrt{\text{noise\_var}}\; g_n,
+
+    with :math:`g_n \sim N(0, 1)`, :math:`u_n \sim U[0, 1)` and :math:`\ell_n \sim
+    \mathrm{Laplace}(0, 1)`, so the noise is the mixture ``(1 - psi) N(0, noise_var) + psi
+    Laplace(0, tau)``. Test targets carry no noise. The random streams are described in the module
+    docstring (common random numbers across ``psi`` and ``tau``).
+
+    Examples
+    --------
+    >>> from mccard_dist.data import make_paper_data
+    >>> data = make_paper_data(seed=0, psi=0.1, tau=5.0)
+    >>> data.X_train.shape, data.X_test.shape, int(data.relevant_mask.sum())
+    ((300, 1000), (300, 1000), 30)
+    """
+    seed = _check_int("seed", seed, 0)
+    psi = _check_real("psi", psi)
+    if not 0.0 <= psi <= 1.0:
+        raise ValueError(f"psi must be in [0, 1], got {psi!r}")
+    tau = _check_real("tau", tau)
+    if tau <= 0.0:
+        raise ValueError(f"tau must be > 0, got {tau!r}")
+    noise_var = _check_real("noise_var", noise_var)
+    if noise_var < 0.0:
+        raise ValueError(f"noise_var must be >= 0, got {noise_var!r}")
+    n_train = _check_int("n_train", n_train, 2)
+    n_test = _check_int("n_test", n_test, 1)
+    n_features = _check_int("n_features", n_features, 1)
+    n_relevant = _check_int("n_relevant", n_relevant, 0)
+    if n_relevant > n_features:
+        raise ValueError(
+            f"n_relevant must be <= n_features ({n_features}), got {n_relevant!r}"
+        )
+
+    X_train = _rng(seed, _STREAM_X_TRAIN).standard_normal((n_train, n_features))
+    X_test = _rng(seed, _STREAM_X_TEST).standard_normal((n_test, n_features))
+    coef_true = np.zeros(n_features)
+    coef_true[:n_relevant] = _rng(seed, _STREAM_COEF).standard_normal(n_relevant)
+    gauss = _rng(seed, _STREAM_GAUSS).standard_normal(n_train)
+    uniform = _rng(seed, _STREAM_UNIFORM).random(n_train)
+    laplace = _rng(seed, _STREAM_LAPLACE).laplace(0.0, 1.0, n_train)
+
+    outlier_mask = uniform < psi
+    noise = np.where(outlier_mask, tau * laplace, math.sqrt(noise_var) * gauss)
+    y_train = X_train @ coef_true + noise
+    y_test = X_test @ coef_true
+
+    arrays = (X_train, y_train, X_test, y_test, coef_true, outlier_mask)
+    for array in arrays:
+        array.setflags(write=False)
+    logger.debug(
+        "make_paper_data(seed=%d, psi=%g, tau=%g): %d of %d training samples are outliers",
+        seed, psi, tau, int(outlier_mask.sum()), n_train,
+    )
+    return PaperData(
+        *arrays,
+        seed=seed,
+        psi=psi,
+        tau=tau,
+        n_train=n_train,
+        n_test=n_test,
+        n_features=n_features,
+        n_relevant=n_relevant,
+        noise_var=noise_var,
+    )

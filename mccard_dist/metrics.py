@@ -1,0 +1,286 @@
+"""Prediction and feature-selection metrics of the paper, with the edge cases defined.
+
+- ``r``: Pearson correlation of prediction and test target; ``nan`` when either is constant
+  (for example a model that selected nothing and predicts its intercept everywhere).
+- ``rmse``: root mean squared error on the test set.
+- Selection: a feature is *selected* when its coefficient is non-zero, *relevant* when its true
+  coefficient is non-zero. Precision, recall and F1 of the selected set against the relevant set;
+  an undefined ratio (0 / 0) is 0.0, so nothing selected gives precision = F1 = 0.
+
+All functions return plain Python ``int`` / ``float`` values and never emit warnings.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = [
+    "EVALUATION_KEYS",
+    "correlation",
+    "evaluate",
+    "rmse",
+    "selection_counts",
+    "selection_scores",
+]
+
+#: Keys of the dict returned by :func:`evaluate`, in order.
+EVALUATION_KEYS = (
+    "r", "rmse", "n_selected", "tp", "fp", "fn", "tn", "precision", "recall", "f1",
+)
+
+
+def _as_1d(name: str, value, *, min_length: int = 1) -> np.ndarray:
+    array = np.asarray(value, dtype=float)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got an array of shape {array.shape}")
+    if array.shape[0] < min_length:
+        raise ValueError(
+            f"{name} must have at least {min_length} element(s), got {array.shape[0]}"
+        )
+    return array
+
+
+def _check_same_length(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(
+            f"{name_a} and {name_b} must have the same length, got {a.shape[0]} and {b.shape[0]}"
+        )
+
+
+def correlation(y_true, y_pred) -> float:
+    """Pearson correlation coefficient of targets and predictions.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Targets, n_samples >= 2.
+    y_pred : array-like of shape (n_samples,)
+        Predictions.
+
+    Returns
+    -------
+    float
+        The correlation r in [-1, 1]. ``nan`` (without a warning) when either input is constant
+        (all values equal), where r is undefined, or when either input contains a non-finite value.
+
+    Raises
+    ------
+    ValueError
+        If an input is not 1-D, has fewer than 2 elements, or the lengths differ.
+
+    Examples
+    --------
+    >>> correlation([1.0, 2.0, 3.0], [2.0, 4.0, 7.0])
+    0.9933992677987828
+    >>> correlation([1.0, 2.0, 3.0], [0.5, 0.5, 0.5])
+    nan
+    """
+    y_true = _as_1d("y_true", y_true, min_length=2)
+    y_pred = _as_1d("y_pred", y_pred, min_length=2)
+    _check_same_length("y_true", y_true, "y_pred", y_pred)
+    if not (np.all(np.isfinite(y_true)) and np.all(np.isfinite(y_pred))):
+        return math.nan
+    if np.ptp(y_true) == 0 or np.ptp(y_pred) == 0:
+        return math.nan
+    with np.errstate(all="ignore"):
+        a = y_true - y_true.mean()
+        b = y_pred - y_pred.mean()
+        # Normalise first so the sums of squares cannot overflow.
+        a /= np.max(np.abs(a))
+        b /= np.max(np.abs(b))
+        r = float(a @ b) / math.sqrt(float(a @ a) * float(b @ b))
+    if not math.isfinite(r):
+        return math.nan
+    return min(1.0, max(-1.0, r))
+
+
+def rmse(y_true, y_pred) -> float:
+    """Root mean squared error.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Targets, n_samples >= 1.
+    y_pred : array-like of shape (n_samples,)
+        Predictions.
+
+    Returns
+    -------
+    float
+        ``sqrt(mean((y_true - y_pred) ** 2))``; ``nan`` or ``inf`` propagate.
+
+    Raises
+    ------
+    ValueError
+        If an input is not 1-D, is empty, or the lengths differ.
+
+    Examples
+    --------
+    >>> rmse([0.0, 0.0], [3.0, -3.0])
+    3.0
+    """
+    y_true = _as_1d("y_true", y_true)
+    y_pred = _as_1d("y_pred", y_pred)
+    _check_same_length("y_true", y_true, "y_pred", y_pred)
+    with np.errstate(all="ignore"):
+        return float(np.sqrt(np.mean((y_true - y_pred) ** 2)))
+
+
+def selection_counts(coef, coef_true) -> dict[str, int]:
+    """Confusion counts of the selected features against the relevant ones.
+
+    Parameters
+    ----------
+    coef : array-like of shape (n_features,)
+        Estimated coefficients; feature d is selected when ``coef[d] != 0`` (``nan`` counts as
+        selected).
+    coef_true : array-like of shape (n_features,)
+        Generating coefficients; feature d is relevant when ``coef_true[d] != 0``.
+
+    Returns
+    -------
+    dict
+        ``tp`` (selected and relevant), ``fp`` (selected, not relevant), ``fn`` (relevant, not
+        selected), ``tn`` (neither), as ``int``; they sum to n_features.
+
+    Raises
+    ------
+    ValueError
+        If an input is not 1-D, is empty, or the lengths differ.
+
+    Examples
+    --------
+    >>> selection_counts([1.5, 0.0, -2.0, 0.0], [1.0, 1.0, 0.0, 0.0])
+    {'tp': 1, 'fp': 1, 'fn': 1, 'tn': 1}
+    """
+    coef = _as_1d("coef", coef)
+    coef_true = _as_1d("coef_true", coef_true)
+    _check_same_length("coef", coef, "coef_true", coef_true)
+    selected = coef != 0
+    relevant = coef_true != 0
+    return {
+        "tp": int(np.count_nonzero(selected & relevant)),
+        "fp": int(np.count_nonzero(selected & ~relevant)),
+        "fn": int(np.count_nonzero(~selected & relevant)),
+        "tn": int(np.count_nonzero(~selected & ~relevant)),
+    }
+
+
+def _ratio(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator > 0 else 0.0
+
+
+def selection_scores(coef, coef_true) -> dict[str, int | float]:
+    """Number selected, confusion counts, precision, recall and F1 of the feature selection.
+
+    Parameters
+    ----------
+    coef : array-like of shape (n_features,)
+        Estimated coefficients; feature d is selected when ``coef[d] != 0``.
+    coef_true : array-like of shape (n_features,)
+        Generating coefficients; feature d is relevant when ``coef_true[d] != 0``.
+
+    Returns
+    -------
+    dict
+        ``n_selected``, ``tp``, ``fp``, ``fn``, ``tn`` (``int``) and ``precision``, ``recall``,
+        ``f1`` (``float``).
+
+    Raises
+    ------
+    ValueError
+        If an input is not 1-D, is empty, or the lengths differ.
+
+    Notes
+    -----
+    ``precision = tp / (tp + fp)``, ``recall = tp / (tp + fn)``, ``f1 = 2 tp / (2 tp + fp + fn)``.
+    A ratio whose denominator is 0 is defined as 0.0 (scikit-learn's ``zero_division=0``):
+    nothing selected gives precision = F1 = 0; no relevant feature gives recall = 0 (and F1 = 0).
+
+    Examples
+    --------
+    >>> scores = selection_scores([1.5, 0.0, -2.0, 0.0], [1.0, 1.0, 0.0, 0.0])
+    >>> scores["n_selected"], scores["precision"], scores["recall"], scores["f1"]
+    (2, 0.5, 0.5, 0.5)
+    >>> selection_scores([0.0, 0.0], [1.0, 0.0])["f1"]
+    0.0
+    """
+    counts = selection_counts(coef, coef_true)
+    tp, fp, fn = counts["tp"], counts["fp"], counts["fn"]
+    return {
+        "n_selected": tp + fp,
+        **counts,
+        "precision": _ratio(tp, tp + fp),
+        "recall": _ratio(tp, tp + fn),
+        "f1": _ratio(2 * tp, 2 * tp + fp + fn),
+    }
+
+
+def evaluate(coef, intercept, X_test, y_test, coef_true) -> dict[str, int | float]:
+    """Prediction and selection metrics of a fitted linear model on the test set.
+
+    Parameters
+    ----------
+    coef : array-like of shape (n_features,)
+        Estimated coefficients.
+    intercept : float
+        Estimated intercept (0.0 for a model without one).
+    X_test : array-like of shape (n_samples, n_features)
+        Test design matrix.
+    y_test : array-like of shape (n_samples,)
+        Test targets, n_samples >= 2.
+    coef_true : array-like of shape (n_features,)
+        Generating coefficients.
+
+    Returns
+    -------
+    dict
+        Keys :data:`EVALUATION_KEYS`: ``r`` (:func:`correlation`) and ``rmse`` (:func:`rmse`) of the
+        prediction ``X_test @ coef + intercept`` against ``y_test``, then the entries of
+        :func:`selection_scores`.
+
+    Raises
+    ------
+    ValueError
+        If a shape does not match or ``intercept`` is not a real scalar.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> scores = evaluate([2.0, 0.0], 0.0, X, X @ [2.0, 0.0], [2.0, 0.0])
+    >>> scores["r"], scores["rmse"], scores["f1"]
+    (1.0, 0.0, 1.0)
+    """
+    coef = _as_1d("coef", coef)
+    coef_true = _as_1d("coef_true", coef_true)
+    _check_same_length("coef", coef, "coef_true", coef_true)
+    X_test = np.asarray(X_test, dtype=float)
+    if X_test.ndim != 2:
+        raise ValueError(f"X_test must be 2-D, got an array of shape {X_test.shape}")
+    y_test = _as_1d("y_test", y_test, min_length=2)
+    if X_test.shape[0] != y_test.shape[0]:
+        raise ValueError(
+            f"X_test and y_test must have the same number of samples, got {X_test.shape[0]} "
+            f"and {y_test.shape[0]}"
+        )
+    if X_test.shape[1] != coef.shape[0]:
+        raise ValueError(
+            f"X_test has {X_test.shape[1]} features but coef has {coef.shape[0]} entries"
+        )
+    intercept_array = np.asarray(intercept)
+    if (
+        intercept_array.size != 1
+        or intercept_array.ndim > 1
+        or isinstance(intercept, bool)
+        or not np.issubdtype(intercept_array.dtype, np.number)
+        or np.iscomplexobj(intercept_array)
+    ):
+        raise ValueError(f"intercept must be a real scalar, got {intercept!r}")
+    with np.errstate(all="ignore"):
+        y_pred = X_test @ coef + float(intercept_array.reshape(()))
+    scores = {"r": correlation(y_test, y_pred), "rmse": rmse(y_test, y_pred)}
+    scores.update(selection_scores(coef, coef_true))
+    return scores

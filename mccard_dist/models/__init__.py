@@ -1,0 +1,13 @@
+"""Estimators: MCC-ARD (deviant and proper likelihood), LS-ARD and MCC-L1."""
+
+from .ls_ard import LSARDRegressor
+from .mcc_ard import MCCARDRegressor
+from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max, mcc_l1_objective
+
+__all__ = [
+    "LSARDRegressor",
+    "MCCARDRegressor",
+    "MCCL1Regressor",
+    "mcc_l1_alpha_max",
+    "mcc_l1_objective",
+]

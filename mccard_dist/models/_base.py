@@ -1,0 +1,125 @@
+"""Parameter validation and the pieces the ARD estimators share."""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+__all__ = ["Real", "Integer", "Options", "Boolean", "RegressorBase", "ard_relevance_step"]
+
+
+@dataclass(frozen=True)
+class Real:
+    """A real number in an interval; ``low_open`` / ``high_open`` exclude the bound."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+    def check(self, name, value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ValueError(f"{name} must be a real number, got {value!r}")
+        if not np.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {value!r}")
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            rel = ">" if self.low_open else ">="
+            raise ValueError(f"{name} must be {rel} {self.low}, got {value!r}")
+        if self.high is not None and (value > self.high or (self.high_open and value == self.high)):
+            rel = "<" if self.high_open else "<="
+            raise ValueError(f"{name} must be {rel} {self.high}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Integer:
+    """An integer ``>= low``."""
+
+    low: int = 0
+
+    def check(self, name, value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+        if value < self.low:
+            raise ValueError(f"{name} must be >= {self.low}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of strings."""
+
+    values: tuple
+
+    def check(self, name, value):
+        if value not in self.values:
+            allowed = ", ".join(repr(v) for v in self.values)
+            raise ValueError(f"{name} must be one of {allowed}; got {value!r}")
+
+
+@dataclass(frozen=True)
+class Boolean:
+    def check(self, name, value):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
+class RegressorBase(RegressorMixin, BaseEstimator):
+    """Validation of parameters and data, and prediction, for the linear estimators."""
+
+    #: name -> constraint; checked at the start of ``fit``
+    _constraints: dict = {}
+
+    def _validate_params(self):
+        for name, constraint in self._constraints.items():
+            constraint.check(name, getattr(self, name))
+
+    def _validate_fit_data(self, X, y):
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2, reset=True
+        )
+        return np.ascontiguousarray(X), np.asarray(y, dtype=np.float64)
+
+    def predict(self, X):
+        """Predict targets, ``X @ coef_ + intercept_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return X @ self.coef_ + self.intercept_
+
+
+def ard_relevance_step(gamma, coef, relevance_max):
+    """The fast ARD relevance update ``a_d = gamma_d / w_d^2`` and the pruning test.
+
+    Parameters
+    ----------
+    gamma : ndarray of shape (k,)
+        ``1 - a_d s_d^2`` for the active features, expected in (0, 1].
+    coef : ndarray of shape (k,)
+        Current coefficients of the active features.
+    relevance_max : float
+        Pruning threshold ``a_max``.
+
+    Returns
+    -------
+    relevance : ndarray of shape (k,)
+        New relevances (``inf`` where the coefficient is exactly 0).
+    keep : ndarray of bool, shape (k,)
+        Features whose relevance stays below ``relevance_max``.
+    """
+    w2 = np.square(coef)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relevance = np.where(w2 > 0.0, gamma / w2, np.inf)
+    relevance[~np.isfinite(relevance) | (relevance <= 0.0)] = np.inf
+    keep = relevance < relevance_max
+    return relevance, keep

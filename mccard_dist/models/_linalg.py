@@ -1,0 +1,197 @@
+"""Weighted ridge solves shared by the ARD and L1 estimators.
+
+Every estimator in :mod:`mccard_dist.models` reduces one iteration to the same problem: for sample
+weights ``s_n >= 0`` and per-feature relevances ``a_d > 0``, find
+
+.. math::
+
+    \\min_{w, b} \\sum_n s_n (t_n - b - x_n w)^2 + \\sum_d a_d w_d^2
+
+with an unpenalised intercept ``b`` (optional). The solution is
+``w = (X_c^T S X_c + A)^{-1} X_c^T S t_c`` where ``X_c`` and ``t_c`` are centred by their
+*weighted* means, which is the exact profile of the intercept (the Schur complement), not a
+plain mean-centring that outliers would move.
+
+Two algebraically equal forms are offered, both on the rescaled matrix ``B' = S^{1/2} X_c A^{-1/2}``:
+
+* primal: Cholesky of the ``k x k`` matrix ``I + B'^T B'`` (cheap when few features are active);
+* dual (Woodbury): Cholesky of the ``N x N`` matrix ``K = I + B' B'^T`` (cheap while more features
+  are active than samples).
+
+Both scalings keep the factorised matrix ``>= I``, so samples whose weight underflows to exactly
+zero simply drop out (no ``1 / s_n`` appears anywhere) and relevances near the pruning threshold do
+not spoil the conditioning.
+
+The ARD updates also need ``gamma_d = 1 - a_d Sigma_dd`` (the "well-determinedness" of ``w_d``).
+Computing it by that subtraction cancels catastrophically as ``a_d`` grows; it is obtained instead
+from expressions with no cancellation: ``gamma_d = ||L^{-1} b'_d||^2`` in the dual form and
+``gamma_d = (M'^{-1} B'^T B')_dd`` in the primal form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg
+
+__all__ = ["RidgeSolution", "weighted_ridge", "choose_form"]
+
+
+@dataclass(frozen=True)
+class RidgeSolution:
+    """Result of :func:`weighted_ridge` for the active columns it was given.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (k,)
+        Ridge coefficients ``w``.
+    intercept : float
+        Unpenalised intercept (0.0 without intercept, or when every weight is zero).
+    gamma : ndarray of shape (k,) or None
+        ``1 - a_d Sigma_dd`` without cancellation (``None`` if not requested).
+    sigma_diag : ndarray of shape (k,) or None
+        Diagonal of ``Sigma = (X_c^T S X_c + A)^{-1}``.
+    form : {"primal", "dual"}
+        The form that was used.
+    """
+
+    coef: np.ndarray
+    intercept: float
+    gamma: np.ndarray | None
+    sigma_diag: np.ndarray | None
+    form: str
+
+
+def choose_form(n_samples: int, n_active: int) -> str:
+    """Return ``"dual"`` while more features are active than samples, else ``"primal"``."""
+    return "dual" if n_active > n_samples else "primal"
+
+
+def _centre(X, t, sample_weight, fit_intercept):
+    """Weighted centring; returns (Xc, tc, x_mean, t_mean)."""
+    if not fit_intercept:
+        return X, t, None, 0.0
+    total = sample_weight.sum()
+    if total <= 0.0:
+        # No sample carries weight: nothing determines the intercept.
+        return X, t, None, None
+    x_mean = (sample_weight @ X) / total
+    t_mean = float(sample_weight @ t) / total
+    return X - x_mean, t - t_mean, x_mean, t_mean
+
+
+def weighted_ridge(
+    X: np.ndarray,
+    t: np.ndarray,
+    sample_weight: np.ndarray,
+    relevance: np.ndarray,
+    *,
+    fit_intercept: bool = True,
+    form: str = "auto",
+    compute_gamma: bool = True,
+) -> RidgeSolution:
+    """Solve the weighted ridge problem for the given (active) columns.
+
+    Parameters
+    ----------
+    X : ndarray of shape (N, k)
+        Design matrix restricted to the active features.
+    t : ndarray of shape (N,)
+        Targets.
+    sample_weight : ndarray of shape (N,)
+        Non-negative sample weights ``s_n`` (zeros allowed).
+    relevance : ndarray of shape (k,)
+        Positive, finite relevances ``a_d``.
+    fit_intercept : bool
+        Whether to profile out an unpenalised intercept.
+    form : {"auto", "primal", "dual"}
+        ``"auto"`` picks the dual form while ``k > N`` (:func:`choose_form`).
+    compute_gamma : bool
+        Whether to return ``gamma`` and the diagonal of ``Sigma``.
+
+    Returns
+    -------
+    RidgeSolution
+    """
+    n_samples, n_active = X.shape
+    if form == "auto":
+        form = choose_form(n_samples, n_active)
+    if n_active == 0:
+        xc, tc, _, t_mean = _centre(X, t, sample_weight, fit_intercept)
+        intercept = 0.0 if t_mean is None else float(t_mean)
+        empty = np.zeros(0)
+        return RidgeSolution(empty, intercept, empty if compute_gamma else None,
+                             empty if compute_gamma else None, form)
+
+    Xc, tc, x_mean, t_mean = _centre(X, t, sample_weight, fit_intercept)
+    root_w = np.sqrt(sample_weight)
+    inv_root_a = 1.0 / np.sqrt(relevance)
+    # B' = S^{1/2} Xc A^{-1/2};  z = S^{1/2} tc
+    B = Xc * root_w[:, None]
+    B *= inv_root_a[None, :]
+    z = tc * root_w
+
+    gamma = sigma_diag = None
+    if form == "dual":
+        K = B @ B.T
+        K.flat[:: n_samples + 1] += 1.0
+        L = linalg.cholesky(K, lower=True, overwrite_a=True, check_finite=False)
+        u = linalg.solve_triangular(L, z, lower=True, check_finite=False)
+        if compute_gamma:
+            V = linalg.solve_triangular(L, B, lower=True, check_finite=False)
+            coef_scaled = V.T @ u
+            gamma = np.einsum("ij,ij->j", V, V)
+            # Sigma_dd = (1 - gamma_d) / a_d; gamma_d < 1 in exact arithmetic.
+            sigma_diag = np.clip(1.0 - gamma, 0.0, None) / relevance
+        else:
+            v = linalg.solve_triangular(L, u, lower=True, trans="T", check_finite=False)
+            coef_scaled = B.T @ v
+    elif form == "primal":
+        G = B.T @ B
+        M = G.copy()
+        M.flat[:: n_active + 1] += 1.0
+        c, low = linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
+        coef_scaled = linalg.cho_solve((c, low), B.T @ z, check_finite=False)
+        if compute_gamma:
+            M_inv = linalg.cho_solve((c, low), np.eye(n_active), check_finite=False)
+            # gamma_d = (M'^{-1} G')_dd, a sum with no 1 - x cancellation.
+            gamma = np.einsum("ij,ij->j", M_inv, G)
+            sigma_diag = np.diag(M_inv) / relevance
+    else:
+        raise ValueError(f"form must be 'auto', 'primal' or 'dual', got {form!r}")
+
+    coef = coef_scaled * inv_root_a
+    if fit_intercept:
+        intercept = 0.0 if t_mean is None else float(t_mean - x_mean @ coef)
+    else:
+        intercept = 0.0
+    return RidgeSolution(coef, intercept, gamma, sigma_diag, form)
+
+
+def posterior_covariance(
+    X: np.ndarray,
+    sample_weight: np.ndarray,
+    relevance: np.ndarray,
+    *,
+    fit_intercept: bool = True,
+) -> np.ndarray:
+    """Full ``Sigma = (X_c^T S X_c + A)^{-1}`` for the active columns (``k x k``)."""
+    n_samples, n_active = X.shape
+    if n_active == 0:
+        return np.zeros((0, 0))
+    Xc, _, _, _ = _centre(X, np.zeros(n_samples), sample_weight, fit_intercept)
+    inv_root_a = 1.0 / np.sqrt(relevance)
+    B = Xc * np.sqrt(sample_weight)[:, None] * inv_root_a[None, :]
+    if n_active > n_samples:
+        K = B @ B.T
+        K.flat[:: n_samples + 1] += 1.0
+        L = linalg.cholesky(K, lower=True, check_finite=False)
+        V = linalg.solve_triangular(L, B, lower=True, check_finite=False)
+        M_inv = np.eye(n_active) - V.T @ V
+    else:
+        M = B.T @ B
+        M.flat[:: n_active + 1] += 1.0
+        M_inv = linalg.cho_solve(linalg.cho_factor(M, lower=True, check_finite=False),
+                                 np.eye(n_active), check_finite=False)
+    return M_inv * inv_root_a[:, None] * inv_root_a[None, :]
