@@ -1,0 +1,97 @@
+"""scikit-learn conventions and bad input for every estimator."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mccard_dist import LSARDRegressor, MCCARDRegressor, MCCL1Regressor
+
+ESTIMATORS = [
+    MCCARDRegressor(),
+    MCCARDRegressor(likelihood="proper", curvature="exact", h_factor="printed"),
+    LSARDRegressor(),
+    MCCL1Regressor(),
+    MCCL1Regressor(solver="em"),
+]
+
+
+@parametrize_with_checks(ESTIMATORS)
+def test_sklearn_estimator_checks(estimator, check):
+    # Every check applies. scikit-learn itself skips its array-API check unless SCIPY_ARRAY_API=1
+    # is set in the environment (the estimators are numpy-only).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=UserWarning)
+        check(estimator)
+
+
+def data(n=30, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    return X, X[:, 0] - X[:, 1] + 0.1 * rng.standard_normal(n)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 7, np.nan, X), y), "NaN"),
+        (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 7, np.inf, X), y), "infinity"),
+        (lambda X, y: (X, np.where(np.arange(y.size) == 3, np.nan, y)), "NaN"),
+        (lambda X, y: (X, y[:-1]), "inconsistent numbers of samples"),
+        (lambda X, y: (X[:, 0], y), "2D array"),
+        (lambda X, y: (X[:1], y[:1]), "minimum of 2"),
+    ],
+    ids=["nan-X", "inf-X", "nan-y", "lengths", "1d-X", "one-sample"],
+)
+def test_bad_data_is_refused_with_a_clear_message(estimator, mutate, message):
+    X, y = mutate(*data())
+    with pytest.raises(ValueError, match=message):
+        clone(estimator).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "estimator, message",
+    [
+        (MCCARDRegressor(kernel_width=0.0), "kernel_width must be > 0"),
+        (MCCARDRegressor(kernel_width=-1.0), "kernel_width must be > 0"),
+        (MCCARDRegressor(kernel_width=np.nan), "kernel_width must be finite"),
+        (MCCARDRegressor(likelihood="gaussian"), "likelihood must be one of"),
+        (MCCARDRegressor(curvature="newton"), "curvature must be one of"),
+        (MCCARDRegressor(max_iter=0), "max_iter must be >= 1"),
+        (MCCARDRegressor(relevance_max=-1), "relevance_max must be > 0"),
+        (MCCL1Regressor(alpha=-0.1), "alpha must be >= 0"),
+        (MCCL1Regressor(kernel_width=0), "kernel_width must be > 0"),
+        (MCCL1Regressor(solver="lars"), "solver must be one of"),
+        (LSARDRegressor(tol=0), "tol must be > 0"),
+    ],
+)
+def test_bad_parameters_are_refused_naming_the_parameter(estimator, message):
+    with pytest.raises(ValueError, match=message):
+        estimator.fit(*data())
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_constant_and_zero_columns_get_a_zero_coefficient(estimator):
+    X, y = data(n=40, d=6)
+    X[:, 2] = 0.0
+    X[:, 4] = 3.0  # constant: with an intercept it carries no information
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = clone(estimator).fit(X, y)
+    assert np.all(np.isfinite(model.coef_))
+    assert model.coef_[2] == 0.0 and model.coef_[4] == 0.0
+    assert np.all(np.isfinite(model.predict(X)))
+
+
+def test_works_in_a_pipeline_with_grid_search():
+    X, y = data(n=60, d=8)
+    search = GridSearchCV(make_pipeline(StandardScaler(), MCCARDRegressor()),
+                          {"mccardregressor__kernel_width": [0.1, 1.0]}, cv=3)
+    search.fit(X, y)
+    assert search.best_score_ > 0.9
