@@ -81,6 +81,14 @@ def _centre(X, t, sample_weight, fit_intercept):
     return X - x_mean, t - t_mean, x_mean, t_mean
 
 
+def _inverse_lower(lower_factor: np.ndarray) -> np.ndarray:
+    """Lower triangle of ``M^{-1}`` from a lower Cholesky factor (LAPACK potri), upper part 0."""
+    inv, info = linalg.lapack.dpotri(lower_factor, lower=1, overwrite_c=1)
+    if info != 0:
+        raise linalg.LinAlgError(f"potri failed with info={info}")
+    return np.tril(inv)
+
+
 def weighted_ridge(
     X: np.ndarray,
     t: np.ndarray,
@@ -154,10 +162,12 @@ def weighted_ridge(
         c, low = linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
         coef_scaled = linalg.cho_solve((c, low), B.T @ z, check_finite=False)
         if compute_gamma:
-            M_inv = linalg.cho_solve((c, low), np.eye(n_active), check_finite=False)
-            # gamma_d = (M'^{-1} G')_dd, a sum with no 1 - x cancellation.
-            gamma = np.einsum("ij,ij->j", M_inv, G)
-            sigma_diag = np.diag(M_inv) / relevance
+            # gamma_d = (M'^{-1} G')_dd, a sum with no 1 - x cancellation, from the lower
+            # triangle T of the symmetric inverse: sum_j (T + T^T - diag T)_dj G_jd.
+            T = _inverse_lower(c)  # c is not needed after the solve above
+            P = T * G
+            gamma = P.sum(axis=0) + P.sum(axis=1) - np.diag(P)
+            sigma_diag = np.diag(T) / relevance
     else:
         raise ValueError(f"form must be 'auto', 'primal' or 'dual', got {form!r}")
 
