@@ -1,0 +1,286 @@
+"""The experiment grid: cells, CV candidates, blocks of work, store coordinates and the grid hash.
+
+Pure functions of an :class:`~mccard_dist.config.ExperimentSpec` (no Dask, no zarr, no I/O).
+
+- A *cell* is one ``(method, tau, psi, seed)`` point: K-fold CV over the method's candidates, then a
+  final fit on the whole training set. ``Cell.index`` is its position in the store's
+  ``(method, tau, psi, seed)`` coordinates.
+- A *block* is the unit of distribution: consecutive cells of one method and one tau that form a
+  rectangle ``psi[p0:p1+1] x seed[s0:s1+1]`` of about ``run.fits_per_block`` fits. Block boundaries are
+  aligned to fixed multiples in the full grid, so the blocks of a subset of the cells (e.g. the
+  unfinished ones on resume) are subsets of the full grid's blocks, and the same cells always get the
+  same key.
+- :func:`grid_hash` identifies everything that changes results (methods and their grids and params,
+  tau, psi, seeds, data, CV), not how or where the run happens (run, store, cluster, experiment name).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:  # no runtime import: config.py imports this module
+    from .config import CVSpec, ExperimentSpec, MethodSpec
+
+__all__ = [
+    "GRID_VERSION",
+    "Block",
+    "Cell",
+    "block_fits",
+    "candidate_positions",
+    "cells",
+    "coords",
+    "cv_candidates",
+    "diff_descriptions",
+    "fits_per_cell",
+    "grid_description",
+    "grid_hash",
+    "make_blocks",
+]
+
+#: Bumped when the meaning of a grid description changes (stores written before then are refused).
+GRID_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One ``(method, tau, psi, seed)`` point; ``index`` is its position in those coordinates."""
+
+    method: str
+    tau: float
+    psi: float
+    seed: int
+    index: tuple[int, int, int, int]
+
+    @property
+    def key(self) -> str:
+        """Readable, stable key, e.g. ``"mcc_ard/t0/p3/s7"`` (coordinate positions)."""
+        _, t, p, s = self.index
+        return f"{self.method}/t{t}/p{p}/s{s}"
+
+
+@dataclass(frozen=True)
+class Block:
+    """A unit of distributed work: cells of one method and one tau forming a ``psi x seed`` rectangle.
+
+    ``key`` reads ``"<method>/t<tau pos>/p<psi pos or first-last>/s<seed pos or first-last>"`` (ranges
+    inclusive, positions in the coordinates), e.g. ``"mcc_l1/t2/p20/s40-42"``.
+    """
+
+    key: str
+    method: str
+    cells: tuple[Cell, ...]
+
+    @property
+    def region(self) -> tuple[int, int, slice, slice]:
+        """Position of the block in the ``(method, tau, psi, seed)`` coordinates."""
+        first, last = self.cells[0].index, self.cells[-1].index
+        return first[0], first[1], slice(first[2], last[2] + 1), slice(first[3], last[3] + 1)
+
+    def __len__(self) -> int:
+        return len(self.cells)
+
+
+def cells(spec: ExperimentSpec) -> list[Cell]:
+    """Every cell of the grid, in the order method, tau, psi, seed (the last varying fastest)."""
+    return [
+        Cell(m.name, tau, psi, seed, (mi, ti, pi, si))
+        for mi, m in enumerate(spec.methods)
+        for ti, tau in enumerate(spec.tau)
+        for pi, psi in enumerate(spec.psi)
+        for si, seed in enumerate(spec.seeds)
+    ]
+
+
+def cv_candidates(method_spec: MethodSpec) -> list[tuple[float, float]]:
+    """The CV candidates ``(kernel_width, alpha_ratio)`` of a method, h varying slowest.
+
+    ARD methods (a kernel-width grid, no L1 penalty) use ``alpha_ratio`` 0.0; a method without a
+    kernel-width grid (LS-ARD) has no candidates and no CV.
+    """
+    ratios = method_spec.alpha_ratio or (0.0,)
+    return [(float(h), float(r)) for h, r in itertools.product(method_spec.kernel_width, ratios)]
+
+
+def fits_per_cell(method_spec: MethodSpec, cv_spec: CVSpec) -> int:
+    """Estimator fits in one cell: every candidate on every fold, plus the final fit."""
+    return len(cv_candidates(method_spec)) * cv_spec.n_folds + 1
+
+
+def block_fits(spec: ExperimentSpec, block: Block) -> int:
+    """Estimator fits in a block."""
+    return len(block.cells) * fits_per_cell(spec.method(block.method), spec.cv)
+
+
+def _range(prefix: str, first: int, last: int) -> str:
+    return f"{prefix}{first}" if first == last else f"{prefix}{first}-{last}"
+
+
+def _block(cells_: Sequence[Cell]) -> Block:
+    first, last = cells_[0].index, cells_[-1].index
+    key = f"{cells_[0].method}/t{first[1]}/{_range('p', first[2], last[2])}/" \
+          f"{_range('s', first[3], last[3])}"
+    return Block(key, cells_[0].method, tuple(cells_))
+
+
+def _segments(group: Sequence[Cell]) -> list[list[Cell]]:
+    """Split cells of one (method, tau) into runs of consecutive seeds within one psi."""
+    runs: list[list[Cell]] = []
+    for cell in group:
+        if runs:
+            prev = runs[-1][-1].index
+            if cell.index[2] == prev[2] and cell.index[3] == prev[3] + 1:
+                runs[-1].append(cell)
+                continue
+        runs.append([cell])
+    return runs
+
+
+def make_blocks(spec: ExperimentSpec, cells_: Iterable[Cell]) -> list[Block]:
+    """Group consecutive cells into blocks of about ``spec.run.fits_per_block`` fits.
+
+    Each block holds cells of one method and one tau forming a rectangle in ``(psi, seed)``, and at
+    least one cell; it exceeds ``fits_per_block`` only when a single cell does. With ``k =
+    fits_per_block // fits_per_cell`` cells per block: when ``k`` is at least the number of seeds, a
+    block is ``k // n_seeds`` whole psi rows (aligned to multiples of that in the psi positions);
+    otherwise a block is ``k`` seeds of one psi (aligned to multiples of ``k`` in the seed positions).
+    Cells missing from ``cells_`` are skipped, so a subset gives subsets of the full grid's blocks.
+    The order of blocks follows the order of ``cells_``.
+    """
+    cells_ = list(cells_)
+    n_seeds = len(spec.seeds)
+    blocks: list[Block] = []
+    # consecutive cells of one (method, tau)
+    for _, group in itertools.groupby(cells_, key=lambda c: (c.method, c.index[1])):
+        group = list(group)
+        method = spec.method(group[0].method)
+        per_block = max(1, spec.run.fits_per_block // fits_per_cell(method, spec.cv))
+        segments = _segments(group)
+        if per_block >= n_seeds:
+            rows = per_block // n_seeds
+            pending: list[Cell] = []
+            for seg in segments:
+                whole_row = len(seg) == n_seeds
+                same_tile = (pending and whole_row and seg[0].index[2] // rows
+                             == pending[0].index[2] // rows
+                             and seg[0].index[2] == pending[-1].index[2] + 1)
+                if not same_tile:
+                    if pending:
+                        blocks.append(_block(pending))
+                    pending = []
+                pending.extend(seg)
+                if not whole_row:  # a partial row (subset of cells) is a block of its own
+                    blocks.append(_block(pending))
+                    pending = []
+            if pending:
+                blocks.append(_block(pending))
+        else:
+            for seg in segments:
+                for _, tile in itertools.groupby(seg, key=lambda c: c.index[3] // per_block):
+                    blocks.append(_block(list(tile)))
+    return blocks
+
+
+def coords(spec: ExperimentSpec) -> dict[str, np.ndarray]:
+    """Coordinates of the results store (real values, not positions).
+
+    ``method`` (names), ``tau``, ``psi``, ``seed`` in the spec's order; ``h`` the sorted union of the
+    methods' kernel-width grids; ``lam`` the sorted union of their ``alpha_ratio`` grids, plus 0.0
+    when an ARD method with CV is present (its candidates carry ``alpha_ratio`` 0.0); ``fold``
+    ``0..n_folds-1``; ``feature`` ``0..n_features-1``.
+    """
+    hs: set[float] = set()
+    lams: set[float] = set()
+    for m in spec.methods:
+        for h, r in cv_candidates(m):
+            hs.add(h)
+            lams.add(r)
+    return {
+        "method": np.array(spec.method_names, dtype=str),
+        "tau": np.array(spec.tau, dtype=np.float64),
+        "psi": np.array(spec.psi, dtype=np.float64),
+        "seed": np.array(spec.seeds, dtype=np.int64),
+        "h": np.array(sorted(hs), dtype=np.float64),
+        "lam": np.array(sorted(lams), dtype=np.float64),
+        "fold": np.arange(spec.cv.n_folds, dtype=np.int64),
+        "feature": np.arange(spec.data.n_features, dtype=np.int64),
+    }
+
+
+def candidate_positions(spec: ExperimentSpec, method_spec: MethodSpec) -> list[tuple[int, int]]:
+    """Positions ``(h index, lam index)`` in :func:`coords` of each of ``cv_candidates(method_spec)``."""
+    c = coords(spec)
+    h_pos = {float(v): i for i, v in enumerate(c["h"])}
+    lam_pos = {float(v): i for i, v in enumerate(c["lam"])}
+    return [(h_pos[h], lam_pos[r]) for h, r in cv_candidates(method_spec)]
+
+
+def grid_description(spec: ExperimentSpec) -> dict:
+    """Everything that changes results, as plain JSON-able Python (the input of :func:`grid_hash`).
+
+    Keys follow the config layout (``experiment.psi``, ``methods.mcc_ard.kernel_width``,
+    ``data.n_features``, ``cv.score`` ...). Excluded: the experiment name, ``run``, ``store``,
+    ``cluster``.
+    """
+    return {
+        "grid_version": GRID_VERSION,
+        "experiment": {
+            "methods": list(spec.method_names),
+            "tau": list(spec.tau),
+            "psi": list(spec.psi),
+            "seeds": list(spec.seeds),
+        },
+        "methods": {m.name: m.to_dict() for m in spec.methods},
+        "data": asdict(spec.data),
+        "cv": asdict(spec.cv),
+    }
+
+
+def _canonical_json(description: dict) -> str:
+    return json.dumps(description, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def grid_hash(spec: ExperimentSpec) -> str:
+    """SHA-256 hex digest of the canonical JSON (sorted keys) of :func:`grid_description`."""
+    return hashlib.sha256(_canonical_json(grid_description(spec)).encode()).hexdigest()
+
+
+_ABSENT = object()
+
+
+def _short(value) -> str:
+    if value is _ABSENT:
+        return "<absent>"
+    if isinstance(value, list) and len(value) > 6:
+        head = ", ".join(json.dumps(v) for v in value[:3])
+        return f"[{head}, ..., {json.dumps(value[-1])}] ({len(value)} values)"
+    return json.dumps(value, sort_keys=True)
+
+
+def _flatten(d, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v:
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def diff_descriptions(a: dict, b: dict) -> list[str]:
+    """Human-readable differences between two grid descriptions, e.g. ``"data.n_features: 1000 !=
+    500"`` (``a``'s value first); empty when they are equal. Long lists are abbreviated."""
+    fa, fb = _flatten(a), _flatten(b)
+    keys = list(fa) + [k for k in fb if k not in fa]
+    return [
+        f"{k}: {_short(fa.get(k, _ABSENT))} != {_short(fb.get(k, _ABSENT))}"
+        for k in keys
+        if fa.get(k, _ABSENT) != fb.get(k, _ABSENT)
+    ]

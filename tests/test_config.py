@@ -1,0 +1,323 @@
+"""Tests for conf/ and mccard_dist.config: composition, validation, round trip, store path."""
+
+import copy
+import json
+import pickle
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from mccard_dist import LSARDRegressor, MCCARDRegressor, MCCL1Regressor
+from mccard_dist.config import (
+    ESTIMATORS,
+    ClusterSpec,
+    ConfigError,
+    ExperimentSpec,
+    from_dictconfig,
+    spec_from_dict,
+)
+
+
+@pytest.fixture(scope="module")
+def smoke_dict(compose):
+    """The smoke experiment, resolved to plain Python (copy before mutating)."""
+    return OmegaConf.to_container(compose(["experiment=smoke"]), resolve=True)
+
+
+def bad(d, dotted, value):
+    """A deep copy of ``d`` with ``dotted`` set to ``value`` (or deleted when value is ...)."""
+    d = copy.deepcopy(d)
+    *path, last = dotted.split(".")
+    node = d
+    for p in path:
+        node = node[p]
+    if value is ...:
+        del node[last]
+    else:
+        node[last] = value
+    return d
+
+
+# -- composition ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("experiment", ["smoke", "quick", "paper"])
+def test_every_experiment_composes_and_validates(compose, experiment):
+    spec = from_dictconfig(compose([f"experiment={experiment}"]))
+    assert isinstance(spec, ExperimentSpec)
+    assert spec.name == experiment
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["cluster=local"],
+        ["cluster=address", "cluster.address=tcp://127.0.0.1:8786"],
+        ["cluster=scheduler_file", "cluster.scheduler_file=/tmp/scheduler.json"],
+    ],
+    ids=lambda o: o[0],
+)
+def test_every_cluster_composes_and_validates(compose, overrides):
+    spec = from_dictconfig(compose(["experiment=smoke", *overrides]))
+    assert spec.cluster.kind == overrides[0].split("=")[1]
+
+
+def test_default_is_quick_with_local_cluster(compose):
+    cfg = compose()
+    assert set(cfg) == {"experiment", "methods", "data", "cv", "cluster", "run", "store"}
+    spec = from_dictconfig(cfg)
+    assert spec.name == "quick"
+    assert spec.method_names == ("mcc_ard", "ls_ard", "mcc_l1")
+    assert spec.cluster == ClusterSpec(
+        kind="local", n_workers=2, threads_per_worker=1, memory_limit="auto", host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    )
+    assert len(spec.method("mcc_ard").kernel_width) == 6
+    l1 = spec.method("mcc_l1")
+    assert (len(l1.kernel_width), len(l1.alpha_ratio)) == (4, 3)
+    assert spec.cv.n_folds == 3
+
+
+def test_paper_experiment_is_the_papers_protocol(compose):
+    spec = from_dictconfig(compose(["experiment=paper"]))
+    assert spec.tau == (2.0, 5.0, 10.0)
+    assert len(spec.psi) == 21 and spec.psi[0] == 0.0 and spec.psi[-1] == 1.0
+    assert spec.psi == tuple(round(0.05 * i, 2) for i in range(21))
+    assert spec.seeds == tuple(range(100))
+    assert spec.method_names == ("mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1")
+    assert (spec.cv.n_folds, spec.cv.score) == (5, "mae")
+    assert (spec.data.n_train, spec.data.n_features, spec.data.n_relevant) == (300, 1000, 30)
+    ard = spec.method("mcc_ard")
+    assert len(ard.kernel_width) == 10 and ard.kernel_width[-1] == 100.0
+    assert ard.params["likelihood"] == "deviant"
+    assert spec.method("mcc_ard_proper").params["likelihood"] == "proper"
+    l1 = spec.method("mcc_l1")
+    assert (len(l1.kernel_width), l1.alpha_ratio) == (6, (0.3, 0.1, 0.03, 0.01, 0.003))
+    assert spec.method("ls_ard").kernel_width == ()
+
+
+def test_smoke_overrides_beat_config_defaults(compose):
+    spec = from_dictconfig(compose(["experiment=smoke"]))
+    assert spec.run.fits_per_block == 20  # config.yaml's _self_ comes first
+    assert (spec.data.n_train, spec.data.n_features, spec.cv.n_folds) == (40, 60, 2)
+    assert all(len(m.kernel_width) == 2 for m in spec.methods if m.estimator != "ls_ard")
+    assert len(spec.method("mcc_l1").alpha_ratio) == 2
+    # the command line wins over the experiment
+    spec = from_dictconfig(compose(["experiment=smoke", "run.fits_per_block=7"]))
+    assert spec.run.fits_per_block == 7
+
+
+def test_hydra_node_and_interpolations(compose):
+    cfg = compose(["experiment=smoke", "store.root=${experiment.name}_results"],
+                  return_hydra_config=True)
+    assert "hydra" in cfg and cfg.hydra.run.dir.startswith("outputs/smoke/")
+    assert OmegaConf.to_container(cfg.hydra.sweep)["subdir"] == "${hydra.job.num}"
+    spec = from_dictconfig(cfg)  # the hydra node (unresolvable outside a job) is ignored
+    assert spec.store.root == "smoke_results"
+    assert spec.store_path().parent == Path("smoke_results")
+
+
+def test_data_spec_builds_the_cells_data(compose):
+    spec = from_dictconfig(compose(["experiment=smoke"]))
+    data = spec.data.make_data(seed=1, psi=0.2, tau=5.0)
+    assert data.X_train.shape == (40, 60) and data.X_test.shape == (40, 60)
+    assert int(data.relevant_mask.sum()) == 5 and data.noise_var == 0.05
+
+
+def test_registry_is_fixed_and_estimators_are_built(compose):
+    assert dict(ESTIMATORS) == {"mcc_ard": MCCARDRegressor, "ls_ard": LSARDRegressor,
+                                "mcc_l1": MCCL1Regressor}
+    spec = from_dictconfig(compose(["experiment=smoke"]))
+    est = spec.method("mcc_ard_proper").make_estimator(kernel_width=0.3)
+    assert isinstance(est, MCCARDRegressor)
+    assert (est.kernel_width, est.likelihood, est.w_steps) == (0.3, "proper", 10)
+    est = spec.method("mcc_l1").make_estimator(kernel_width=3.0, alpha=0.01)
+    assert (est.kernel_width, est.alpha, est.solver) == (3.0, 0.01, "cd")
+    assert isinstance(spec.method("ls_ard").make_estimator(), LSARDRegressor)
+    with pytest.raises(ValueError, match="needs kernel_width"):
+        spec.method("mcc_ard").make_estimator()
+    with pytest.raises(ValueError, match="takes no kernel_width"):
+        spec.method("ls_ard").make_estimator(kernel_width=1.0)
+    with pytest.raises(ValueError, match="takes no alpha"):
+        spec.method("mcc_ard").make_estimator(kernel_width=1.0, alpha=0.1)
+
+
+# -- round trip, conversion, store path ------------------------------------------------------------
+def test_round_trip_is_plain_json_and_picklable(smoke_dict):
+    spec = spec_from_dict(smoke_dict)
+    d = spec.to_dict()
+    assert json.loads(json.dumps(d)) == d  # plain JSON-able Python, lists not tuples
+    assert spec_from_dict(d) == spec
+    assert spec_from_dict(json.loads(json.dumps(d))) == spec
+    assert pickle.loads(pickle.dumps(spec)) == spec
+    assert hash(spec) == hash(spec_from_dict(d))
+    assert d["experiment"]["seeds"] == [0, 1]
+    assert list(d["methods"]) == list(spec.method_names)
+
+
+def test_only_selected_methods_in_order(smoke_dict):
+    d = bad(smoke_dict, "experiment.methods", ["mcc_l1", "mcc_ard"])
+    spec = spec_from_dict(d)
+    assert spec.method_names == ("mcc_l1", "mcc_ard")
+    assert list(spec.to_dict()["methods"]) == ["mcc_l1", "mcc_ard"]
+
+
+def test_ints_are_converted_for_float_fields(smoke_dict):
+    d = bad(smoke_dict, "experiment.tau", [2, 5])
+    d["experiment"]["psi"] = [0, 1]
+    d["methods"]["mcc_ard"]["kernel_width"] = [1, 10]
+    d["methods"]["mcc_ard"]["params"]["tol"] = 1
+    d["data"]["noise_var"] = 0
+    d["cv"]["reference_width"] = 2
+    spec = spec_from_dict(d)
+    assert spec.tau == (2.0, 5.0) and all(type(v) is float for v in spec.tau + spec.psi)
+    m = spec.method("mcc_ard")
+    assert all(type(v) is float for v in m.kernel_width)
+    assert type(m.params["tol"]) is float
+    assert type(spec.data.noise_var) is float and type(spec.cv.reference_width) is float
+    assert spec_from_dict(spec.to_dict()) == spec
+
+
+def test_seeds_as_list(smoke_dict):
+    spec = spec_from_dict(bad(smoke_dict, "experiment.seeds", [3, 7, 11]))
+    assert spec.seeds == (3, 7, 11)
+
+
+def test_store_path(smoke_dict, tmp_path):
+    spec = spec_from_dict(smoke_dict)
+    path = spec.store_path()
+    assert path == spec_from_dict(copy.deepcopy(smoke_dict)).store_path()
+    assert path.parent == Path("results") and path.suffix == ".zarr"
+    assert path.name.startswith("smoke-") and len(path.stem) == len("smoke-") + 10
+    other = spec_from_dict(bad(smoke_dict, "data.n_features", 70)).store_path()
+    assert other != path
+    # run/cluster settings do not move the store, an explicit path wins
+    assert spec_from_dict(bad(smoke_dict, "run.fits_per_block", 3)).store_path() == path
+    explicit = spec_from_dict(bad(smoke_dict, "store.path", str(tmp_path / "x.zarr")))
+    assert explicit.store_path() == tmp_path / "x.zarr"
+
+
+def test_multirun_style_override_changes_store(compose):
+    a = from_dictconfig(compose(["experiment=smoke", "data.n_features=50"])).store_path()
+    b = from_dictconfig(compose(["experiment=smoke", "data.n_features=60"])).store_path()
+    assert a != b
+
+
+# -- validation --------------------------------------------------------------------------------------
+BAD_VALUES = [
+    # (dotted key to set, value, key the message must name)
+    ("experiment.methods", ["mcc_ard", "lasso"], "experiment.methods"),
+    ("experiment.methods", [], "experiment.methods"),
+    ("experiment.methods", ["mcc_ard", "mcc_ard"], "experiment.methods"),
+    ("experiment.psi", [0.0, 1.5], "experiment.psi"),
+    ("experiment.psi", [-0.1], "experiment.psi"),
+    ("experiment.psi", [0.1, 0.1], "experiment.psi"),
+    ("experiment.psi", [], "experiment.psi"),
+    ("experiment.tau", [0.0], "experiment.tau"),
+    ("experiment.tau", [-2.0], "experiment.tau"),
+    ("experiment.tau", [float("nan")], "experiment.tau"),
+    ("experiment.tau", [5.0, 5.0], "experiment.tau"),
+    ("experiment.tau", [], "experiment.tau"),
+    ("experiment.tau", 5.0, "experiment.tau"),
+    ("experiment.seeds", {"start": -1, "count": 2}, "experiment.seeds.start"),
+    ("experiment.seeds", {"start": 0, "count": 0}, "experiment.seeds.count"),
+    ("experiment.seeds", [1, 1], "experiment.seeds"),
+    ("experiment.seeds", [-3], "experiment.seeds"),
+    ("experiment.name", "a/b", "experiment.name"),
+    ("cv.n_folds", 1, "cv.n_folds"),
+    ("cv.n_folds", 41, "cv.n_folds"),
+    ("cv.n_folds", 2.0, "cv.n_folds"),
+    ("cv.score", "r2", "cv.score"),
+    ("cv.reference_width", 0.0, "cv.reference_width"),
+    ("methods.mcc_ard.kernel_width", [0.5, 0.0], "methods.mcc_ard.kernel_width"),
+    ("methods.mcc_ard.kernel_width", [-1.0], "methods.mcc_ard.kernel_width"),
+    ("methods.mcc_ard.kernel_width", [], "methods.mcc_ard.kernel_width"),
+    ("methods.mcc_ard.alpha_ratio", [0.1], "methods.mcc_ard.alpha_ratio"),
+    ("methods.mcc_l1.kernel_width", [], "methods.mcc_l1.kernel_width"),
+    ("methods.mcc_l1.alpha_ratio", [0.1, -0.01], "methods.mcc_l1.alpha_ratio"),
+    ("methods.mcc_l1.alpha_ratio", [], "methods.mcc_l1.alpha_ratio"),
+    ("methods.ls_ard.kernel_width", [1.0], "methods.ls_ard.kernel_width"),
+    ("methods.mcc_ard.estimator", "sklearn.linear_model.Lasso", "methods.mcc_ard.estimator"),
+    ("methods.mcc_ard.params", {"likelihood": "deviant", "bogus": 1, "lr": 2},
+     "methods.mcc_ard.params"),
+    ("methods.mcc_ard.params", {"kernel_width": 1.0}, "methods.mcc_ard.params"),
+    ("methods.mcc_ard.params", {"likelihood": "student"}, "methods.mcc_ard.params"),
+    ("methods.mcc_ard.params", {"max_iter": 0}, "methods.mcc_ard.params"),
+    ("methods.mcc_ard.params", {"tol": -1e-4}, "methods.mcc_ard.params"),
+    ("methods.mcc_l1.params", {"solver": "admm"}, "methods.mcc_l1.params"),
+    ("methods.mcc_l1.params", {"alpha": 0.1}, "methods.mcc_l1.params"),
+    ("methods.ls_ard.params", {"kernel_width": 1.0}, "methods.ls_ard.params"),
+    ("data.n_train", 0, "data.n_train"),
+    ("data.n_test", 0, "data.n_test"),
+    ("data.n_features", 0, "data.n_features"),
+    ("data.n_features", -5, "data.n_features"),
+    ("data.n_relevant", -1, "data.n_relevant"),
+    ("data.n_relevant", 61, "data.n_relevant"),
+    ("data.noise_var", -0.1, "data.noise_var"),
+    ("data.n_feature", 10, "data.n_feature"),
+    ("run.fits_per_block", 0, "run.fits_per_block"),
+    ("run.blocks_per_worker", 0, "run.blocks_per_worker"),
+    ("run.retries", -1, "run.retries"),
+    ("run.save_coef", "yes", "run.save_coef"),
+    ("store.root", "", "store.root"),
+    ("cluster.kind", "kubernetes", "cluster.kind"),
+    ("cluster.n_workers", 0, "cluster.n_workers"),
+    ("cluster.queue", "short", "cluster.queue"),
+    ("data", ..., "data"),
+]
+
+
+@pytest.mark.parametrize("dotted,value,key", BAD_VALUES,
+                         ids=[f"{k}={v!r}"[:60] for k, v, _ in BAD_VALUES])
+def test_bad_value_is_refused_naming_the_key(smoke_dict, dotted, value, key):
+    with pytest.raises(ConfigError) as info:
+        spec_from_dict(bad(smoke_dict, dotted, value))
+    assert str(info.value).startswith(key), str(info.value)
+
+
+def test_messages_say_what_to_change(smoke_dict):
+    with pytest.raises(ConfigError, match="known methods are mcc_ard, mcc_ard_proper, ls_ard, mcc_l1"):
+        spec_from_dict(bad(smoke_dict, "experiment.methods", ["lasso"]))
+    with pytest.raises(ConfigError, match="known estimators are mcc_ard, ls_ard, mcc_l1"):
+        spec_from_dict(bad(smoke_dict, "methods.mcc_ard.estimator", "ridge"))
+    with pytest.raises(ConfigError, match=r"bogus, lr not accepted by MCCARDRegressor"):
+        spec_from_dict(bad(smoke_dict, "methods.mcc_ard.params", {"bogus": 1, "lr": 2}))
+    with pytest.raises(ConfigError, match="likelihood must be one of"):
+        spec_from_dict(bad(smoke_dict, "methods.mcc_ard.params", {"likelihood": "student"}))
+    with pytest.raises(ConfigError, match="1.5"):
+        spec_from_dict(bad(smoke_dict, "experiment.psi", [0.0, 1.5]))
+    with pytest.raises(ConfigError, match="local, address, scheduler_file, slurm, pbs"):
+        spec_from_dict(bad(smoke_dict, "cluster.kind", "k8s"))
+    with pytest.raises(ConfigError, match="cluster.options"):
+        spec_from_dict(bad(smoke_dict, "cluster.queue", "short"))
+
+
+def test_unselected_methods_are_not_validated(smoke_dict):
+    d = bad(smoke_dict, "methods.mcc_ard_proper.kernel_width", [])
+    d["experiment"]["methods"] = ["mcc_ard"]
+    assert spec_from_dict(d).method_names == ("mcc_ard",)
+
+
+def test_bad_values_through_hydra_overrides(compose):
+    cases = [
+        (["experiment.psi=[0.0,1.2]"], "experiment.psi"),
+        (["experiment.tau=[0]"], "experiment.tau"),
+        (["experiment.methods=[mcc_ard,nope]"], "experiment.methods"),
+        (["experiment.seeds.start=-1"], "experiment.seeds.start"),
+        (["cv.n_folds=1"], "cv.n_folds"),
+        (["methods.mcc_l1.alpha_ratio=[]"], "methods.mcc_l1.alpha_ratio"),
+        (["+methods.mcc_ard.params.foo=1"], "methods.mcc_ard.params"),
+        (["cluster=address"], "cluster.address"),
+        (["cluster=scheduler_file"], "cluster.scheduler_file"),
+    ]
+    for overrides, key in cases:
+        with pytest.raises(ConfigError) as info:
+            from_dictconfig(compose(["experiment=smoke", *overrides]))
+        assert str(info.value).startswith(key), (overrides, str(info.value))
+
+
+def test_future_cluster_kinds_keep_options(smoke_dict):
+    d = bad(smoke_dict, "cluster", {"kind": "slurm", "n_workers": 4,
+                                    "options": {"queue": "short", "cores": 8}})
+    spec = spec_from_dict(d)
+    assert spec.cluster.kind == "slurm" and spec.cluster.options == {"queue": "short", "cores": 8}
+    assert spec_from_dict(spec.to_dict()) == spec

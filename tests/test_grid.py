@@ -1,0 +1,263 @@
+"""Tests for mccard_dist.grid: cells, candidates, blocks, coordinates, grid hash."""
+
+import copy
+import json
+
+import numpy as np
+import pytest
+from omegaconf import OmegaConf
+
+from mccard_dist.config import spec_from_dict
+from mccard_dist.grid import (
+    Block,
+    Cell,
+    block_fits,
+    candidate_positions,
+    cells,
+    coords,
+    cv_candidates,
+    diff_descriptions,
+    fits_per_cell,
+    grid_description,
+    grid_hash,
+    make_blocks,
+)
+
+
+@pytest.fixture(scope="module")
+def dicts(compose):
+    return {
+        name: OmegaConf.to_container(compose([f"experiment={name}"]), resolve=True)
+        for name in ("smoke", "quick", "paper")
+    }
+
+
+@pytest.fixture(scope="module")
+def smoke(dicts):
+    return spec_from_dict(dicts["smoke"])
+
+
+@pytest.fixture(scope="module")
+def paper(dicts):
+    return spec_from_dict(dicts["paper"])
+
+
+def changed(d, dotted, value):
+    d = copy.deepcopy(d)
+    *path, last = dotted.split(".")
+    node = d
+    for p in path:
+        node = node[p]
+    node[last] = value
+    return spec_from_dict(d)
+
+
+# -- cells ----------------------------------------------------------------------------------------
+def test_cells_count_and_order(smoke, paper):
+    cs = cells(smoke)
+    assert len(cs) == 4 * 1 * 2 * 2
+    assert cs[0] == Cell("mcc_ard", 5.0, 0.0, 0, (0, 0, 0, 0))
+    assert cs[1] == Cell("mcc_ard", 5.0, 0.0, 1, (0, 0, 0, 1))
+    assert cs[2] == Cell("mcc_ard", 5.0, 0.2, 0, (0, 0, 1, 0))
+    assert cs[-1] == Cell("mcc_l1", 5.0, 0.2, 1, (3, 0, 1, 1))
+    assert [c.index for c in cs] == sorted(c.index for c in cs)
+    assert cs[5].key == "mcc_ard_proper/t0/p0/s1"
+    assert cells(smoke) == cs  # deterministic
+    pc = cells(paper)
+    assert len(pc) == 4 * 3 * 21 * 100
+    assert len({c.index for c in pc}) == len(pc)
+    for c in pc[::997]:  # values match positions
+        m, t, p, s = c.index
+        assert (paper.methods[m].name, paper.tau[t], paper.psi[p], paper.seeds[s]) == (
+            c.method, c.tau, c.psi, c.seed)
+
+
+# -- CV candidates ----------------------------------------------------------------------------------
+def test_cv_candidates_and_fits(smoke, paper):
+    assert cv_candidates(smoke.method("mcc_ard")) == [(0.3, 0.0), (3.0, 0.0)]
+    assert cv_candidates(smoke.method("ls_ard")) == []
+    assert cv_candidates(smoke.method("mcc_l1")) == [(0.3, 0.1), (0.3, 0.01), (3.0, 0.1),
+                                                     (3.0, 0.01)]
+    assert fits_per_cell(smoke.method("mcc_ard"), smoke.cv) == 2 * 2 + 1
+    assert fits_per_cell(smoke.method("ls_ard"), smoke.cv) == 1
+    assert fits_per_cell(smoke.method("mcc_l1"), smoke.cv) == 4 * 2 + 1
+    assert fits_per_cell(paper.method("mcc_ard"), paper.cv) == 10 * 5 + 1
+    assert fits_per_cell(paper.method("mcc_l1"), paper.cv) == 30 * 5 + 1
+
+
+# -- blocks ---------------------------------------------------------------------------------------
+def check_blocks(spec, cs, blocks):
+    # every cell in exactly one block, in order
+    assert [c for b in blocks for c in b.cells] == cs
+    for b in blocks:
+        assert isinstance(b, Block) and len(b) >= 1
+        assert {c.method for c in b.cells} == {b.method}
+        assert len({c.index[1] for c in b.cells}) == 1  # one tau
+        # a rectangle psi x seed, in order, described by region
+        mi, ti, ps, ss = b.region
+        expected = [(mi, ti, p, s) for p in range(ps.start, ps.stop)
+                    for s in range(ss.start, ss.stop)]
+        assert [c.index for c in b.cells] == expected
+        # respects fits_per_block unless a single cell is already bigger
+        if len(b) > 1:
+            assert block_fits(spec, b) <= spec.run.fits_per_block
+        assert block_fits(spec, b) == len(b) * fits_per_cell(spec.method(b.method), spec.cv)
+    assert len({b.key for b in blocks}) == len(blocks)
+
+
+@pytest.mark.parametrize("name", ["smoke", "quick", "paper"])
+@pytest.mark.parametrize("fits_per_block", [None, 1, 10, 57, 1000])
+def test_blocks_partition_cells_and_respect_size(dicts, name, fits_per_block):
+    d = copy.deepcopy(dicts[name])
+    if fits_per_block is not None:
+        d["run"]["fits_per_block"] = fits_per_block
+    spec = spec_from_dict(d)
+    cs = cells(spec)
+    blocks = make_blocks(spec, cs)
+    check_blocks(spec, cs, blocks)
+    total = sum(block_fits(spec, b) for b in blocks)
+    assert total == sum(fits_per_cell(spec.method(c.method), spec.cv) for c in cs)
+
+
+def test_block_layout_and_keys(smoke, paper):
+    blocks = make_blocks(smoke, cells(smoke))
+    assert [b.key for b in blocks] == [
+        "mcc_ard/t0/p0-1/s0-1",      # 5 fits per cell, 20 per block: 4 cells = 2 whole psi rows
+        "mcc_ard_proper/t0/p0-1/s0-1",
+        "ls_ard/t0/p0-1/s0-1",
+        "mcc_l1/t0/p0/s0-1",         # 9 fits per cell: 2 cells = 1 psi row
+        "mcc_l1/t0/p1/s0-1",
+    ]
+    pb = make_blocks(paper, cells(paper))
+    ard = [b for b in pb if b.method == "mcc_ard"]
+    assert ard[0].key == "mcc_ard/t0/p0/s0-2" and len(ard[0]) == 200 // 51
+    assert ard[33].key == "mcc_ard/t0/p0/s99"  # last seed tile of a psi row
+    l1 = [b for b in pb if b.method == "mcc_l1"]
+    assert all(len(b) == 1 for b in l1) and l1[0].key == "mcc_l1/t0/p0/s0"
+    ls = [b for b in pb if b.method == "ls_ard"]
+    assert ls[0].key == "ls_ard/t0/p0-1/s0-99" and ls[10].key == "ls_ard/t0/p20/s0-99"
+
+
+def test_block_keys_stable_and_subsets_give_sub_blocks(dicts, smoke, paper):
+    again = spec_from_dict(copy.deepcopy(dicts["paper"]))
+    full = make_blocks(paper, cells(paper))
+    assert [b.key for b in make_blocks(again, cells(again))] == [b.key for b in full]
+    # a subset of cells (e.g. the unfinished ones on resume): same boundaries, sub-blocks
+    cs = cells(paper)
+    pending = [c for i, c in enumerate(cs) if (i * 7919) % 13 < 5]
+    sub = make_blocks(paper, pending)
+    check_blocks(paper, pending, sub)
+    owner = {c: b.key for b in full for c in b.cells}
+    for b in sub:
+        assert len({owner[c] for c in b.cells}) == 1  # inside one full-grid block
+    # the same cells give the same key in any run
+    keys = {fb.cells: fb.key for fb in full}
+    unchanged = [b for b in sub if b.cells in keys]
+    assert unchanged and all(keys[b.cells] == b.key for b in unchanged)
+
+
+# -- coordinates --------------------------------------------------------------------------------------
+def test_coords(smoke, paper, dicts):
+    c = coords(smoke)
+    assert list(c) == ["method", "tau", "psi", "seed", "h", "lam", "fold", "feature"]
+    assert list(c["method"]) == ["mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
+    np.testing.assert_array_equal(c["tau"], [5.0])
+    np.testing.assert_array_equal(c["psi"], [0.0, 0.2])
+    np.testing.assert_array_equal(c["seed"], [0, 1])
+    np.testing.assert_array_equal(c["h"], [0.3, 3.0])
+    np.testing.assert_array_equal(c["lam"], [0.0, 0.01, 0.1])
+    np.testing.assert_array_equal(c["fold"], [0, 1])
+    np.testing.assert_array_equal(c["feature"], np.arange(60))
+    assert c["h"].dtype == np.float64 and c["seed"].dtype == np.int64
+    p = coords(paper)
+    assert len(p["h"]) == len(set(paper.method("mcc_ard").kernel_width)
+                              | set(paper.method("mcc_l1").kernel_width))
+    assert np.all(np.diff(p["h"]) > 0) and np.all(np.diff(p["lam"]) > 0)
+    np.testing.assert_array_equal(p["lam"], [0.0, 0.003, 0.01, 0.03, 0.1, 0.3])
+    # without an ARD method with CV, lam has no 0.0; with only LS-ARD, no h or lam at all
+    d = copy.deepcopy(dicts["smoke"])
+    d["experiment"]["methods"] = ["mcc_l1"]
+    np.testing.assert_array_equal(coords(spec_from_dict(d))["lam"], [0.01, 0.1])
+    d["experiment"]["methods"] = ["ls_ard"]
+    c = coords(spec_from_dict(d))
+    assert c["h"].size == 0 and c["lam"].size == 0 and c["fold"].size == 2
+
+
+def test_candidate_positions(smoke):
+    c = coords(smoke)
+    for m in smoke.methods:
+        for (h, r), (i, j) in zip(cv_candidates(m), candidate_positions(smoke, m)):
+            assert (c["h"][i], c["lam"][j]) == (h, r)
+
+
+# -- grid hash -----------------------------------------------------------------------------------------
+def test_grid_hash_stable(smoke, dicts):
+    h = grid_hash(smoke)
+    assert len(h) == 64 and int(h, 16) >= 0
+    assert grid_hash(spec_from_dict(copy.deepcopy(dicts["smoke"]))) == h
+    assert grid_hash(spec_from_dict(smoke.to_dict())) == h
+    assert grid_hash(smoke) != grid_hash(spec_from_dict(dicts["paper"]))
+    desc = grid_description(smoke)
+    assert json.loads(json.dumps(desc)) == desc
+    assert "run" not in desc and "store" not in desc and "cluster" not in desc
+
+
+@pytest.mark.parametrize("dotted,value", [
+    ("experiment.psi", [0.0, 0.3]),
+    ("experiment.tau", [5.0, 2.0]),
+    ("experiment.seeds", {"start": 1, "count": 2}),
+    ("experiment.seeds", {"start": 0, "count": 3}),
+    ("experiment.methods", ["mcc_ard", "ls_ard"]),
+    ("experiment.methods", ["mcc_ard_proper", "mcc_ard", "ls_ard", "mcc_l1"]),
+    ("data.n_features", 70),
+    ("data.noise_var", 0.1),
+    ("cv.n_folds", 3),
+    ("cv.score", "medae"),
+    ("methods.mcc_ard.params.tol", 1e-5),
+    ("methods.mcc_ard.kernel_width", [0.3, 4.0]),
+    ("methods.mcc_l1.alpha_ratio", [0.1, 0.02]),
+])
+def test_grid_hash_changes_with_results_settings(smoke, dicts, dotted, value):
+    assert grid_hash(changed(dicts["smoke"], dotted, value)) != grid_hash(smoke)
+
+
+@pytest.mark.parametrize("dotted,value", [
+    ("experiment.name", "other"),
+    ("run.fits_per_block", 3),
+    ("run.save_coef", False),
+    ("run.progress", False),
+    ("store.root", "elsewhere"),
+    ("store.path", "/tmp/x.zarr"),
+    ("cluster.n_workers", 8),
+    ("cluster", {"kind": "address", "address": "tcp://10.0.0.1:8786"}),
+])
+def test_grid_hash_ignores_run_store_cluster(smoke, dicts, dotted, value):
+    assert grid_hash(changed(dicts["smoke"], dotted, value)) == grid_hash(smoke)
+
+
+def test_grid_hash_ignores_unselected_methods(dicts):
+    d = copy.deepcopy(dicts["smoke"])
+    d["experiment"]["methods"] = ["mcc_ard"]
+    base = grid_hash(spec_from_dict(d))
+    d["methods"]["mcc_ard_proper"]["params"]["tol"] = 1e-5
+    assert grid_hash(spec_from_dict(d)) == base
+
+
+def test_diff_descriptions_names_the_key(smoke, dicts):
+    a = grid_description(smoke)
+    assert diff_descriptions(a, a) == []
+    b = grid_description(changed(dicts["smoke"], "data.n_features", 50))
+    assert diff_descriptions(a, b) == ["data.n_features: 60 != 50"]
+    c = grid_description(changed(dicts["smoke"], "methods.mcc_ard.params.tol", 1e-5))
+    assert diff_descriptions(a, c) == ["methods.mcc_ard.params.tol: 0.0001 != 1e-05"]
+    p = grid_description(spec_from_dict(dicts["paper"]))
+    lines = diff_descriptions(a, p)
+    assert any(line.startswith("experiment.psi: [0.0, 0.2] != [0.0, 0.05, 0.1, ..., 1.0] "
+                               "(21 values)") for line in lines), lines
+    assert any(line.startswith("experiment.seeds:") for line in lines)
+    assert any(line.startswith("cv.n_folds: 2 != 5") for line in lines)
+    # keys present on one side only
+    d = copy.deepcopy(dicts["smoke"])
+    d["experiment"]["methods"] = ["mcc_ard", "ls_ard"]
+    lines = diff_descriptions(a, grid_description(spec_from_dict(d)))
+    assert "methods.mcc_l1.estimator: \"mcc_l1\" != <absent>" in lines
