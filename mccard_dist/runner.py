@@ -1,0 +1,178 @@
+"""Run an experiment grid on a Dask cluster into its results store: the only Dask-aware room
+besides :mod:`mccard_dist.cluster`.
+
+Blocks of cells are submitted in bounded waves (at most ``run.blocks_per_worker`` per worker in
+flight), so the driver's memory and the scheduler's graph stay flat however large the grid is. Each
+finished block is written to the store by the driver (the only writer) as soon as it arrives. A fit
+that raises inside a block is recorded by the task as a failed cell; a block that cannot finish at
+all (its workers lost more often than ``run.retries``) stays pending and is reported, so a rerun of
+the same command resumes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cluster import connect
+from .config import ExperimentSpec
+from .grid import cells as all_cells
+from .grid import grid_hash, make_blocks
+from .store import ResultsStore
+from .tasks import STATUS_FAILED, run_block
+
+__all__ = ["RunReport", "run_experiment", "run_serial"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunReport:
+    """What a run did."""
+
+    store_path: Path
+    n_cells: int
+    n_pending_before: int
+    n_blocks: int = 0
+    n_blocks_written: int = 0
+    n_failed_cells: int = 0
+    block_errors: list = field(default_factory=list)
+    seconds: float = 0.0
+    stopped_early: bool = False
+
+    @property
+    def complete(self) -> bool:
+        return not self.stopped_early and not self.block_errors
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="block", desc="blocks", disable=not enabled, smoothing=0.1)
+
+
+def run_experiment(spec: ExperimentSpec, *, client=None, stop_after_blocks: int | None = None,
+                   progress: bool | None = None) -> RunReport:
+    """Run every unfinished cell of ``spec`` and write the results to its store.
+
+    Parameters
+    ----------
+    spec : ExperimentSpec
+        Validated experiment (the store path comes from it).
+    client : distributed.Client, optional
+        Use this client instead of building one from ``spec.cluster``.
+    stop_after_blocks : int, optional
+        Stop (cancelling the rest) once this many blocks are written: an interruption, for tests
+        and for trying a grid.
+    progress : bool, optional
+        Show a progress bar (default: ``spec.run.progress``).
+    """
+    start = time.perf_counter()
+    store = ResultsStore.open_or_create(spec)  # refuses a foreign store before any cluster starts
+    pending = store.pending_cells(spec.run.retry_failed)
+    report = RunReport(store.path, len(all_cells(spec)), len(pending))
+    blocks = make_blocks(spec, pending)
+    report.n_blocks = len(blocks)
+    if not blocks:
+        log.info("every cell of %s is already done; nothing to run", store.path)
+        return report
+    log.info("%d of %d cells to run in %d blocks -> %s", len(pending), report.n_cells,
+             len(blocks), store.path)
+    started = _now()
+    context = contextlib.nullcontext(client) if client is not None else connect(spec.cluster)
+    try:
+        with context as client:
+            _drive(spec, client, store, blocks, report, stop_after_blocks,
+                   spec.run.progress if progress is None else progress)
+    finally:
+        report.seconds = time.perf_counter() - start
+        store.record_run(started, _now(), report.n_blocks_written,
+                         note="interrupted" if not report.complete else "")
+    for key, message in report.block_errors:
+        log.error("block %s did not finish (%s); its cells stay pending: rerun to resume", key,
+                  message)
+    return report
+
+
+def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress):
+    from distributed import as_completed
+
+    log.info("Dask dashboard: %s", client.dashboard_link)
+    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+    max_in_flight = max(1, spec.run.blocks_per_worker * n_workers)
+    spec_dict = spec.to_dict()  # plain Python: no config objects travel to workers
+    token = f"{grid_hash(spec)[:8]}-{uuid.uuid4().hex[:6]}"
+    queue = iter(blocks)
+    in_flight = {}
+    futures = as_completed()
+
+    def submit_next() -> bool:
+        block = next(queue, None)
+        if block is None:
+            return False
+        future = client.submit(run_block, spec_dict, block, key=f"block-{token}-{block.key}",
+                               retries=spec.run.retries)
+        in_flight[future] = block
+        futures.add(future)
+        return True
+
+    for _ in range(max_in_flight):
+        if not submit_next():
+            break
+    n_cells_done = 0
+    t0 = time.perf_counter()
+    with _progress(len(blocks), show_progress) as bar:
+        for future in futures:
+            block = in_flight.pop(future)
+            try:
+                results = future.result()
+            except Exception as exc:  # noqa: BLE001 - lost workers etc.: the block stays pending
+                report.block_errors.append((block.key, f"{type(exc).__name__}: {exc}"))
+            else:
+                store.write_block(block, results)
+                report.n_blocks_written += 1
+                report.n_failed_cells += sum(r.status == STATUS_FAILED for r in results)
+                n_cells_done += len(results)
+            future.release()
+            bar.update(1)
+            rate = n_cells_done / max(time.perf_counter() - t0, 1e-9)
+            bar.set_postfix(cells_per_s=f"{rate:.2f}", failed=report.n_failed_cells)
+            if stop_after_blocks is not None and report.n_blocks_written >= stop_after_blocks:
+                report.stopped_early = True
+                for other in list(in_flight):
+                    other.cancel()
+                break
+            submit_next()
+
+
+def run_serial(spec: ExperimentSpec, store_path=None) -> RunReport:
+    """Run the same blocks in this process, one after another, into a store (no Dask).
+
+    The reference the distributed run must reproduce exactly, and the serial baseline of the
+    pipeline benchmark.
+    """
+    start = time.perf_counter()
+    store = ResultsStore.open_or_create(spec, store_path)
+    pending = store.pending_cells(spec.run.retry_failed)
+    report = RunReport(store.path, len(all_cells(spec)), len(pending))
+    blocks = make_blocks(spec, pending)
+    report.n_blocks = len(blocks)
+    spec_dict = spec.to_dict()
+    started = _now()
+    for block in blocks:
+        results = run_block(spec_dict, block)
+        store.write_block(block, results)
+        report.n_blocks_written += 1
+        report.n_failed_cells += sum(r.status == STATUS_FAILED for r in results)
+    report.seconds = time.perf_counter() - start
+    store.record_run(started, _now(), report.n_blocks_written, note="serial")
+    return report

@@ -1,0 +1,268 @@
+"""The results store: one labelled zarr (format 2, consolidated) per experiment grid.
+
+The only zarr-aware room. The schema is written once as a template (coordinates with their real
+values, lazily allocated data variables, attributes with the resolved config, the grid hash and
+package versions); every block of work then fills exactly its own region, the ``status`` of its
+cells last, so an interrupted run leaves finished blocks marked done and unfinished ones pending.
+Only the driver writes (one writer, in sequence), so partial-chunk writes cannot race.
+
+Layout (``xarray.open_zarr(path)`` is enough to analyse it):
+
+- per cell, dims ``(method, tau, psi, seed)``: ``status`` (0 pending, 1 done, 2 failed), ``error``
+  (message of a failed cell), the metrics ``r, rmse, n_selected, tp, fp, fn, tn, precision,
+  recall, f1``, the CV choice ``chosen_h, chosen_lam`` (alpha ratio) and ``chosen_alpha``, and ``n_iter, converged,
+  fit_seconds, cell_seconds, n_cv_failures``; all float64 (NaN where not available).
+- ``cv_score`` (method, tau, psi, seed, h, lam, fold): validation loss of each candidate and fold
+  (NaN where a method has no such candidate). ``lam = 0`` stands for "no L1 penalty" (ARD).
+- ``coef`` (method, tau, psi, seed, feature): final coefficients (unless ``run.save_coef`` is off).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from . import grid
+from .config import ExperimentSpec
+from .tasks import SCALARS, STATUS_DONE, STATUS_FAILED, STATUS_PENDING, CellResult
+
+__all__ = ["ResultsStore", "StoreMismatchError", "open_results", "package_versions"]
+
+log = logging.getLogger(__name__)
+
+CELL_DIMS = ("method", "tau", "psi", "seed")
+CV_DIMS = CELL_DIMS + ("h", "lam", "fold")
+COEF_DIMS = CELL_DIMS + ("feature",)
+STATUS_NAMES = {STATUS_PENDING: "pending", STATUS_DONE: "done", STATUS_FAILED: "failed"}
+
+
+class StoreMismatchError(ValueError):
+    """The store at the path was written by a different grid (or is not a results store)."""
+
+
+def package_versions() -> dict:
+    """Versions of the packages that shape the results."""
+    import importlib.metadata as md
+
+    out = {}
+    for name in ("mccard-dist", "numpy", "scipy", "scikit-learn", "dask", "distributed", "xarray",
+                 "zarr", "hydra-core"):
+        try:
+            out[name] = md.version(name)
+        except md.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _template(spec: ExperimentSpec):
+    import dask.array as da
+    import xarray as xr
+
+    c = grid.coords(spec)
+    n = {k: len(v) for k, v in c.items()}
+    cell_shape = tuple(n[d] for d in CELL_DIMS)
+    # chunks: one (method, tau) slab of psi x seed per per-cell variable; per seed-run for the big ones
+    seed_chunk = min(n["seed"], 100)
+    cell_chunks = (1, 1, n["psi"], n["seed"])
+    data_vars = {
+        "status": (CELL_DIMS, np.zeros(cell_shape, np.int8),
+                   {"description": "0 pending, 1 done, 2 failed"}),
+        "error": (CELL_DIMS, np.full(cell_shape, "", dtype=object),
+                  {"description": "error message of a failed cell"}),
+    }
+    for name in SCALARS:
+        data_vars[name] = (CELL_DIMS, da.full(cell_shape, np.nan, chunks=cell_chunks))
+    data_vars["cv_score"] = (
+        CV_DIMS,
+        da.full(cell_shape + (n["h"], n["lam"], n["fold"]), np.nan,
+                chunks=(1, 1, 1, seed_chunk, n["h"], n["lam"], n["fold"])),
+        {"description": f"validation loss ({spec.cv.score}), lower is better"},
+    )
+    if spec.run.save_coef:
+        data_vars["coef"] = (
+            COEF_DIMS,
+            da.full(cell_shape + (n["feature"],), np.nan,
+                    chunks=(1, 1, 1, seed_chunk, n["feature"])),
+            {"description": "final fitted coefficients (0 = pruned / not selected)"},
+        )
+    ds = xr.Dataset(data_vars, coords=c)
+    ds["lam"].attrs["description"] = ("L1 penalty as a fraction of alpha_max on each training set; "
+                                      "0 = no L1 penalty (ARD methods)")
+    ds["h"].attrs["description"] = "kernel width (CV candidate)"
+    ds.attrs.update(
+        title=f"mccard-dist results: experiment {spec.name}",
+        grid_hash=grid.grid_hash(spec),
+        grid_description=json.dumps(grid.grid_description(spec), sort_keys=True),
+        config=json.dumps(spec.to_dict(), sort_keys=True),
+        save_coef=int(spec.run.save_coef),
+        versions=json.dumps(package_versions(), sort_keys=True),
+        created=_now(),
+        runs="[]",
+    )
+    return ds
+
+
+class ResultsStore:
+    """A results store on disk for one grid; create with :meth:`open_or_create`."""
+
+    def __init__(self, path: Path, spec: ExperimentSpec):
+        import zarr
+
+        self.path = Path(path)
+        self.spec = spec
+        self._group = zarr.open_group(str(self.path), mode="r+", zarr_format=2)
+        self._cv_pos = {m.name: grid.candidate_positions(spec, m) for m in spec.methods}
+
+    # -- opening ---------------------------------------------------------------------------------
+    @classmethod
+    def open_or_create(cls, spec: ExperimentSpec, path: str | Path | None = None) -> ResultsStore:
+        """Open the store of ``spec`` (checking it was written by the same grid) or create it.
+
+        Raises
+        ------
+        StoreMismatchError
+            If the path holds a store of another grid (or something that is not a results store);
+            nothing at the path is modified.
+        """
+        path = Path(path) if path is not None else spec.store_path()
+        if path.exists():
+            cls.check_compatible(path, spec)
+            log.info("resuming results store %s", path)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(path.name + ".creating")
+            if tmp.exists():
+                import shutil
+
+                shutil.rmtree(tmp)
+            _template(spec).to_zarr(str(tmp), compute=False, zarr_format=2, consolidated=True)
+            tmp.rename(path)  # a store appears whole or not at all
+            log.info("created results store %s", path)
+        return cls(path, spec)
+
+    @staticmethod
+    def check_compatible(path: Path, spec: ExperimentSpec) -> None:
+        """Refuse a store written by a different grid, saying what differs."""
+        import xarray as xr
+
+        try:
+            attrs = xr.open_zarr(str(path), consolidated=True).attrs
+        except Exception as exc:  # noqa: BLE001 - anything unreadable is "not a store"
+            raise StoreMismatchError(
+                f"{path} exists but is not a readable results store ({exc}); choose another "
+                "store.path or move it away") from exc
+        if "grid_hash" not in attrs:
+            raise StoreMismatchError(f"{path} is a zarr store but not an mccard-dist results store; "
+                                     "choose another store.path")
+        if attrs["grid_hash"] != grid.grid_hash(spec):
+            diffs = grid.diff_descriptions(json.loads(attrs["grid_description"]),
+                                           grid.grid_description(spec))
+            detail = "\n  ".join(diffs) if diffs else "(grid version differs)"
+            raise StoreMismatchError(
+                f"the store {path} was written by a different grid (stored != requested):\n  "
+                f"{detail}\nTo start a new store, set store.path to a new path (or leave it unset "
+                "to derive one from the grid), or delete the old store.")
+        if int(attrs.get("save_coef", 1)) != int(spec.run.save_coef):
+            raise StoreMismatchError(
+                f"the store {path} was written with run.save_coef={bool(int(attrs['save_coef']))}; "
+                f"rerun with that setting or choose another store.path")
+
+    # -- reading ---------------------------------------------------------------------------------
+    def status(self) -> np.ndarray:
+        """The status array ``(method, tau, psi, seed)``."""
+        return np.asarray(self._group["status"][...])
+
+    def pending_cells(self, retry_failed: bool = False) -> list[grid.Cell]:
+        """Cells not yet done (and failed ones too when ``retry_failed``), in grid order."""
+        status = self.status()
+        todo = status == STATUS_PENDING
+        if retry_failed:
+            todo |= status == STATUS_FAILED
+        return [c for c in grid.cells(self.spec) if todo[c.index]]
+
+    # -- writing ---------------------------------------------------------------------------------
+    def write_block(self, block: grid.Block, results: list[CellResult]) -> None:
+        """Write the results of one block into its region; the block's status goes last."""
+        mi, ti, ps, ss = block.region
+        n_psi, n_seed = ps.stop - ps.start, ss.stop - ss.start
+        if len(results) != n_psi * n_seed or len(block.cells) != len(results):
+            raise ValueError(f"block {block.key}: {len(results)} results for a region of "
+                             f"{n_psi} x {n_seed} cells")
+        pos = {}
+        for res in results:
+            m, t, p, s = res.index
+            if m != mi or t != ti or not (ps.start <= p < ps.stop and ss.start <= s < ss.stop):
+                raise ValueError(f"block {block.key}: result for cell {res.index} lies outside "
+                                 f"its region {block.region}")
+            pos[(p - ps.start, s - ss.start)] = res
+        if len(pos) != len(results):
+            raise ValueError(f"block {block.key}: duplicate cells in the results")
+        g = self._group
+        region = (mi, ti, ps, ss)
+        for name in SCALARS:
+            values = np.full((n_psi, n_seed), np.nan)
+            for (p, s), res in pos.items():
+                if name in res.scalars:
+                    values[p, s] = res.scalars[name]
+            g[name][region] = values
+        candidates = self._cv_pos[self.spec.methods[mi].name]
+        if candidates:
+            cv = np.full((n_psi, n_seed) + g["cv_score"].shape[4:], np.nan)
+            for (p, s), res in pos.items():
+                if res.cv_score is not None:
+                    for c, (hi, li) in enumerate(candidates):
+                        cv[p, s, hi, li, :] = res.cv_score[c]
+            g["cv_score"][region] = cv
+        if "coef" in g:
+            coef = np.full((n_psi, n_seed, g["coef"].shape[-1]), np.nan)
+            for (p, s), res in pos.items():
+                if res.coef is not None:
+                    coef[p, s] = res.coef
+            g["coef"][region] = coef
+        errors = np.full((n_psi, n_seed), "", dtype=object)
+        status = np.zeros((n_psi, n_seed), np.int8)
+        for (p, s), res in pos.items():
+            errors[p, s] = res.error
+            status[p, s] = res.status
+        g["error"][region] = errors
+        g["status"][region] = status  # last: the block counts as done only once all else is in
+
+    def record_run(self, started: str, finished: str | None, n_blocks: int, note: str = "") -> None:
+        """Append a run (start/end time, blocks) to the ``runs`` attribute."""
+        import zarr
+
+        runs = json.loads(self._group.attrs.get("runs", "[]"))
+        runs.append({"started": started, "finished": finished, "blocks": n_blocks, "note": note})
+        self._group.attrs["runs"] = json.dumps(runs)
+        zarr.consolidate_metadata(str(self.path), zarr_format=2)
+
+
+def open_results(path: str | Path, mask: bool = True):
+    """Open a results store for analysis.
+
+    With ``mask`` (default), every per-cell variable (and ``cv_score``, ``coef``) is NaN where the
+    cell is not done (pending or failed); ``status`` and ``error`` are kept as written, and
+    ``status_name`` gives "pending" / "done" / "failed".
+    """
+    import xarray as xr
+
+    ds = xr.open_zarr(str(path), consolidated=True)
+    if "grid_hash" not in ds.attrs:
+        raise StoreMismatchError(f"{path} is not an mccard-dist results store")
+    done = ds["status"].load() == STATUS_DONE
+    if mask:
+        for name in ds.data_vars:
+            if name not in ("status", "error"):
+                ds[name] = ds[name].where(done)
+    names = np.array([STATUS_NAMES[k] for k in sorted(STATUS_NAMES)])
+    status = ds["status"].load()
+    ds["status_name"] = status.copy(data=names[status.values])
+    return ds

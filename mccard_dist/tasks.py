@@ -1,0 +1,155 @@
+"""What a worker runs: rebuild a cell's data from its key, cross-validate, refit, score.
+
+Plain, picklable functions with no Dask, Hydra or I/O. The data of a cell is a pure function of
+``(seed, psi, tau)`` and the data spec, so workers rebuild it instead of receiving arrays, and every
+method sees the same data (and the same CV folds) for the same ``(tau, psi, seed)``.
+
+One cell: K-fold CV over the method's candidates ``(kernel_width, alpha_ratio)`` (folds drawn from
+the cell's seed), choice of the candidate with the lowest mean validation loss (ties: the first,
+i.e. the smallest kernel width), a final fit on the whole training set with that choice, and the
+paper's metrics on the noise-free test set. A fit that raises is recorded (CV: a NaN score; final
+fit: the cell's status becomes "failed" with the message); the block goes on.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import KFold
+
+from .config import CVSpec, ExperimentSpec, MethodSpec, spec_from_dict
+from .grid import Block, Cell, cv_candidates
+from .metrics import evaluate
+from .models import mcc_l1_alpha_max
+
+__all__ = ["CellResult", "STATUS_DONE", "STATUS_FAILED", "STATUS_PENDING", "cv_loss",
+           "run_block", "run_cell"]
+
+STATUS_PENDING, STATUS_DONE, STATUS_FAILED = 0, 1, 2
+
+#: scalar per-cell results, in the order the store lays them out (name -> dtype)
+SCALARS = {
+    "r": "f8", "rmse": "f8", "n_selected": "i4", "tp": "i4", "fp": "i4", "fn": "i4", "tn": "i4",
+    "precision": "f8", "recall": "f8", "f1": "f8", "chosen_h": "f8", "chosen_lam": "f8",
+    "chosen_alpha": "f8",
+    "n_iter": "i4", "converged": "i1", "fit_seconds": "f8", "cell_seconds": "f8",
+    "n_cv_failures": "i4",
+}
+
+
+@dataclass
+class CellResult:
+    """Small record of one finished cell (what travels back to the driver)."""
+
+    index: tuple[int, int, int, int]
+    status: int
+    error: str = ""
+    scalars: dict = field(default_factory=dict)
+    cv_score: np.ndarray | None = None  # (n_candidates, n_folds), loss, NaN where a fit failed
+    coef: np.ndarray | None = None
+
+
+def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
+    """Validation loss (lower is better) of held-out residuals.
+
+    ``mae``: mean absolute error; ``medae``: median absolute error; ``rmse``: root mean squared
+    error; ``correntropy``: ``1 - mean exp(-e^2 / 2 w)`` at the fixed ``cv.reference_width`` w.
+    """
+    e = np.asarray(residuals, dtype=float)
+    if cv.score == "mae":
+        return float(np.mean(np.abs(e)))
+    if cv.score == "medae":
+        return float(np.median(np.abs(e)))
+    if cv.score == "rmse":
+        return float(np.sqrt(np.mean(e * e)))
+    if cv.score == "correntropy":
+        return float(1.0 - np.mean(np.exp(-e * e / (2.0 * cv.reference_width))))
+    raise ValueError(f"cv.score must be one of mae, medae, rmse, correntropy; got {cv.score!r}")
+
+
+def _estimator(method: MethodSpec, X, y, h: float, ratio: float):
+    kw = h if method.takes_kernel_width else None
+    alpha = None
+    if method.takes_alpha:
+        alpha = ratio * mcc_l1_alpha_max(X, y, h) if ratio > 0 else 0.0
+    return method.make_estimator(kernel_width=kw, alpha=alpha), alpha
+
+
+def _fit(estimator, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return estimator.fit(X, y)
+
+
+def folds(n_train: int, n_folds: int, seed: int):
+    """The cell's K folds: shuffled, drawn from the cell's seed (the same for every method)."""
+    return list(KFold(n_splits=n_folds, shuffle=True, random_state=seed).split(np.empty(n_train)))
+
+
+def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None) -> CellResult:
+    """Cross-validate, refit and score one cell; never raises for a failing fit."""
+    start = time.perf_counter()
+    method = spec.method(cell.method)
+    save_coef = spec.run.save_coef if save_coef is None else save_coef
+    data = spec.data.make_data(cell.seed, cell.psi, cell.tau)
+    X, y = data.X_train, data.y_train
+    candidates = cv_candidates(method)
+    scores = None
+    n_failures = 0
+    try:
+        if candidates:
+            scores = np.full((len(candidates), spec.cv.n_folds), np.nan)
+            for f, (train, val) in enumerate(folds(len(y), spec.cv.n_folds, cell.seed)):
+                for c, (h, ratio) in enumerate(candidates):
+                    try:
+                        est, _ = _estimator(method, X[train], y[train], h, ratio)
+                        _fit(est, X[train], y[train])
+                        scores[c, f] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
+                    except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+                        n_failures += 1
+            mean = np.mean(scores, axis=1)  # NaN for a candidate with a failed fold
+            if np.all(np.isnan(mean)):
+                raise RuntimeError(f"every CV candidate failed on at least one fold "
+                                   f"({n_failures} failed fits)")
+            h, ratio = candidates[int(np.nanargmin(mean))]
+        else:
+            h, ratio = np.nan, np.nan
+        est, alpha = _estimator(method, X, y, h, ratio)
+        fit_start = time.perf_counter()
+        _fit(est, X, y)
+        fit_seconds = time.perf_counter() - fit_start
+        metrics = evaluate(est.coef_, est.intercept_, data.X_test, data.y_test, data.coef_true)
+    except Exception as exc:  # recorded, not raised: one bad cell must not stop the run
+        message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return CellResult(cell.index, STATUS_FAILED, error=message[:2000],
+                          scalars={"n_cv_failures": n_failures,
+                                   "cell_seconds": time.perf_counter() - start},
+                          cv_score=scores)
+    scalars = dict(metrics)
+    scalars.update(
+        chosen_h=float(h), chosen_lam=float(ratio),
+        chosen_alpha=np.nan if alpha is None else float(alpha),
+        n_iter=int(est.n_iter_), converged=int(bool(est.converged_)), fit_seconds=fit_seconds,
+        cell_seconds=time.perf_counter() - start, n_cv_failures=n_failures,
+    )
+    coef = np.asarray(est.coef_, dtype=np.float64) if save_coef else None
+    return CellResult(cell.index, STATUS_DONE, scalars=scalars, cv_score=scores, coef=coef)
+
+
+def run_block(spec_dict: dict, block: Block) -> list[CellResult]:
+    """Run every cell of a block (the unit of distribution) with one BLAS thread.
+
+    ``spec_dict`` is the resolved, plain-Python spec (``ExperimentSpec.to_dict()``); no Hydra or
+    config objects travel to workers.
+    """
+    from threadpoolctl import threadpool_limits
+
+    spec = spec_from_dict(spec_dict)
+    with threadpool_limits(limits=1):
+        return [run_cell(spec, cell) for cell in block.cells]
