@@ -27,3 +27,29 @@ def compose():
 
 
 # --- end of the Hydra compose fixture ---------------------------------------------------------------
+
+
+# --- pipeline fixtures ------------------------------------------------------------------------------
+@pytest.fixture
+def smoke_spec(tmp_path):
+    """``smoke_spec(*overrides, name="store") -> ExperimentSpec`` with its store under tmp_path."""
+    from mccard_dist.config import from_dictconfig
+
+    def make(*overrides, name="store"):
+        cfg = compose_config(["experiment=smoke", f"store.path={tmp_path / name}.zarr",
+                              "run.progress=false", *overrides])
+        return from_dictconfig(cfg)
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def local_client():
+    """A real LocalCluster with 2 single-threaded worker processes (shared by a test module)."""
+    from mccard_dist.cluster import connect
+    from mccard_dist.config import ClusterSpec
+
+    spec = ClusterSpec(kind="local", n_workers=2, threads_per_worker=1, memory_limit="2GiB",
+                       host="127.0.0.1", dashboard_address="127.0.0.1:0")
+    with connect(spec) as client:
+        yield client

@@ -1,0 +1,73 @@
+"""`mccard-run` end to end in a subprocess: overrides, multirun, resume, refusals."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+
+def mccard_run(cwd, *args, check=True):
+    proc = subprocess.run([sys.executable, "-m", "mccard_dist.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"mccard-run failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def test_run_with_overrides_then_rerun_resumes(tmp_path):
+    args = ["experiment=smoke", "data.n_features=50", "experiment.methods=[mcc_ard,ls_ard]",
+            "run.progress=false"]
+    first = mccard_run(tmp_path, *args)
+    stores = list((tmp_path / "results").glob("smoke-*.zarr"))
+    assert len(stores) == 1
+    ds = xr.open_zarr(stores[0])
+    assert ds.sizes["feature"] == 50 and list(ds["method"].values) == ["mcc_ard", "ls_ard"]
+    assert (ds["status"] == 1).all()
+    assert "mcc_ard" in first.stdout and "results:" in first.stdout
+    # Hydra's run folder keeps the log and the resolved config
+    assert list((tmp_path / "outputs" / "smoke").glob("*/.hydra/config.yaml"))
+    second = mccard_run(tmp_path, *args)
+    assert "nothing to run" in second.stdout + second.stderr
+
+
+def test_multirun_gives_one_store_per_job(tmp_path):
+    mccard_run(tmp_path, "-m", "experiment=smoke", "data.n_features=40,50",
+               "experiment.methods=[mcc_ard]", "run.progress=false")
+    stores = sorted((tmp_path / "results").glob("smoke-*.zarr"))
+    assert len(stores) == 2
+    sizes = sorted(xr.open_zarr(s).sizes["feature"] for s in stores)
+    assert sizes == [40, 50]
+    for s in stores:
+        assert (xr.open_zarr(s)["status"] == 1).all()
+
+
+@pytest.mark.parametrize("override, message", [
+    ("experiment.psi=[0.0,1.5]", "experiment.psi"),
+    ("experiment.methods=[mcc_ard,nope]", "experiment.methods"),
+    ("experiment.tau=[-1.0]", "experiment.tau"),
+    ("cv.n_folds=1", "cv.n_folds"),
+    ("methods.mcc_ard.kernel_width=[0.0]", "methods.mcc_ard.kernel_width"),
+])
+def test_bad_config_is_refused_before_any_work(tmp_path, override, message):
+    proc = mccard_run(tmp_path, "experiment=smoke", override, check=False)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "results").exists()  # no store, no cluster
+
+
+def test_foreign_store_is_refused_with_the_difference(tmp_path):
+    store = tmp_path / "shared.zarr"
+    mccard_run(tmp_path, "experiment=smoke", f"store.path={store}",
+               "experiment.methods=[ls_ard]", "run.progress=false")
+    before = xr.open_zarr(store).load()
+    proc = mccard_run(tmp_path, "experiment=smoke", f"store.path={store}",
+                      "experiment.methods=[ls_ard]", "data.noise_var=0.1", check=False)
+    assert proc.returncode != 0
+    assert "data.noise_var: 0.05 != 0.1" in proc.stderr
+    xr.testing.assert_identical(before, xr.open_zarr(store).load())

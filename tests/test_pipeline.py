@@ -1,0 +1,118 @@
+"""The pipeline end to end on a real LocalCluster: exactness, resume, lost workers, many blocks."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from mccard_dist import grid
+from mccard_dist.runner import run_experiment, run_serial
+from mccard_dist.store import ResultsStore, StoreMismatchError, open_results
+
+pytestmark = pytest.mark.cluster
+
+CHECKED = ["status", "r", "rmse", "f1", "n_selected", "chosen_h", "chosen_lam", "cv_score", "coef"]
+
+
+def assert_same_results(path_a, path_b):
+    a, b = xr.open_zarr(path_a), xr.open_zarr(path_b)
+    for name in CHECKED:
+        np.testing.assert_array_equal(a[name].values, b[name].values, err_msg=name)
+
+
+def test_distributed_run_equals_serial_run(smoke_spec, local_client):
+    spec = smoke_spec(name="dist")
+    report = run_experiment(spec, client=local_client)
+    assert report.complete and report.n_blocks_written == report.n_blocks
+    ds = open_results(spec.store_path())
+    assert (ds["status"] == 1).all()
+    c = grid.coords(spec)
+    for dim in ("method", "tau", "psi", "seed", "h", "lam", "fold", "feature"):
+        np.testing.assert_array_equal(ds[dim].values, c[dim])
+    assert list(ds["psi"].values) == [0.0, 0.2] and list(ds["method"].values) == [
+        "mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
+    serial = smoke_spec(name="serial")
+    run_serial(serial)
+    assert_same_results(spec.store_path(), serial.store_path())
+    # labelled values: the CV picked an h from the grid for every MCC-ARD cell
+    assert set(np.unique(ds["chosen_h"].sel({"method": "mcc_ard"}).values)) <= {0.3, 3.0}
+    assert np.isnan(ds["chosen_h"].sel({"method": "ls_ard"})).all()
+
+
+def test_interrupted_run_resumes_only_missing_blocks(smoke_spec, local_client):
+    spec = smoke_spec(name="resume")
+    total = len(grid.make_blocks(spec, grid.cells(spec)))
+    first = run_experiment(spec, client=local_client, stop_after_blocks=2)
+    assert first.stopped_early and first.n_blocks_written == 2
+    status = ResultsStore.open_or_create(spec).status()
+    n_done = int((status == 1).sum())
+    assert 0 < n_done < status.size
+    second = run_experiment(spec, client=local_client)
+    assert second.n_pending_before == status.size - n_done
+    assert second.n_blocks_written == len(grid.make_blocks(
+        spec, [c for c in grid.cells(spec) if status[c.index] == 0]))
+    assert second.n_blocks_written < total
+    reference = smoke_spec(name="reference")
+    run_serial(reference)
+    assert_same_results(spec.store_path(), reference.store_path())
+    third = run_experiment(spec, client=local_client)  # nothing left
+    assert third.n_blocks == 0
+
+
+def test_many_small_blocks_lose_no_value(smoke_spec, local_client):
+    # one cell per block: 16 blocks written as they complete, in any order
+    spec = smoke_spec("run.fits_per_block=1", "experiment.seeds.count=4", name="small")
+    report = run_experiment(spec, client=local_client)
+    assert report.n_blocks == 32 and report.n_blocks_written == 32
+    ds = xr.open_zarr(spec.store_path())
+    assert int((ds["status"] == 1).sum()) == 32
+    assert int(np.isfinite(ds["r"]).sum()) == 32
+    assert int(np.isfinite(ds["coef"]).all("feature").sum()) == 32
+    reference = smoke_spec("run.fits_per_block=1000", "experiment.seeds.count=4", name="big")
+    run_serial(reference)
+    assert_same_results(spec.store_path(), reference.store_path())
+
+
+def test_store_of_another_grid_is_refused_and_left_intact(smoke_spec, local_client):
+    spec = smoke_spec(name="shared")
+    run_experiment(spec, client=local_client)
+    before = xr.open_zarr(spec.store_path()).load()
+    other = smoke_spec("data.n_features=50", name="shared")
+    with pytest.raises(StoreMismatchError, match="data.n_features: 60 != 50"):
+        run_experiment(other, client=local_client)
+    after = xr.open_zarr(spec.store_path()).load()
+    xr.testing.assert_identical(before, after)
+
+
+def test_run_survives_a_killed_worker(smoke_spec):
+    from mccard_dist.cluster import connect
+    from mccard_dist.config import ClusterSpec
+
+    spec = smoke_spec("experiment.seeds.count=6", "run.fits_per_block=10", name="killed")
+    cluster = ClusterSpec(kind="local", n_workers=2, threads_per_worker=1, memory_limit="2GiB",
+                          host="127.0.0.1", dashboard_address="127.0.0.1:0")
+    with connect(cluster) as client:
+        pids = list(client.run(os.getpid).values())
+        reports = []
+        runner = threading.Thread(target=lambda: reports.append(run_experiment(spec, client=client)))
+        runner.start()
+        def store_status():  # read-only look at the store the runner is filling
+            path = spec.store_path()
+            if not path.exists():  # created whole by a rename, so existence means complete
+                return np.zeros(1)
+            return xr.open_zarr(path)["status"].values
+
+        deadline = time.time() + 60
+        while time.time() < deadline and not (store_status() == 1).any():
+            time.sleep(0.05)
+        assert not (store_status() == 1).all(), "the run finished before a worker could be killed"
+        os.kill(pids[0], signal.SIGKILL)
+        runner.join(timeout=300)
+    assert reports and reports[0].complete
+    reference = smoke_spec("experiment.seeds.count=6", name="undisturbed")
+    run_serial(reference)
+    assert_same_results(spec.store_path(), reference.store_path())
