@@ -18,6 +18,7 @@ from .models import (
 
 __all__ = [
     "LSARDRegressor",
+    "open_results",
     "MCCARDRegressor",
     "MCCL1Regressor",
     "PaperData",
@@ -29,3 +30,12 @@ __all__ = [
     "rmse",
     "selection_scores",
 ]
+
+
+def __getattr__(name):
+    # the store (xarray, zarr) is imported on first use only
+    if name == "open_results":
+        from .store import open_results
+
+        return open_results
+    raise AttributeError(f"module 'mccard_dist' has no attribute {name!r}")

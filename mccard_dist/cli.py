@@ -51,6 +51,10 @@ def _main(cfg) -> None:
     from .config import ConfigError, from_dictconfig
     from .store import StoreMismatchError
 
+    import distributed  # noqa: F401 - imported first so that its logging setup is done
+
+    # Dask's own INFO chatter (connections, nannies) stays out of the run log
+    logging.getLogger("distributed").setLevel(logging.WARNING)
     try:
         spec = from_dictconfig(cfg)  # names the bad key, before any cluster starts
         report = run_from_spec(spec)

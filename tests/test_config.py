@@ -91,7 +91,7 @@ def test_paper_experiment_is_the_papers_protocol(compose):
     assert ard.params["likelihood"] == "deviant"
     assert spec.method("mcc_ard_proper").params["likelihood"] == "proper"
     l1 = spec.method("mcc_l1")
-    assert (len(l1.kernel_width), l1.alpha_ratio) == (6, (0.3, 0.1, 0.03, 0.01, 0.003))
+    assert (len(l1.kernel_width), l1.alpha_ratio) == (6, (0.8, 0.6, 0.45, 0.3, 0.2, 0.1))
     assert spec.method("ls_ard").kernel_width == ()
 
 

@@ -76,13 +76,13 @@ def test_cells_count_and_order(smoke, paper):
 def test_cv_candidates_and_fits(smoke, paper):
     assert cv_candidates(smoke.method("mcc_ard")) == [(0.3, 0.0), (3.0, 0.0)]
     assert cv_candidates(smoke.method("ls_ard")) == []
-    assert cv_candidates(smoke.method("mcc_l1")) == [(0.3, 0.1), (0.3, 0.01), (3.0, 0.1),
-                                                     (3.0, 0.01)]
+    assert cv_candidates(smoke.method("mcc_l1")) == [(0.3, 0.5), (0.3, 0.2), (3.0, 0.5),
+                                                     (3.0, 0.2)]
     assert fits_per_cell(smoke.method("mcc_ard"), smoke.cv) == 2 * 2 + 1
     assert fits_per_cell(smoke.method("ls_ard"), smoke.cv) == 1
     assert fits_per_cell(smoke.method("mcc_l1"), smoke.cv) == 4 * 2 + 1
     assert fits_per_cell(paper.method("mcc_ard"), paper.cv) == 10 * 5 + 1
-    assert fits_per_cell(paper.method("mcc_l1"), paper.cv) == 30 * 5 + 1
+    assert fits_per_cell(paper.method("mcc_l1"), paper.cv) == 36 * 5 + 1
 
 
 # -- blocks ---------------------------------------------------------------------------------------
@@ -130,12 +130,13 @@ def test_block_layout_and_keys(smoke, paper):
     ]
     pb = make_blocks(paper, cells(paper))
     ard = [b for b in pb if b.method == "mcc_ard"]
-    assert ard[0].key == "mcc_ard/t0/p0/s0-2" and len(ard[0]) == 200 // 51
-    assert ard[33].key == "mcc_ard/t0/p0/s99"  # last seed tile of a psi row
+    # 51 fits per MCC-ARD cell > fits_per_block = 50: one cell per block
+    assert ard[0].key == "mcc_ard/t0/p0/s0" and len(ard[0]) == 1
+    assert ard[99].key == "mcc_ard/t0/p0/s99"  # last seed of a psi row
     l1 = [b for b in pb if b.method == "mcc_l1"]
     assert all(len(b) == 1 for b in l1) and l1[0].key == "mcc_l1/t0/p0/s0"
     ls = [b for b in pb if b.method == "ls_ard"]
-    assert ls[0].key == "ls_ard/t0/p0-1/s0-99" and ls[10].key == "ls_ard/t0/p20/s0-99"
+    assert ls[0].key == "ls_ard/t0/p0/s0-49" and ls[41].key == "ls_ard/t0/p20/s50-99"
 
 
 def test_block_keys_stable_and_subsets_give_sub_blocks(dicts, smoke, paper):
@@ -165,7 +166,7 @@ def test_coords(smoke, paper, dicts):
     np.testing.assert_array_equal(c["psi"], [0.0, 0.2])
     np.testing.assert_array_equal(c["seed"], [0, 1])
     np.testing.assert_array_equal(c["h"], [0.3, 3.0])
-    np.testing.assert_array_equal(c["lam"], [0.0, 0.01, 0.1])
+    np.testing.assert_array_equal(c["lam"], [0.0, 0.2, 0.5])
     np.testing.assert_array_equal(c["fold"], [0, 1])
     np.testing.assert_array_equal(c["feature"], np.arange(60))
     assert c["h"].dtype == np.float64 and c["seed"].dtype == np.int64
@@ -173,11 +174,11 @@ def test_coords(smoke, paper, dicts):
     assert len(p["h"]) == len(set(paper.method("mcc_ard").kernel_width)
                               | set(paper.method("mcc_l1").kernel_width))
     assert np.all(np.diff(p["h"]) > 0) and np.all(np.diff(p["lam"]) > 0)
-    np.testing.assert_array_equal(p["lam"], [0.0, 0.003, 0.01, 0.03, 0.1, 0.3])
+    np.testing.assert_array_equal(p["lam"], [0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8])
     # without an ARD method with CV, lam has no 0.0; with only LS-ARD, no h or lam at all
     d = copy.deepcopy(dicts["smoke"])
     d["experiment"]["methods"] = ["mcc_l1"]
-    np.testing.assert_array_equal(coords(spec_from_dict(d))["lam"], [0.01, 0.1])
+    np.testing.assert_array_equal(coords(spec_from_dict(d))["lam"], [0.2, 0.5])
     d["experiment"]["methods"] = ["ls_ard"]
     c = coords(spec_from_dict(d))
     assert c["h"].size == 0 and c["lam"].size == 0 and c["fold"].size == 2

@@ -13,7 +13,7 @@ from mccard_dist import grid
 from mccard_dist.runner import run_experiment, run_serial
 from mccard_dist.store import ResultsStore, StoreMismatchError, open_results
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 CHECKED = ["status", "r", "rmse", "f1", "n_selected", "chosen_h", "chosen_lam", "cv_score", "coef"]
 
