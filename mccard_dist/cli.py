@@ -1,4 +1,4 @@
-"""Command-line entry points (Hydra): ``mccard-run``.
+"""Command-line entry points: ``mccard-run`` (Hydra) and ``mccard-report`` (argparse).
 
 ``@hydra.main`` is a thin shell: the composed config is resolved to plain Python, validated into an
 :class:`~mccard_dist.config.ExperimentSpec` (bad values stop here, before any cluster starts) and
@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["CONFIG_DIR", "run", "run_from_spec"]
+__all__ = ["CONFIG_DIR", "report", "run", "run_from_spec"]
 
 log = logging.getLogger("mccard_dist")
 
@@ -74,6 +74,58 @@ def run() -> None:
                  "project's conf/ directory")
     main = hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")(_main)
     main()
+
+
+def report(argv=None) -> None:
+    """Console entry point ``mccard-report STORE --out DIR [--cell method,tau,psi,seed]``.
+
+    Writes the paper's figures and ``report.md`` (summary tables, claims, cells done, config and
+    versions) into DIR and prints the claims table. Works on a partial store. Plain argparse: the
+    store carries its own config, there is nothing to compose.
+    """
+    import argparse
+
+    from .analysis import claims_markdown, parse_cell, resolve_cell, write_report
+    from .store import StoreMismatchError, open_results
+
+    parser = argparse.ArgumentParser(
+        prog="mccard-report",
+        description="Figures, summary tables and a check of the paper's claims from a results "
+                    "store (a partial store works: only finished cells count).")
+    parser.add_argument("store", help="path of a results store (<experiment>-<hash>.zarr)")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="directory for report.md and the figures (created if needed)")
+    parser.add_argument("--cell", default=None, metavar="METHOD,TAU,PSI,SEED",
+                        help="the cell of the CV-curve figure, e.g. mcc_l1,10,0.3,0 (METHOD 'all': "
+                             "every method with CV); default: every method with CV at the middle "
+                             "tau, the psi closest to 0.3 and the first finished seed")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        cell = parse_cell(args.cell) if args.cell is not None else None
+    except ValueError as exc:
+        parser.error(f"--cell: {exc}")
+    path = Path(args.store)
+    if not path.exists():
+        raise SystemExit(f"error: no results store at {path}")
+    try:
+        ds = open_results(path)
+    except StoreMismatchError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - anything unreadable is "not a store"
+        raise SystemExit(f"error: {path} is not a readable results store ({exc})") from None
+    if cell is not None:
+        try:
+            cell = resolve_cell(ds, cell)
+        except ValueError as exc:
+            raise SystemExit(f"error: --cell: {exc}") from None
+    out = write_report(ds, args.out, cell=cell, store_path=path)
+    print(claims_markdown(out.claims))
+    written = sum(f.path is not None for f in out.figures)
+    print(f"\nreport: {out.path}  ({written} figure(s) in {out.path.parent})")
+    for f in out.figures:
+        if f.path is None:
+            print(f"skipped {f.title}: {f.note}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,361 @@
+"""Analysis: summaries on partial stores, the figures, and the claim checks on constructed data."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+import xarray as xr
+from matplotlib.colors import LogNorm
+from scipy import stats
+
+from mccard_dist import analysis
+from mccard_dist.analysis import (
+    FAILS,
+    HOLDS,
+    NO_DATA,
+    NOT_TESTABLE,
+    check_claims,
+    claims_markdown,
+    claims_table,
+    paired_interval,
+    summarize,
+)
+from mccard_dist.runner import run_serial
+from mccard_dist.store import open_results
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def assert_png(path):
+    import matplotlib.image
+
+    assert path.is_file(), path
+    assert path.read_bytes()[:8] == PNG_SIGNATURE, path
+    image = matplotlib.image.imread(path)
+    assert image.ndim == 3 and image.shape[2] in (3, 4) and min(image.shape[:2]) > 100
+
+
+# --- a real store (every method, two tau, three psi, two seeds) ----------------------------------
+@pytest.fixture(scope="module")
+def store(compose, tmp_path_factory):
+    from mccard_dist.config import from_dictconfig
+
+    path = tmp_path_factory.mktemp("analysis") / "store.zarr"
+    spec = from_dictconfig(compose(["experiment=smoke", f"store.path={path}", "run.progress=false",
+                                    "experiment.tau=[2.0,10.0]",
+                                    "experiment.psi=[0.0,0.05,0.3]"]))
+    run_serial(spec)
+    return path
+
+
+@pytest.fixture(scope="module")
+def ds(store):
+    return open_results(store)
+
+
+# --- summarize ----------------------------------------------------------------------------------
+def test_summarize_counts_failed_and_pending_cells(smoke_spec, monkeypatch):
+    import zarr
+
+    from mccard_dist import tasks
+    from mccard_dist.models import LSARDRegressor
+
+    spec = smoke_spec("experiment.methods=[ls_ard,mcc_ard]")
+    target = spec.data.make_data(1, 0.2, 5.0).y_train  # ls_ard fails at psi = 0.2, seed 1
+    real_fit = tasks._fit
+
+    def failing_fit(estimator, X, y):
+        if isinstance(estimator, LSARDRegressor) and np.array_equal(y, target):
+            raise ValueError("injected failure")
+        return real_fit(estimator, X, y)
+
+    monkeypatch.setattr(tasks, "_fit", failing_fit)
+    run_serial(spec)
+    g = zarr.open_group(str(spec.store_path()), mode="r+")
+    status = g["status"][...]
+    status[1, 0, 0, 0] = 0  # mcc_ard (psi 0, seed 0) and (psi 0.2, seed 1): an interrupted run
+    status[1, 0, 1, 1] = 0
+    g["status"][...] = status
+
+    for opened in (open_results(spec.store_path()), xr.open_zarr(spec.store_path())):
+        s = summarize(opened)
+        # dims (method, tau, psi): ls_ard then mcc_ard, one tau, psi 0 and 0.2
+        np.testing.assert_array_equal(s["n_done"].values[:, 0], [[2, 1], [1, 1]])
+        np.testing.assert_array_equal(s["n_failed"].values[:, 0], [[0, 1], [0, 0]])
+        np.testing.assert_array_equal(s["n_pending"].values[:, 0], [[0, 0], [1, 1]])
+        assert int(s["n_done"].sum() + s["n_failed"].sum() + s["n_pending"].sum()) == 8
+        # means and std over the finished seeds only (values of pending cells are on disk)
+        raw = xr.open_zarr(spec.store_path())
+        r = raw["r"].values
+        assert s["r_mean"].values[0, 0, 1] == pytest.approx(r[0, 0, 1, 0])
+        assert s["r_mean"].values[1, 0, 0] == pytest.approx(r[1, 0, 0, 1])
+        assert s["r_mean"].values[0, 0, 0] == pytest.approx(r[0, 0, 0].mean())
+        assert s["r_std"].values[0, 0, 0] == pytest.approx(r[0, 0, 0].std(ddof=1))
+        assert np.isnan(s["r_std"].values[0, 0, 1])  # a single finished seed has no spread
+
+
+def test_undefined_r_of_a_finished_cell_counts_as_zero():
+    ds = constructed()
+    ds["r"][{"method": 3, "tau": 0, "psi": 3}] = np.nan  # mcc_l1 predicts a constant
+    s = summarize(ds)
+    assert float(s["r_mean"].sel({"method": "mcc_l1", "tau": 2.0, "psi": 0.6})) == 0.0
+    assert int(s["n_r_undefined"].sum()) == ds.sizes["seed"]
+    # ... and the claim sees r = 0 on every seed of that cell
+    r = analysis.cell_values(ds, "r").sel({"tau": 2.0}).mean("psi")
+    diffs = (r.sel({"method": "mcc_ard"}) - r.sel({"method": "mcc_l1"})).values
+    part = _part(check_claims(ds), "2", "r, τ = 2")
+    assert part.estimate == pytest.approx(diffs.mean())
+
+
+# --- figures ------------------------------------------------------------------------------------
+def test_write_figures_writes_every_figure_as_png(ds, tmp_path):
+    files = analysis.write_figures(ds, tmp_path / "figs")
+    assert [f.key for f in files] == list(analysis.FIGURES)
+    for f in files:
+        assert f.path is not None, f.note
+        assert f.path.name == analysis.FIGURES[f.key][0]
+        assert_png(f.path)
+
+
+def test_metric_figures_have_one_labelled_panel_per_tau_and_every_method(ds):
+    labels = {analysis.method_style(str(m))["label"] for m in ds["method"].values}
+    for make in (analysis.fig_prediction, analysis.fig_selection):
+        fig = make(ds)
+        axes = fig.get_axes()
+        assert len(axes) == 2 * ds.sizes["tau"]
+        for ax in axes:
+            assert ax.get_ylabel()
+        assert all(ax.get_xlabel() == "outlier proportion ψ" for ax in axes[-2:])
+        legend = {t.get_text() for t in fig.legends[0].get_texts()}
+        assert labels <= legend
+    # the true count of relevant features is drawn in the selection figure
+    fig = analysis.fig_selection(ds)
+    assert any("true count (5 relevant" in t.get_text() for t in fig.legends[0].get_texts())
+
+
+def test_deviant_vs_proper_needs_both_variants(ds, tmp_path):
+    fig = analysis.fig_deviant_vs_proper(ds)
+    legend = " ".join(t.get_text() for t in fig.legends[0].get_texts())
+    assert "MCC-ARD" in legend and "proper" in legend and "LS-ARD (reference)" in legend
+    without = ds.sel({"method": ["mcc_ard", "ls_ard", "mcc_l1"]})
+    with pytest.raises(analysis.FigureUnavailable, match="mcc_ard_proper"):
+        analysis.fig_deviant_vs_proper(without)
+    files = {f.key: f for f in analysis.write_figures(without, tmp_path)}
+    assert files["deviant_vs_proper"].path is None
+    assert "mcc_ard_proper" in files["deviant_vs_proper"].note
+    assert not (tmp_path / analysis.FIGURES["deviant_vs_proper"][0]).exists()
+    assert_png(files["prediction"].path)
+
+
+def test_density_figure_draws_c_and_c_prime():
+    fig = analysis.fig_densities(h_values=(0.5, 2.0), h_compare=1.0)
+    left, right = fig.get_axes()
+    assert len(left.get_lines()) == 2
+    e, c = right.get_lines()[0].get_data()
+    _, c_prime = right.get_lines()[1].get_data()
+    np.testing.assert_allclose(c, np.exp(np.exp(-e**2 / 2.0)), rtol=1e-12)
+    np.testing.assert_allclose(c_prime, np.exp(np.exp(-e**2 / 2.0)) - 1.0, rtol=1e-10, atol=1e-12)
+    e, c = left.get_lines()[1].get_data()
+    np.testing.assert_allclose(c, np.exp(np.exp(-e**2 / 4.0)), rtol=1e-12)
+
+
+def test_cv_curves_of_a_chosen_cell_mark_the_pick(ds):
+    fig = analysis.fig_cv_curves(ds, ("mcc_l1", 10, 0.3, 1))
+    (ax,) = fig.get_axes()
+    chosen_h = float(ds["chosen_h"].sel({"method": "mcc_l1", "tau": 10.0, "psi": 0.3, "seed": 1}))
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    picks = [line for label, line in lines.items() if label.startswith("CV pick")]
+    assert len(picks) == 1 and picks[0].get_xdata()[0] == pytest.approx(chosen_h)
+    assert sum(label.startswith("λ = ") for label in lines) == 2  # the smoke lambda grid
+    # the pick is the lowest mean validation loss of the cell
+    cv = ds["cv_score"].sel({"method": "mcc_l1", "tau": 10.0, "psi": 0.3, "seed": 1}).mean("fold")
+    assert picks[0].get_ydata()[0] == pytest.approx(float(cv.min()))
+    # default: every method with CV side by side
+    assert len(analysis.fig_cv_curves(ds).get_axes()) == 3
+
+
+def test_cells_are_checked_against_the_store(ds):
+    assert analysis.resolve_cell(ds, "mcc_ard,2,0.05,1") == ("mcc_ard", 2.0, 0.05, 1)
+    assert analysis.resolve_cell(ds, "all,10,0,0")[0] is None
+    with pytest.raises(ValueError, match="psi = 0.7 is not in the store .psi: 0, 0.05, 0.3"):
+        analysis.resolve_cell(ds, ("mcc_ard", 2.0, 0.7, 0))
+    with pytest.raises(ValueError, match="method = nope"):
+        analysis.fig_cv_curves(ds, ("nope", 2.0, 0.0, 0))
+    with pytest.raises(ValueError, match="method,tau,psi,seed"):
+        analysis.parse_cell("mcc_ard,2")
+
+
+def test_chosen_h_heat_map_uses_a_log_scale_per_cv_method(ds):
+    fig = analysis.fig_chosen_h(ds)
+    panels = [ax for ax in fig.get_axes() if ax.get_images()]
+    assert [ax.get_title() for ax in panels] == ["MCC-ARD", "MCC-ARD, proper C'", "MCC-L1"]
+    image = panels[0].get_images()[0]
+    assert isinstance(image.norm, LogNorm)
+    expected = ds["chosen_h"].sel({"method": "mcc_ard"}).mean("seed").transpose("tau", "psi")
+    np.testing.assert_allclose(image.get_array(), expected.values)
+
+
+# --- claims on constructed datasets -------------------------------------------------------------
+METHODS = ["mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
+TAUS = [2.0, 5.0, 10.0]
+PSIS = [0.0, 0.05, 0.3, 0.6]
+N_SEEDS = 6
+
+
+def _means(method, tau, psi):
+    """Cell means of a world where every claim of the paper clearly holds."""
+    out = {"r": 0.99 - 0.5 * psi, "rmse": 0.3 + 5 * psi, "n_selected": 250.0, "f1": 0.2}
+    if method == "mcc_ard":
+        out = {"r": 0.99 - 0.05 * psi, "rmse": 0.3 + psi, "n_selected": 30.0,
+               "f1": 0.9 if psi == 0 else 0.95}
+    elif method == "mcc_l1":
+        out = {"r": 0.99 - 0.2 * psi, "rmse": 0.3 + (psi if tau == 10.0 else 2 * psi),
+               "n_selected": 60.0, "f1": 0.5}
+    return out  # mcc_ard_proper and ls_ard: the same (proper close to LS-ARD)
+
+
+def constructed(seed=0):
+    """A dataset with the store's layout (every cell finished), values from :func:`_means` plus
+    small independent noise per cell."""
+    rng = np.random.default_rng(seed)
+    shape = (len(METHODS), len(TAUS), len(PSIS), N_SEEDS)
+    data = {name: np.zeros(shape) for name in ("r", "rmse", "n_selected", "f1")}
+    for mi, m in enumerate(METHODS):
+        for ti, t in enumerate(TAUS):
+            for pi, p in enumerate(PSIS):
+                for name, mean in _means(m, t, p).items():
+                    data[name][mi, ti, pi] = mean + 0.002 * rng.standard_normal(N_SEEDS)
+    dims = ("method", "tau", "psi", "seed")
+    ds = xr.Dataset({name: (dims, v) for name, v in data.items()},
+                    coords={"method": METHODS, "tau": TAUS, "psi": PSIS, "seed": range(N_SEEDS)})
+    ds["status"] = (dims, np.ones(shape, np.int8))
+    ds.attrs["config"] = json.dumps({"data": {"n_relevant": 30}})
+    return ds
+
+
+def _claim(results, claim):
+    (c,) = [c for c in results if c.claim == claim]
+    return c
+
+
+def _part(results, claim, part):
+    (p,) = [p for p in _claim(results, claim).parts if p.part == part]
+    return p
+
+
+def test_every_claim_holds_where_it_clearly_does():
+    results = check_claims(constructed())
+    assert [c.claim for c in results] == ["1", "2", "3", "4", "5", "6"]
+    for c in results[:5]:
+        assert c.verdict == HOLDS, [(p.part, p.verdict, p.note) for p in c.parts]
+        assert all(p.n_seeds == N_SEEDS for p in c.parts)
+    assert results[5].verdict == NOT_TESTABLE and not results[5].parts
+    # the number of parts follows the claims: 6 + (3 + 3) + (3 * 2 * 2 + 2) + 2 + (3 + 2)
+    assert len(claims_table(results)) == 6 + 6 + 14 + 2 + 5 + 1
+
+
+def test_the_interval_is_the_paired_t_interval_of_per_seed_differences():
+    ds = constructed()
+    r = ds["r"].sel({"tau": 5.0, "psi": [0.05, 0.3, 0.6]}).mean("psi")
+    diffs = (r.sel({"method": "mcc_ard"}) - r.sel({"method": "ls_ard"})).values
+    part = _part(check_claims(ds), "1", "r, τ = 5")
+    low, high = stats.t.interval(0.95, N_SEEDS - 1, loc=diffs.mean(), scale=stats.sem(diffs))
+    assert (part.estimate, part.ci_low, part.ci_high) == pytest.approx((diffs.mean(), low, high))
+    assert paired_interval(diffs) == pytest.approx((diffs.mean(), low, high, N_SEEDS))
+    assert "0.05, 0.3, 0.6" in part.quantity and "r(MCC-ARD) − r(LS-ARD)" in part.quantity
+
+
+def test_claims_do_not_hold_where_they_clearly_fail():
+    ds = constructed()
+    # LS-ARD better than MCC-ARD in r at tau = 5; MCC-L1's RMSE far from MCC-ARD's at tau = 10;
+    # F1 lower at psi = 0.05 than at psi = 0 at tau = 10
+    ds["r"].loc[{"method": "ls_ard", "tau": 5.0}] = ds["r"].sel({"method": "mcc_ard",
+                                                                 "tau": 5.0}) + 0.05
+    ds["rmse"].loc[{"method": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
+        {"method": "mcc_ard", "tau": 10.0}) + 1.0
+    ds["f1"].loc[{"method": "mcc_ard", "tau": 10.0, "psi": 0.05}] = 0.8
+    results = check_claims(ds)
+    assert _claim(results, "1").verdict == FAILS
+    assert _part(results, "1", "r, τ = 5").verdict == FAILS
+    assert _part(results, "1", "r, τ = 2").verdict == HOLDS
+    assert _part(results, "1", "RMSE, τ = 5").verdict == HOLDS
+    assert _claim(results, "2").verdict == FAILS
+    assert [p.part for p in _claim(results, "2").parts if p.verdict == FAILS] == ["RMSE, τ = 10"]
+    assert _claim(results, "4").verdict == FAILS
+    assert _part(results, "4", "F1, τ = 5").verdict == HOLDS
+    assert _claim(results, "3").verdict == HOLDS and _claim(results, "5").verdict == HOLDS
+
+
+def test_a_missing_tau_method_or_psi_is_not_enough_data():
+    results = check_claims(constructed().sel(tau=[2.0, 5.0]))
+    for claim in "12345":
+        assert _claim(results, claim).verdict == NO_DATA
+    assert _part(results, "1", "r, τ = 2").verdict == HOLDS
+    assert "tau = 10 is not in the store" in _part(results, "1", "r, τ = 10").note
+
+    results = check_claims(constructed().sel({"method": ["mcc_ard", "mcc_ard_proper", "ls_ard"]}))
+    assert _claim(results, "1").verdict == HOLDS
+    assert _claim(results, "2").verdict == NO_DATA
+    assert all(p.verdict == NO_DATA for p in _claim(results, "2").parts)
+    assert _claim(results, "3").verdict == NO_DATA
+
+    results = check_claims(constructed().sel(psi=[0.0, 0.3, 0.6]))
+    assert _claim(results, "4").verdict == NO_DATA
+    assert "psi = 0.05 is not in the store" in _part(results, "4", "F1, τ = 5").note
+    results = check_claims(constructed().sel(psi=[0.0]))
+    assert _claim(results, "1").verdict == NO_DATA  # no outliers at all
+
+
+def test_unfinished_cells_never_make_a_claim_hold():
+    ds = constructed()
+    ds["status"][{"seed": slice(1, None)}] = 0  # values present but pending: must not count
+    results = check_claims(ds)
+    for c in results[:5]:
+        assert c.verdict == NO_DATA
+        assert all(p.n_seeds <= 1 for p in c.parts)
+    ds = constructed()
+    ds["status"][{"seed": slice(2, None)}] = 2  # failed
+    ds["status"][{"seed": 1, "method": 0}] = 0
+    assert all(c.verdict == NO_DATA for c in check_claims(ds)[:5])
+
+
+def test_paired_seeds_drop_seeds_with_an_unfinished_cell():
+    ds = constructed()
+    ds["status"].loc[{"method": "mcc_ard", "tau": 2.0, "psi": 0.3, "seed": 0}] = 2
+    results = check_claims(ds)
+    part = _part(results, "1", "r, τ = 2")
+    assert part.verdict == HOLDS and part.n_seeds == N_SEEDS - 1
+    assert f"{N_SEEDS - 1} of {N_SEEDS} seeds" in part.note
+    assert _part(results, "1", "r, τ = 5").n_seeds == N_SEEDS
+
+
+def test_a_failing_part_outweighs_missing_data():
+    ds = constructed().sel(tau=[2.0, 5.0])
+    ds["r"].loc[{"method": "ls_ard", "tau": 5.0}] = 1.0
+    assert _claim(check_claims(ds), "1").verdict == FAILS
+
+
+def test_similar_means_within_ten_percent_of_the_level():
+    ds = constructed()
+    level = float(ds["rmse"].sel({"method": ["mcc_ard", "mcc_l1"], "tau": 10.0}).mean())
+    ds["rmse"].loc[{"method": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
+        {"method": "mcc_ard", "tau": 10.0}) + 0.05 * level
+    assert _part(check_claims(ds), "2", "RMSE, τ = 10").verdict == HOLDS
+    ds["rmse"].loc[{"method": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
+        {"method": "mcc_ard", "tau": 10.0}) + 0.2 * level
+    part = _part(check_claims(ds), "2", "RMSE, τ = 10")
+    assert part.verdict == FAILS and "within ±10%" in part.rule
+
+
+def test_claims_on_a_real_store_and_as_markdown(ds):
+    results = check_claims(ds)
+    # the store has tau 2 and 10 only: claims that need tau 5 cannot hold
+    for claim in "1235":
+        assert _claim(results, claim).verdict in (NO_DATA, FAILS)
+    text = claims_markdown(results)
+    for c in results:
+        assert f"| {c.claim} | **{c.verdict}** |" in text
+    # every row of a table has its table's number of columns (no stray "|" in a cell)
+    widths = {len(re.findall(r"(?<!\\)\|", line)) for line in text.splitlines() if line}
+    assert widths == {4, 9}

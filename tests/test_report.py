@@ -1,0 +1,116 @@
+"""`mccard-report`: report.md and the figures from small stores, in process and in a subprocess."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mccard_dist import analysis, cli
+from mccard_dist.runner import run_serial
+from mccard_dist.store import open_results
+
+METHODS = ("mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1")
+
+
+def assert_png(path):
+    import matplotlib.image
+
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", path
+    image = matplotlib.image.imread(path)
+    assert image.ndim == 3 and min(image.shape[:2]) > 100
+
+
+@pytest.fixture(scope="module")
+def store(compose, tmp_path_factory):
+    """The smoke experiment (every method, tau 5, psi 0 and 0.2, 2 seeds)."""
+    from mccard_dist.config import from_dictconfig
+
+    path = tmp_path_factory.mktemp("report") / "smoke.zarr"
+    run_serial(from_dictconfig(compose(["experiment=smoke", f"store.path={path}",
+                                        "run.progress=false"])))
+    return path
+
+
+def test_report_has_every_method_the_claims_cells_config_and_versions(store, tmp_path):
+    out = analysis.write_report(open_results(store), tmp_path / "out", store_path=store)
+    text = out.path.read_text()
+    for method in METHODS:
+        assert f"`{method}`" in text
+    for name, _ in analysis.FIGURES.values():
+        assert_png(tmp_path / "out" / name)
+        assert f"]({name})" in text
+    assert "| **all** | 16 | 0 | 0 | 16 |" in text  # cells done / failed / pending / total
+    for claim in "123456":
+        assert f"\n| {claim} | **" in text
+    assert "### tau = 5" in text and "| 0.2 |" in text  # summary tables per tau
+    assert '"n_relevant": 5' in text  # the config the store was written with
+    assert "| numpy |" in text and "| xarray |" in text
+    # the smoke grid has tau = 5 only: claim 1 needs tau 2 and 10, so it cannot hold
+    assert analysis.check_claims(open_results(store))[0].verdict != analysis.HOLDS
+
+
+def test_report_on_a_partial_store(store, tmp_path):
+    import shutil
+
+    import zarr
+
+    partial = tmp_path / "partial.zarr"
+    shutil.copytree(store, partial)
+    g = zarr.open_group(str(partial), mode="r+")
+    status = g["status"][...]
+    status[3] = 0  # mcc_l1 not started (an interrupted run)
+    status[0, 0, 1, 1] = 2  # one failed mcc_ard cell
+    g["status"][...] = status
+    g["error"][0, 0, 1, 1] = "ValueError: injected"
+    out = analysis.write_report(open_results(partial), tmp_path / "out")
+    text = out.path.read_text()
+    assert "| MCC-L1 (`mcc_l1`) | 0 | 0 | 4 | 4 |" in text
+    assert "| **all** | 11 | 1 | 4 | 16 |" in text
+    assert "mcc_ard, tau=5, psi=0.2, seed=1: ValueError: injected" in text
+    claims = {c.claim: c for c in out.claims}
+    assert claims["2"].verdict == analysis.NO_DATA  # needs MCC-L1
+    assert all(f.path is not None for f in out.figures)
+    # the CV figure skips the unfinished method rather than plotting masked cells
+    fig = analysis.fig_cv_curves(open_results(partial))
+    assert [ax.get_title().split(":")[0] for ax in fig.get_axes()] == [
+        "MCC-ARD", "MCC-ARD, proper C'"]
+
+
+def test_cli_refuses_a_missing_store_and_a_bad_cell(store, tmp_path):
+    with pytest.raises(SystemExit, match="no results store at"):
+        cli.report([str(tmp_path / "nothing.zarr"), "--out", str(tmp_path / "out")])
+    (tmp_path / "empty.zarr").mkdir()
+    with pytest.raises(SystemExit, match="is not a readable results store"):
+        cli.report([str(tmp_path / "empty.zarr"), "--out", str(tmp_path / "out")])
+    with pytest.raises(SystemExit, match=r"--cell: psi = 0.3 is not in the store \(psi: 0, 0.2\)"):
+        cli.report([str(store), "--out", str(tmp_path / "out"), "--cell", "mcc_ard,5,0.3,0"])
+    assert not (tmp_path / "out").exists()
+
+
+def test_mccard_report_in_a_subprocess(store, tmp_path):
+    script = Path(sys.executable).parent / "mccard-report"
+    assert script.exists(), "install the package (pip install -e .) to get the mccard-report script"
+    out = tmp_path / "report"
+    proc = subprocess.run([str(script), str(store), "--out", str(out), "--cell", "mcc_l1,5,0.2,1"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "| claim | verdict | statement |" in proc.stdout
+    assert f"report: {out / 'report.md'}" in proc.stdout
+    assert "Traceback" not in proc.stderr
+    for name, _ in analysis.FIGURES.values():
+        assert_png(out / name)
+    text = (out / "report.md").read_text()
+    assert all(f"`{m}`" in text for m in METHODS)
+
+
+def test_figures_a_store_cannot_make_are_skipped_with_a_note(smoke_spec, tmp_path):
+    spec = smoke_spec("experiment.methods=[ls_ard]")
+    run_serial(spec)
+    out = analysis.write_report(open_results(spec.store_path()), tmp_path / "out")
+    skipped = {f.key for f in out.figures if f.path is None}
+    assert skipped == {"deviant_vs_proper", "cv_curves", "chosen_h"}
+    text = out.path.read_text()
+    assert text.count("Skipped: ") == 3 and "needs the methods mcc_ard and mcc_ard_proper" in text
+    assert_png(tmp_path / "out" / analysis.FIGURES["prediction"][0])
+    assert all(c.verdict in (analysis.NO_DATA, analysis.NOT_TESTABLE) for c in out.claims)
