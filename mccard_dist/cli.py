@@ -60,6 +60,9 @@ def _main(cfg) -> None:
         report = run_from_spec(spec)
     except (ConfigError, StoreMismatchError) as exc:
         raise SystemExit(f"error: {exc}") from None
+    except KeyboardInterrupt:
+        raise SystemExit("interrupted: finished blocks are in the store; rerun the same command "
+                         "to resume") from None
     if not report.complete:
         raise SystemExit(f"{len(report.block_errors)} block(s) did not finish; rerun the same "
                          "command to resume")

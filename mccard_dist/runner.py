@@ -26,7 +26,7 @@ from .grid import grid_hash, make_blocks
 from .store import ResultsStore
 from .tasks import STATUS_FAILED, run_block
 
-__all__ = ["RunReport", "run_experiment", "run_serial"]
+__all__ = ["RunReport", "run_experiment", "run_serial", "submission_order"]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,16 @@ class RunReport:
     @property
     def complete(self) -> bool:
         return not self.stopped_early and not self.block_errors
+
+
+def submission_order(blocks):
+    """Blocks sorted seed-major: every method, tau and psi of the first seeds before later seeds.
+
+    An interrupted or still-running grid then holds complete seeds (the same data for every
+    method), which is what paired comparisons across methods need.
+    """
+    return sorted(blocks, key=lambda b: (b.cells[0].index[3], b.cells[0].index[0],
+                                         b.cells[0].index[1], b.cells[0].index[2]))
 
 
 def _now() -> str:
@@ -80,7 +90,7 @@ def run_experiment(spec: ExperimentSpec, *, client=None, stop_after_blocks: int 
     store = ResultsStore.open_or_create(spec)  # refuses a foreign store before any cluster starts
     pending = store.pending_cells(spec.run.retry_failed)
     report = RunReport(store.path, len(all_cells(spec)), len(pending))
-    blocks = make_blocks(spec, pending)
+    blocks = submission_order(make_blocks(spec, pending))
     report.n_blocks = len(blocks)
     if not blocks:
         log.info("every cell of %s is already done; nothing to run", store.path)
