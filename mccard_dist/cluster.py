@@ -5,21 +5,30 @@
 - ``address``: connect to a running scheduler (``tcp://host:8786``).
 - ``scheduler_file``: connect through a scheduler file written by ``dask scheduler
   --scheduler-file`` (what the batch scripts in ``jobs/`` do).
+- ``slurm`` / ``pbs``: a :class:`dask_jobqueue.SLURMCluster` / ``PBSCluster``: the scheduler runs
+  in this process, workers run as batch jobs (single-threaded, BLAS pinned to one thread through
+  the job script), ``n_jobs`` of them or ``adaptive`` bounds; with ``worker_lifetime`` the workers
+  retire before the walltime and new jobs take their place.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
+import shlex
 
 from .config import ClusterSpec
 
-__all__ = ["connect", "BLAS_ENV"]
+__all__ = ["connect", "BLAS_ENV", "jobqueue_kwargs", "job_script"]
 
 log = logging.getLogger(__name__)
 
 #: environment of local worker processes: one BLAS/OpenMP thread each (the workers are the parallelism)
 BLAS_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+#: how long to wait for batch-job workers before logging again that they are still queued (seconds)
+_WAIT_LOG_INTERVAL = 60
 
 
 @contextlib.contextmanager
@@ -28,7 +37,7 @@ def connect(spec: ClusterSpec):
     from distributed import Client, LocalCluster
 
     if spec.kind == "local":
-        options = dict(spec.options)
+        options = _plain(spec.options)
         cluster = LocalCluster(
             n_workers=spec.n_workers,
             threads_per_worker=spec.threads_per_worker,
@@ -45,11 +54,158 @@ def connect(spec: ClusterSpec):
         finally:
             cluster.close()
     elif spec.kind == "address":
-        with Client(spec.address, **dict(spec.options)) as client:
+        with Client(spec.address, **_plain(spec.options)) as client:
             yield client
     elif spec.kind == "scheduler_file":
-        with Client(scheduler_file=spec.scheduler_file, **dict(spec.options)) as client:
+        with Client(scheduler_file=spec.scheduler_file, **_plain(spec.options)) as client:
+            yield client
+    elif spec.kind in ("slurm", "pbs"):
+        with _jobqueue_client(spec) as client:
             yield client
     else:
         raise ValueError(f"cluster.kind {spec.kind!r} is not supported by this version "
-                         "(use local, address or scheduler_file)")
+                         "(use local, address, scheduler_file, slurm or pbs)")
+
+
+# -- dask-jobqueue (slurm, pbs) ---------------------------------------------------------------------
+def _jobqueue_class(kind: str):
+    try:
+        from dask_jobqueue import PBSCluster, SLURMCluster
+    except ImportError as exc:  # the optional dependency
+        raise RuntimeError(f"cluster.kind={kind} needs dask-jobqueue: pip install "
+                           "'mccard-dist[jobqueue]'") from exc
+    return {"slurm": SLURMCluster, "pbs": PBSCluster}[kind]
+
+
+def _plain(value):
+    """FrozenMap/tuples (as held by the spec) to dicts/lists for the backend."""
+    if hasattr(value, "items"):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _seconds(value: float) -> str:
+    return f"{int(round(value))}s"
+
+
+def jobqueue_kwargs(spec: ClusterSpec) -> dict:
+    """Keyword arguments of ``SLURMCluster`` / ``PBSCluster`` for a ``slurm`` / ``pbs`` spec.
+
+    Every worker gets one thread (``processes`` workers share a job's ``cores``; if there are fewer
+    workers than cores, ``--nthreads 1`` overrides dask-jobqueue's cores/processes threads) and the
+    job script exports :data:`BLAS_ENV` before the user's ``job_script_prologue``. The worker
+    lifetime and stagger become ``--lifetime`` / ``--lifetime-stagger``. ``cluster.options`` are
+    passed on; its ``worker_extra_args`` and ``scheduler_options`` are merged with these.
+    """
+    if spec.kind not in ("slurm", "pbs"):
+        raise ValueError(f"cluster.kind={spec.kind} is not a dask-jobqueue kind (slurm, pbs)")
+    options = _plain(spec.options)
+    per_job = spec.workers_per_job
+    worker_args = list(options.pop("worker_extra_args", None) or [])
+    if per_job < spec.cores:
+        worker_args += ["--nthreads", "1"]  # dask-worker takes the last --nthreads
+    if spec.worker_lifetime is not None:
+        worker_args += ["--lifetime", _seconds(spec.worker_lifetime_seconds)]
+        if spec.lifetime_stagger is not None:
+            worker_args += ["--lifetime-stagger", _seconds(spec.lifetime_stagger_seconds)]
+    scheduler_options = dict(options.pop("scheduler_options", None) or {})
+    if spec.dashboard_address is not None:
+        scheduler_options["dashboard_address"] = spec.dashboard_address
+    prologue = [f"export {name}={value}" for name, value in BLAS_ENV.items()]
+    prologue += list(spec.job_script_prologue)
+    kwargs = dict(
+        cores=spec.cores,
+        processes=per_job,
+        memory=spec.memory,
+        walltime=spec.walltime,
+        queue=spec.queue,
+        account=spec.account,
+        interface=spec.interface,
+        log_directory=spec.log_directory,
+        job_extra_directives=list(spec.job_extra_directives),
+        job_script_prologue=prologue,
+        worker_extra_args=worker_args,
+        scheduler_options=scheduler_options,
+        job_name=options.pop("job_name", "mccard-worker"),
+    )
+    if spec.python is not None:
+        kwargs["python"] = spec.python
+    if spec.kind == "pbs":
+        kwargs["resource_spec"] = spec.resource_spec or _pbs_default_resources(spec)
+    kwargs.update(options)
+    return kwargs
+
+
+def _pbs_default_resources(spec: ClusterSpec) -> str:
+    """dask-jobqueue's own default ``-l`` string (PBS Pro ``select``), set here so it is not logged."""
+    from dask.utils import parse_bytes
+    from dask_jobqueue.pbs import pbs_format_bytes_ceil
+
+    return f"select=1:ncpus={spec.cores}:mem={pbs_format_bytes_ceil(parse_bytes(spec.memory))}"
+
+
+def job_script(spec: ClusterSpec, scheduler_address: str = "tcp://<scheduler>:8786") -> str:
+    """The batch script one worker job of a ``slurm`` / ``pbs`` spec would submit.
+
+    Rendered by dask-jobqueue's job class without starting a scheduler or submitting anything;
+    it carries the configured resources (``#SBATCH`` / ``#PBS`` lines) and the worker command.
+    """
+    cls = _jobqueue_class(spec.kind)
+    kwargs = jobqueue_kwargs(spec)
+    from dask_jobqueue.core import JobQueueCluster
+
+    cluster_only = set(inspect.signature(JobQueueCluster.__init__).parameters) - {
+        "self", "interface", "protocol", "config_name", "job_kwargs"}
+    job_kwargs = {k: v for k, v in kwargs.items() if k not in cluster_only}
+    return cls.job_cls(scheduler=scheduler_address, name="<worker-name>", **job_kwargs).job_script()
+
+
+@contextlib.contextmanager
+def _jobqueue_client(spec: ClusterSpec):
+    from distributed import Client
+
+    cls = _jobqueue_class(spec.kind)
+    cluster = cls(**jobqueue_kwargs(spec))
+    try:
+        per_job = spec.workers_per_job
+        if spec.adaptive is not None:
+            cluster.adapt(minimum_jobs=spec.adaptive.minimum, maximum_jobs=spec.adaptive.maximum)
+            expected = spec.adaptive.minimum * per_job
+            plan = f"{spec.adaptive.minimum} to {spec.adaptive.maximum} jobs (adaptive)"
+        elif spec.worker_lifetime is not None:
+            # adaptive with fixed bounds: a job whose workers retired is replaced by a new one
+            cluster.adapt(minimum_jobs=spec.n_jobs, maximum_jobs=spec.n_jobs)
+            expected = spec.n_jobs * per_job
+            plan = f"{spec.n_jobs} job(s), replaced as their workers retire"
+        else:
+            cluster.scale(jobs=spec.n_jobs)
+            expected = spec.n_jobs * per_job
+            plan = f"{spec.n_jobs} job(s)"
+        log.info("%s cluster: %s; per job %d single-threaded worker(s), %d cores, %s, "
+                 "walltime %s; dashboard %s", spec.kind, plan, per_job, spec.cores, spec.memory,
+                 spec.walltime, cluster.dashboard_link)
+        log.debug("worker job script:\n%s", cluster.job_script())
+        with Client(cluster) as client:
+            _wait_for_workers(client, cluster, expected, spec.kind)
+            yield client
+    finally:
+        cluster.close()
+
+
+def _wait_for_workers(client, cluster, expected: int, kind: str) -> None:
+    """Block until ``expected`` workers are connected, logging every minute while jobs queue."""
+    if expected <= 0:
+        return
+    query = "squeue --me" if kind == "slurm" else "qstat -u $USER"
+    while True:
+        try:
+            client.wait_for_workers(expected, timeout=_WAIT_LOG_INTERVAL)
+            return
+        except TimeoutError:
+            jobs = sorted(str(job.job_id) for job in cluster.workers.values()
+                          if getattr(job, "job_id", None))
+            log.warning("waiting for %d worker(s), %d connected; batch jobs %s (check with `%s`)",
+                        expected, len(client.scheduler_info().get("workers", {})),
+                        shlex.join(jobs) or "not yet submitted", query)

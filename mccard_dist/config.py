@@ -15,7 +15,10 @@ added by the CLI) are ignored::
     run:        {fits_per_block, blocks_per_worker, retries, save_coef, retry_failed, progress}
     store:      {root, path}
     cluster:    {kind, n_workers, threads_per_worker, memory_limit, host, dashboard_address, address,
-                 scheduler_file, options}
+                 scheduler_file, cores, processes, memory, walltime, queue, account, interface,
+                 log_directory, job_extra_directives, job_script_prologue, resource_spec, n_jobs,
+                 adaptive: {minimum, maximum} | null, worker_lifetime, lifetime_stagger, python,
+                 options}   (each kind reads its own fields; the others must be unset)
 
 :meth:`ExperimentSpec.to_dict` returns the same layout (with only the selected methods and the seeds as
 an explicit list), as plain JSON-able Python: it is what goes to a store attribute and to Dask workers,
@@ -42,6 +45,7 @@ __all__ = [
     "CLUSTER_KINDS",
     "CV_SCORES",
     "ESTIMATORS",
+    "AdaptiveSpec",
     "CVSpec",
     "ClusterSpec",
     "ConfigError",
@@ -63,7 +67,7 @@ ESTIMATORS = MappingProxyType(
 #: CV validation losses (lower is better). ``correntropy`` is ``1 - mean exp(-e^2 / 2 reference_width)``.
 CV_SCORES = ("mae", "medae", "rmse", "correntropy")
 
-#: Cluster backends. ``slurm`` and ``pbs`` are accepted here; their settings go in ``cluster.options``.
+#: Cluster backends (``slurm`` and ``pbs`` through dask-jobqueue, see :class:`ClusterSpec`).
 CLUSTER_KINDS = ("local", "address", "scheduler_file", "slurm", "pbs")
 
 _MISSING = "???"  # OmegaConf's mandatory-value marker, left as a string by to_container
@@ -298,13 +302,31 @@ class StoreSpec:
 
 
 @dataclass(frozen=True)
-class ClusterSpec:
-    """Which Dask cluster to use; fields a kind does not use are None.
+class AdaptiveSpec:
+    """Bounds, in batch jobs, between which a SLURM/PBS cluster follows the load (``cluster.adaptive``)."""
 
-    ``local``: ``n_workers``, ``threads_per_worker``, ``memory_limit``, ``host``,
-    ``dashboard_address``; ``address``: ``address``; ``scheduler_file``: ``scheduler_file``;
-    ``slurm`` / ``pbs``: ``n_workers`` and backend settings. ``options`` holds any further keyword
-    arguments for the backend.
+    minimum: int
+    maximum: int
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Which Dask cluster to use; fields a kind does not use are None (or empty).
+
+    - ``local``: ``n_workers``, ``threads_per_worker``, ``memory_limit``, ``host``,
+      ``dashboard_address``.
+    - ``address``: ``address``. ``scheduler_file``: ``scheduler_file``.
+    - ``slurm`` / ``pbs`` (dask-jobqueue): per batch job ``cores``, ``processes`` (single-threaded
+      workers; None means one per core), ``memory``, ``walltime``, ``queue``, ``account``; the
+      workers' network ``interface``; ``log_directory`` for job output; ``job_extra_directives``
+      (more ``#SBATCH`` / ``#PBS`` options) and ``job_script_prologue`` (shell lines run before the
+      worker); ``n_jobs`` fixed jobs, or ``adaptive`` bounds in jobs; ``worker_lifetime`` and
+      ``lifetime_stagger`` so that workers retire before the walltime; ``python`` on the compute
+      nodes (None: the driver's interpreter); the scheduler's ``dashboard_address``; ``pbs`` also
+      ``resource_spec`` (the ``-l`` resource string, None: dask-jobqueue's ``select=1:ncpus=..:mem=..``).
+
+    ``options`` holds any further keyword arguments for the backend. Durations are kept as written
+    (``"55m"``, ``"01:00:00"``); the ``*_seconds`` properties convert them.
     """
 
     kind: str
@@ -316,15 +338,85 @@ class ClusterSpec:
     address: str | None = None
     scheduler_file: str | None = None
     options: Mapping = field(default_factory=FrozenMap)
+    cores: int | None = None
+    processes: int | None = None
+    memory: str | None = None
+    walltime: str | None = None
+    queue: str | None = None
+    account: str | None = None
+    interface: str | None = None
+    log_directory: str | None = None
+    job_extra_directives: tuple[str, ...] = ()
+    job_script_prologue: tuple[str, ...] = ()
+    resource_spec: str | None = None
+    n_jobs: int | None = None
+    adaptive: AdaptiveSpec | None = None
+    worker_lifetime: str | None = None
+    lifetime_stagger: str | None = None
+    python: str | None = None
+
+    @property
+    def workers_per_job(self) -> int | None:
+        """Single-threaded workers in one batch job (``processes``, else ``cores``)."""
+        return self.processes if self.processes is not None else self.cores
+
+    @property
+    def target_workers(self) -> int | None:
+        """Workers the cluster is meant to reach (None where unknown: address, scheduler_file)."""
+        if self.kind == "local":
+            return self.n_workers
+        if self.kind in ("slurm", "pbs"):
+            jobs = self.adaptive.maximum if self.adaptive is not None else self.n_jobs
+            return jobs * self.workers_per_job
+        return None
+
+    @property
+    def walltime_seconds(self) -> int | None:
+        return None if self.walltime is None else _walltime_seconds(self.walltime)
+
+    @property
+    def worker_lifetime_seconds(self) -> float | None:
+        return None if self.worker_lifetime is None else _duration_seconds(self.worker_lifetime)
+
+    @property
+    def lifetime_stagger_seconds(self) -> float | None:
+        return None if self.lifetime_stagger is None else _duration_seconds(self.lifetime_stagger)
 
     def to_dict(self) -> dict:
-        d = {name: getattr(self, name) for name in _CLUSTER_FIELDS}
-        d["options"] = _plain(self.options)
+        d = {name: _plain(getattr(self, name)) for name in _CLUSTER_FIELDS}
+        d["adaptive"] = None if self.adaptive is None else asdict(self.adaptive)
         return d
 
 
 _CLUSTER_FIELDS = ("kind", "n_workers", "threads_per_worker", "memory_limit", "host",
-                   "dashboard_address", "address", "scheduler_file", "options")
+                   "dashboard_address", "address", "scheduler_file", "cores", "processes",
+                   "memory", "walltime", "queue", "account", "interface", "log_directory",
+                   "job_extra_directives", "job_script_prologue", "resource_spec", "n_jobs",
+                   "adaptive", "worker_lifetime", "lifetime_stagger", "python", "options")
+
+#: settings of the dask-jobqueue kinds (slurm, pbs)
+_JOBQUEUE_FIELDS = ("cores", "processes", "memory", "walltime", "queue", "account", "interface",
+                    "log_directory", "job_extra_directives", "job_script_prologue", "n_jobs",
+                    "adaptive", "worker_lifetime", "lifetime_stagger", "python",
+                    "dashboard_address")
+
+#: the fields each cluster kind reads (besides kind and options); others must stay unset
+_KIND_FIELDS = {
+    "local": ("n_workers", "threads_per_worker", "memory_limit", "host", "dashboard_address"),
+    "address": ("address",),
+    "scheduler_file": ("scheduler_file",),
+    "slurm": _JOBQUEUE_FIELDS,
+    "pbs": _JOBQUEUE_FIELDS + ("resource_spec",),
+}
+
+#: keyword arguments the cluster backend gets from typed fields (or sets itself): not in options
+_RESERVED_OPTIONS = {
+    "local": ("n_workers", "threads_per_worker", "processes", "memory_limit", "host",
+              "dashboard_address", "env"),
+    "slurm": _JOBQUEUE_FIELDS + ("resource_spec", "project", "job_extra", "env_extra", "extra",
+                                 "n_workers", "host"),
+}
+_RESERVED_OPTIONS["pbs"] = _RESERVED_OPTIONS["slurm"]
 
 
 @dataclass(frozen=True)
@@ -553,15 +645,182 @@ def _parse_store(d: Mapping) -> StoreSpec:
     return StoreSpec(root, path)
 
 
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([kKMGTP]i?B?|B)?\s*$")
+_WALLTIME_RE = re.compile(r"^(?:(\d+)-)?(\d+):([0-5]\d):([0-5]\d)$")
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(s|m|min|h)?\s*$")
+_DURATION_UNITS = {None: 1, "s": 1, "m": 60, "min": 60, "h": 3600}
+
+
+def _walltime_seconds(text: str) -> int:
+    """``"[D-]HH:MM:SS"`` in seconds (the caller has validated the format)."""
+    days, hours, minutes, seconds = _WALLTIME_RE.match(text).groups()
+    return ((int(days or 0) * 24 + int(hours)) * 60 + int(minutes)) * 60 + int(seconds)
+
+
+def _duration_seconds(text: str) -> float:
+    """``"55m"``, ``"90s"``, ``"1.5h"`` or ``"3300"`` in seconds (format validated by the caller)."""
+    number, unit = _DURATION_RE.match(str(text)).groups()
+    return float(number) * _DURATION_UNITS[unit]
+
+
+def _as_size(key: str, value) -> str:
+    """A memory size such as ``"16GB"`` or ``"512MiB"`` (dask's units); returned as written."""
+    if isinstance(value, bool) or not isinstance(value, str):
+        _fail(key, 'must be a size such as "16GB" or "512MiB"', value)
+    match = _SIZE_RE.match(value)
+    if match is None:
+        _fail(key, 'must be a size such as "16GB" or "512MiB"', value)
+    if float(match.group(1)) <= 0:
+        _fail(key, "must be > 0", value)
+    return value
+
+
+def _as_walltime(key: str, value, allow_days: bool) -> str:
+    form = '"HH:MM:SS" or "D-HH:MM:SS"' if allow_days else '"HH:MM:SS"'
+    if not isinstance(value, str):
+        # e.g. an unquoted 01:00:00 that a YAML 1.1 reader turned into a number
+        _fail(key, f"must be a quoted string {form}", value)
+    match = _WALLTIME_RE.match(value)
+    if match is None or (match.group(1) is not None and not allow_days):
+        _fail(key, f"must be {form}", value)
+    if _walltime_seconds(value) <= 0:
+        _fail(key, "must be > 0", value)
+    return value
+
+
+def _as_duration(key: str, value) -> str:
+    """A duration such as ``"55m"``, ``"90s"``, ``"1.5h"`` or a number of seconds; kept as text."""
+    if isinstance(value, bool) or not isinstance(value, (str, numbers.Real)):
+        _fail(key, 'must be a duration such as "55m", "90s" or "1.5h"', value)
+    text = str(value)
+    if _DURATION_RE.match(text) is None:
+        _fail(key, 'must be a duration such as "55m", "90s" or "1.5h"', value)
+    return text
+
+
+def _str_list(key: str, value) -> tuple[str, ...]:
+    items = _as_list(key, [] if value is None else value)
+    return tuple(_as_str(f"{key}[{i}]", v) for i, v in enumerate(items))
+
+
+def _freeze(value):
+    """Nested mappings/lists to FrozenMap/tuples, so a spec holding them stays hashable."""
+    if isinstance(value, Mapping):
+        return FrozenMap({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _parse_adaptive(value) -> AdaptiveSpec | None:
+    key = "cluster.adaptive"
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        _fail(key, "must be null or {minimum: jobs, maximum: jobs}", value)
+    _check_known(value, key, ("minimum", "maximum"))
+    minimum = _as_int(f"{key}.minimum", value.get("minimum", 0), 0)
+    maximum = _as_int(f"{key}.maximum", _get(value, key, "maximum"), 1)
+    if maximum < minimum:
+        _fail(f"{key}.maximum", f"must be >= cluster.adaptive.minimum ({minimum})", maximum)
+    return AdaptiveSpec(minimum, maximum)
+
+
+def _parse_jobqueue(kind: str, section: Mapping, required) -> dict:
+    """The dask-jobqueue settings of a ``slurm`` / ``pbs`` cluster, validated."""
+    directive = "#SBATCH" if kind == "slurm" else "#PBS"
+    cores = _as_int("cluster.cores", required("cores"), 1)
+    processes = section.get("processes")
+    if processes is not None:
+        processes = _as_int("cluster.processes", processes, 1)
+        if processes > cores:
+            _fail("cluster.processes", f"must be <= cluster.cores ({cores}): every worker has one "
+                                       "thread and needs a core", processes)
+    memory = _as_size("cluster.memory", required("memory"))
+    walltime = _as_walltime("cluster.walltime", required("walltime"), allow_days=kind == "slurm")
+
+    def optional_str(name):
+        return _as_str(f"cluster.{name}", section.get(name), allow_none=True)
+
+    example = "--qos=normal" if kind == "slurm" else "-l place=scatter"
+    directives = _str_list("cluster.job_extra_directives", section.get("job_extra_directives"))
+    for i, line in enumerate(directives):
+        if line.lstrip().startswith("#"):
+            _fail(f"cluster.job_extra_directives[{i}]",
+                  f"give the option only (e.g. {example}); '{directive}' is added", line)
+    prologue = _str_list("cluster.job_script_prologue", section.get("job_script_prologue"))
+
+    adaptive = _parse_adaptive(section.get("adaptive"))
+    n_jobs = section.get("n_jobs")
+    if adaptive is None:
+        n_jobs = _as_int("cluster.n_jobs", required("n_jobs"), 1)
+    elif n_jobs is not None:
+        n_jobs = _as_int("cluster.n_jobs", n_jobs, 1)
+
+    lifetime = section.get("worker_lifetime")
+    stagger = section.get("lifetime_stagger")
+    if lifetime is None:
+        stagger = None  # retirement switched off: the stagger has nothing to spread
+    else:
+        lifetime = _as_duration("cluster.worker_lifetime", lifetime)
+        if stagger is not None:
+            stagger = _as_duration("cluster.lifetime_stagger", stagger)
+        life_s = _duration_seconds(lifetime)
+        stagger_s = _duration_seconds(stagger) if stagger is not None else 0.0
+        wall_s = _walltime_seconds(walltime)
+        if life_s <= 0:
+            _fail("cluster.worker_lifetime", "must be > 0", lifetime)
+        if stagger_s >= life_s:
+            _fail("cluster.lifetime_stagger", f"must be shorter than cluster.worker_lifetime "
+                                              f"({lifetime})", stagger)
+        if life_s + stagger_s >= wall_s:
+            _fail("cluster.worker_lifetime", f"plus cluster.lifetime_stagger ({stagger or '0s'}) "
+                                             f"must be shorter than cluster.walltime ({walltime}) "
+                                             "so that workers retire before the job is killed",
+                  lifetime)
+    return dict(
+        cores=cores,
+        processes=processes,
+        memory=memory,
+        walltime=walltime,
+        queue=optional_str("queue"),
+        account=optional_str("account"),
+        interface=optional_str("interface"),
+        log_directory=optional_str("log_directory"),
+        job_extra_directives=directives,
+        job_script_prologue=prologue,
+        resource_spec=optional_str("resource_spec"),
+        n_jobs=n_jobs,
+        adaptive=adaptive,
+        worker_lifetime=lifetime,
+        lifetime_stagger=stagger,
+        python=optional_str("python"),
+    )
+
+
+def _is_unset(value) -> bool:
+    return value is None or value == _MISSING or (isinstance(value, (list, tuple, Mapping))
+                                                  and not value)
+
+
 def _parse_cluster(d: Mapping) -> ClusterSpec:
     key = "cluster"
     section = _section(d, key)
     _check_known(section, key, _CLUSTER_FIELDS,
-                 hint="; backend-specific settings go under cluster.options")
+                 hint="; other backend keyword arguments go under cluster.options")
     kind = _get(section, key, "kind")
     if kind not in CLUSTER_KINDS:
         _fail("cluster.kind", f"unknown cluster kind; known kinds are {', '.join(CLUSTER_KINDS)}",
               kind)
+    used = _KIND_FIELDS[kind]
+    for name in _CLUSTER_FIELDS:
+        if name not in ("kind", "options") and name not in used and not _is_unset(
+                section.get(name)):
+            users = [k for k, fields in _KIND_FIELDS.items() if name in fields]
+            hint = " (use cluster.n_jobs: workers = n_jobs x processes)" if (
+                name == "n_workers" and kind in ("slurm", "pbs")) else ""
+            _fail(f"cluster.{name}", f"is not used by cluster.kind={kind} (it is a setting of "
+                                     f"{', '.join(users)}){hint}", section.get(name))
 
     def required(name: str):
         value = section.get(name)
@@ -597,6 +856,13 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
     options = section.get("options") or {}
     if not isinstance(options, Mapping):
         _fail("cluster.options", "must be a mapping", options)
+    for name in options:
+        if name in _RESERVED_OPTIONS.get(kind, ()):
+            typed = f"cluster.{name}" if name in _CLUSTER_FIELDS else None
+            _fail(f"cluster.options.{name}",
+                  f"set {typed} instead" if typed else f"is set by mccard-dist for cluster.kind="
+                                                       f"{kind}; remove it", options[name])
+    jobqueue = _parse_jobqueue(kind, section, required) if kind in ("slurm", "pbs") else {}
     return ClusterSpec(
         kind=kind,
         n_workers=n_workers,
@@ -607,7 +873,8 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
                                   allow_none=True),
         address=address,
         scheduler_file=scheduler_file,
-        options=FrozenMap(options),
+        options=_freeze(options),
+        **jobqueue,
     )
 
 
@@ -616,6 +883,10 @@ _EXAMPLES = {
     "scheduler_file": "cluster.scheduler_file=/path/to/scheduler.json",
     "n_workers": "cluster.n_workers=2",
     "threads_per_worker": "cluster.threads_per_worker=1",
+    "cores": "cluster.cores=8",
+    "memory": "cluster.memory=16GB",
+    "walltime": "cluster.walltime=01:00:00",
+    "n_jobs": "cluster.n_jobs=2, or cluster.adaptive={minimum:0,maximum:8}",
 }
 
 

@@ -117,7 +117,9 @@ def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress
     from distributed import as_completed
 
     log.info("Dask dashboard: %s", client.dashboard_link)
-    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+    # workers connected now, or the cluster's target (batch-job and adaptive workers join later)
+    n_workers = max(1, len(client.scheduler_info().get("workers", {})),
+                    spec.cluster.target_workers or 0)
     max_in_flight = max(1, spec.run.blocks_per_worker * n_workers)
     spec_dict = spec.to_dict()  # plain Python: no config objects travel to workers
     token = f"{grid_hash(spec)[:8]}-{uuid.uuid4().hex[:6]}"

@@ -53,6 +53,8 @@ def test_every_experiment_composes_and_validates(compose, experiment):
         ["cluster=local"],
         ["cluster=address", "cluster.address=tcp://127.0.0.1:8786"],
         ["cluster=scheduler_file", "cluster.scheduler_file=/tmp/scheduler.json"],
+        ["cluster=slurm"],
+        ["cluster=pbs"],
     ],
     ids=lambda o: o[0],
 )
@@ -288,6 +290,8 @@ def test_messages_say_what_to_change(smoke_dict):
     with pytest.raises(ConfigError, match="local, address, scheduler_file, slurm, pbs"):
         spec_from_dict(bad(smoke_dict, "cluster.kind", "k8s"))
     with pytest.raises(ConfigError, match="cluster.options"):
+        spec_from_dict(bad(smoke_dict, "cluster.partition", "short"))
+    with pytest.raises(ConfigError, match="not used by cluster.kind=local .*slurm, pbs"):
         spec_from_dict(bad(smoke_dict, "cluster.queue", "short"))
 
 
@@ -315,9 +319,148 @@ def test_bad_values_through_hydra_overrides(compose):
         assert str(info.value).startswith(key), (overrides, str(info.value))
 
 
-def test_future_cluster_kinds_keep_options(smoke_dict):
-    d = bad(smoke_dict, "cluster", {"kind": "slurm", "n_workers": 4,
-                                    "options": {"queue": "short", "cores": 8}})
+# -- slurm / pbs (dask-jobqueue) cluster settings --------------------------------------------------
+def jobqueue_dict(smoke_dict, kind="slurm", **changes):
+    """The smoke config with the shipped conf/cluster/<kind>.yaml settings plus ``changes``."""
+    d = copy.deepcopy(smoke_dict)
+    d["cluster"] = copy.deepcopy(JOBQUEUE_CLUSTERS[kind])
+    d["cluster"].update(changes)
+    return d
+
+
+JOBQUEUE_CLUSTERS = {
+    kind: OmegaConf.to_container(OmegaConf.load(Path(__file__).parents[1] / "conf" / "cluster"
+                                                / f"{kind}.yaml"), resolve=True)
+    for kind in ("slurm", "pbs")
+}
+
+
+@pytest.mark.parametrize("kind", ["slurm", "pbs"])
+def test_jobqueue_cluster_is_typed_and_round_trips(smoke_dict, kind):
+    d = jobqueue_dict(smoke_dict, kind, processes=2, queue="short", account="proj",
+                      job_extra_directives=["--qos=normal"], n_jobs=3,
+                      job_script_prologue=["module load python"], options={"local_directory": "/tmp"})
     spec = spec_from_dict(d)
-    assert spec.cluster.kind == "slurm" and spec.cluster.options == {"queue": "short", "cores": 8}
+    c = spec.cluster
+    assert (c.kind, c.cores, c.processes, c.memory, c.walltime) == (kind, 4, 2, "8GB", "01:00:00")
+    assert (c.queue, c.account, c.n_jobs, c.adaptive) == ("short", "proj", 3, None)
+    assert c.job_extra_directives == ("--qos=normal",)
+    assert c.job_script_prologue == ("module load python",)
+    assert (c.worker_lifetime, c.lifetime_stagger) == ("55m", "4m")
+    assert (c.walltime_seconds, c.worker_lifetime_seconds, c.lifetime_stagger_seconds) == (
+        3600, 3300.0, 240.0)
+    assert (c.workers_per_job, c.target_workers) == (2, 6)
+    assert c.n_workers is None and c.address is None
     assert spec_from_dict(spec.to_dict()) == spec
+    assert pickle.loads(pickle.dumps(spec)) == spec
+    hash(spec)  # frozen all the way down (options included)
+    json.dumps(spec.to_dict())
+
+
+def test_jobqueue_defaults_and_adaptive(smoke_dict):
+    c = spec_from_dict(jobqueue_dict(smoke_dict)).cluster
+    assert c.processes is None and c.workers_per_job == 4  # one single-threaded worker per core
+    assert (c.n_jobs, c.target_workers, c.dashboard_address) == (1, 4, ":8787")
+    c = spec_from_dict(jobqueue_dict(smoke_dict, adaptive={"maximum": 5})).cluster
+    assert (c.adaptive.minimum, c.adaptive.maximum, c.target_workers) == (0, 5, 20)
+    # retirement off: the stagger has nothing to spread
+    c = spec_from_dict(jobqueue_dict(smoke_dict, worker_lifetime=None)).cluster
+    assert c.worker_lifetime is None and c.lifetime_stagger is None
+    c = spec_from_dict(jobqueue_dict(smoke_dict, worker_lifetime=3000, lifetime_stagger="90s",
+                                     walltime="1-00:00:00")).cluster
+    assert (c.worker_lifetime_seconds, c.lifetime_stagger_seconds, c.walltime_seconds) == (
+        3000.0, 90.0, 86400)
+
+
+BAD_JOBQUEUE = [
+    ("slurm", {"cores": 0}, "cluster.cores"),
+    ("slurm", {"cores": None}, "cluster.cores"),
+    ("slurm", {"cores": 2, "processes": 4}, "cluster.processes"),
+    ("slurm", {"memory": "lots"}, "cluster.memory"),
+    ("slurm", {"memory": "0GB"}, "cluster.memory"),
+    ("slurm", {"memory": 8}, "cluster.memory"),
+    ("slurm", {"walltime": "1h"}, "cluster.walltime"),
+    ("slurm", {"walltime": 3600}, "cluster.walltime"),
+    ("slurm", {"walltime": "00:00:00"}, "cluster.walltime"),
+    ("pbs", {"walltime": "1-00:00:00"}, "cluster.walltime"),
+    ("slurm", {"walltime": "00:30:00"}, "cluster.worker_lifetime"),
+    ("slurm", {"worker_lifetime": "soon"}, "cluster.worker_lifetime"),
+    ("slurm", {"lifetime_stagger": "1h"}, "cluster.lifetime_stagger"),
+    ("slurm", {"n_jobs": 0}, "cluster.n_jobs"),
+    ("slurm", {"n_jobs": None}, "cluster.n_jobs"),
+    ("slurm", {"adaptive": {"minimum": 3, "maximum": 2}}, "cluster.adaptive.maximum"),
+    ("slurm", {"adaptive": {"minimum": 0}}, "cluster.adaptive.maximum"),
+    ("slurm", {"adaptive": {"maximum": 2, "max": 3}}, "cluster.adaptive.max"),
+    ("slurm", {"adaptive": 4}, "cluster.adaptive"),
+    ("slurm", {"job_extra_directives": "--qos=normal"}, "cluster.job_extra_directives"),
+    ("slurm", {"job_extra_directives": ["#SBATCH --qos=normal"]},
+     "cluster.job_extra_directives[0]"),
+    ("pbs", {"job_extra_directives": ["", "-l place=scatter"]}, "cluster.job_extra_directives[0]"),
+    ("slurm", {"job_script_prologue": [1]}, "cluster.job_script_prologue[0]"),
+    ("slurm", {"queue": ""}, "cluster.queue"),
+    ("slurm", {"interface": 0}, "cluster.interface"),
+    ("slurm", {"resource_spec": "nodes=1:ppn=4"}, "cluster.resource_spec"),
+    ("slurm", {"n_workers": 4}, "cluster.n_workers"),
+    ("slurm", {"address": "tcp://h:8786"}, "cluster.address"),
+    ("slurm", {"options": {"cores": 8}}, "cluster.options.cores"),
+    ("pbs", {"options": {"env_extra": ["x"]}}, "cluster.options.env_extra"),
+    ("slurm", {"options": ["x"]}, "cluster.options"),
+]
+
+
+@pytest.mark.parametrize("kind,changes,key", BAD_JOBQUEUE,
+                         ids=[f"{k}:{c!r}"[:60] for k, c, _ in BAD_JOBQUEUE])
+def test_bad_jobqueue_value_is_refused_naming_the_key(smoke_dict, kind, changes, key):
+    with pytest.raises(ConfigError) as info:
+        spec_from_dict(jobqueue_dict(smoke_dict, kind, **changes))
+    assert str(info.value).startswith(key + ":"), str(info.value)
+
+
+def test_jobqueue_messages_say_what_to_change(smoke_dict):
+    with pytest.raises(ConfigError, match=r"must be shorter than cluster.walltime \(00:30:00\) so "
+                                          "that workers retire before the job is killed"):
+        spec_from_dict(jobqueue_dict(smoke_dict, walltime="00:30:00"))
+    with pytest.raises(ConfigError, match="use cluster.n_jobs"):
+        spec_from_dict(jobqueue_dict(smoke_dict, n_workers=4))
+    with pytest.raises(ConfigError, match="set cluster.cores instead"):
+        spec_from_dict(jobqueue_dict(smoke_dict, options={"cores": 8}))
+    with pytest.raises(ConfigError, match="'#SBATCH' is added"):
+        spec_from_dict(jobqueue_dict(smoke_dict, job_extra_directives=["#SBATCH -p x"]))
+    with pytest.raises(ConfigError, match=r"cluster.cores: required when cluster.kind=pbs .*"
+                                          "cluster.cores=8"):
+        spec_from_dict(jobqueue_dict(smoke_dict, "pbs", cores=None))
+
+
+def test_jobqueue_values_through_hydra_overrides(compose):
+    spec = from_dictconfig(compose([
+        "experiment=smoke", "cluster=slurm", "cluster.walltime=02:00:00", "cluster.cores=8",
+        "cluster.adaptive={minimum:1,maximum:6}", "cluster.job_extra_directives=['--qos=normal']",
+        "+cluster.options.local_directory=/tmp"]))
+    c = spec.cluster
+    assert (c.walltime, c.cores, c.adaptive.minimum, c.adaptive.maximum) == ("02:00:00", 8, 1, 6)
+    assert c.job_extra_directives == ("--qos=normal",) and c.options == {"local_directory": "/tmp"}
+    cases = [
+        (["cluster=slurm", "cluster.walltime=00:30:00"], "cluster.worker_lifetime"),
+        (["cluster=slurm", "cluster.processes=5"], "cluster.processes"),
+        (["cluster=pbs", "cluster.memory=lots"], "cluster.memory"),
+        (["cluster=local", "+cluster.queue=short"], "cluster.queue"),
+    ]
+    for overrides, key in cases:
+        with pytest.raises(ConfigError) as info:
+            from_dictconfig(compose(["experiment=smoke", *overrides]))
+        assert str(info.value).startswith(key), (overrides, str(info.value))
+
+
+def test_other_kinds_refuse_jobqueue_settings(smoke_dict):
+    for kind, extra in (("local", {}), ("address", {"address": "tcp://h:8786"}),
+                        ("scheduler_file", {"scheduler_file": "/tmp/s.json"})):
+        d = bad(smoke_dict, "cluster", {"kind": kind, "n_workers": 2, "threads_per_worker": 1,
+                                        "cores": 4, **extra})
+        if kind != "local":
+            del d["cluster"]["n_workers"], d["cluster"]["threads_per_worker"]
+        with pytest.raises(ConfigError, match=f"cluster.cores: is not used by cluster.kind={kind}"):
+            spec_from_dict(d)
+    # unset (None / empty) fields of other kinds are fine: that is what to_dict writes
+    spec = spec_from_dict(smoke_dict)
+    assert spec.cluster.kind == "local" and spec_from_dict(spec.to_dict()) == spec
+    assert spec.cluster.target_workers == 2
