@@ -827,9 +827,9 @@ def _psi_text(psis) -> str:
 def _rule(kind: str, level: float, tol: float, margin: float = math.nan) -> str:
     where = f"{level:.0%} interval"
     if kind == "greater":
-        return f"holds if the {where} lies above 0"
+        return f"holds if the {where} lies above 0; does not hold if the mean is <= 0"
     if kind == "less":
-        return f"holds if the {where} lies below 0"
+        return f"holds if the {where} lies below 0; does not hold if the mean is >= 0"
     size = f" = ±{margin:.3g}" if math.isfinite(margin) else ""
     return f"holds if the {where} lies within ±{tol:.0%} of the mean level of the two{size}"
 
@@ -858,13 +858,24 @@ def _part(cells, claim, part, quantity, kind, compute, level, tol) -> ClaimPart:
     if n < 2:
         note = "; ".join(x for x in (note, "fewer than 2 paired seeds") if x)
         return ClaimPart(claim, part, quantity, rule, NO_DATA, mean, lo, hi, n, note)
+    # holds: the interval lies on the claimed side (within the band for "similar");
+    # does not hold: the estimate itself lies on the other side (outside the band);
+    # otherwise the estimate agrees but the interval is too wide to decide: not enough data.
     if kind == "greater":
-        ok = lo > 0
+        ok, wrong = lo > 0, mean <= 0
     elif kind == "less":
-        ok = hi < 0
+        ok, wrong = hi < 0, mean >= 0
     else:
-        ok = -margin <= lo and hi <= margin
-    return ClaimPart(claim, part, quantity, rule, HOLDS if ok else FAILS, mean, lo, hi, n, note)
+        ok, wrong = -margin <= lo and hi <= margin, abs(mean) > margin
+    if ok:
+        verdict = HOLDS
+    elif wrong:
+        verdict = FAILS
+    else:
+        verdict = NO_DATA
+        note = "; ".join(x for x in (note, "the estimate agrees but the interval is too wide to "
+                                           "decide: more seeds needed") if x)
+    return ClaimPart(claim, part, quantity, rule, verdict, mean, lo, hi, n, note)
 
 
 def _overall(parts) -> str:
@@ -919,7 +930,8 @@ def _claim1(cells, level, tol):
 
     Per tau, two parts, on the per-seed mean over every psi > 0 in the store:
     ``r(mcc_ard) - r(ls_ard)`` holds if its interval lies above 0;
-    ``RMSE(mcc_ard) - RMSE(ls_ard)`` holds if its interval lies below 0. Otherwise "does not hold".
+    ``RMSE(mcc_ard) - RMSE(ls_ard)`` holds if its interval lies below 0. A part whose estimate lies on the other side "does not
+    hold"; one whose estimate agrees but whose interval crosses 0 has "not enough data".
     """
     parts = []
     for tau in PAPER_TAUS:
@@ -940,7 +952,8 @@ def _claim2(cells, level, tol):
       below 0;
     - RMSE "similar" at tau = 10: holds if the interval of ``RMSE(mcc_ard) - RMSE(mcc_l1)`` lies
       within ± SIMILAR_TOLERANCE (10%) of the mean RMSE of the two methods (over psi and the
-      paired seeds); otherwise (also for an interval too wide to tell) "does not hold".
+      paired seeds); "does not hold" when the estimate itself is on the other side (outside the band), and
+      "not enough data" when it agrees but the interval is too wide to tell.
     """
     parts = []
     for tau in PAPER_TAUS:
@@ -1049,10 +1062,11 @@ def check_claims(ds, level: float = 0.95, similar_tolerance: float = SIMILAR_TOL
     (``level``, default 95%, :func:`paired_interval`). Decision rules:
 
     - "greater" / "less" parts hold when the whole interval lies on the claimed side of 0, and do
-      not hold otherwise (including an interval that contains 0);
+      not hold when the mean itself lies on the other side; a mean on the claimed side with an
+      interval that contains 0 is "not enough data" (more seeds needed);
     - "similar" / "close" parts hold when the whole interval lies within
       ``± similar_tolerance`` (10%) of the mean level of the two methods compared, and do not hold
-      otherwise;
+      when the mean lies outside that band; otherwise "not enough data";
     - a part is "not enough data" when a method, tau or psi it needs is not in the store, or fewer
       than 2 paired seeds have every needed cell finished (pending and failed cells count as
       missing);

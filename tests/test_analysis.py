@@ -359,3 +359,14 @@ def test_claims_on_a_real_store_and_as_markdown(ds):
     # every row of a table has its table's number of columns (no stray "|" in a cell)
     widths = {len(re.findall(r"(?<!\\)\|", line)) for line in text.splitlines() if line}
     assert widths == {4, 9}
+
+
+def test_an_agreeing_estimate_with_a_wide_interval_is_not_enough_data():
+    ds = constructed()
+    # tau = 5: MCC-ARD's r advantage over LS-ARD is +0.05 on average but swings from seed to seed
+    swing = np.array([0.6, -0.5, 0.6, -0.5, 0.6, -0.5])
+    ds["r"].loc[{"method": "ls_ard", "tau": 5.0}] = (
+        ds["r"].sel({"method": "mcc_ard", "tau": 5.0}) - 0.05 - swing)
+    part = _part(check_claims(ds), "1", "r, τ = 5")
+    assert part.estimate > 0 and part.ci_low < 0 < part.ci_high
+    assert part.verdict == NO_DATA and "more seeds" in part.note
