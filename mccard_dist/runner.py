@@ -24,7 +24,8 @@ from .config import ExperimentSpec
 from .grid import cells as all_cells
 from .grid import grid_hash, make_blocks
 from .store import ResultsStore
-from .tasks import STATUS_FAILED, run_block
+from .grid import STATUS_FAILED
+from .tasks import run_block
 
 __all__ = ["RunReport", "run_experiment", "run_serial", "submission_order"]
 

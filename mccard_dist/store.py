@@ -28,7 +28,7 @@ import numpy as np
 
 from . import grid
 from .config import ExperimentSpec
-from .tasks import SCALARS, STATUS_DONE, STATUS_FAILED, STATUS_PENDING, CellResult
+from .grid import SCALARS, STATUS_DONE, STATUS_FAILED, STATUS_PENDING, CellResult
 
 __all__ = ["ResultsStore", "StoreMismatchError", "open_results", "package_versions"]
 

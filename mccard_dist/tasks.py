@@ -16,42 +16,25 @@ from __future__ import annotations
 import time
 import traceback
 import warnings
-from dataclasses import dataclass, field
-
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
 from .config import CVSpec, ExperimentSpec, MethodSpec, spec_from_dict
-from .grid import Block, Cell, cv_candidates
+from .grid import (  # the record schema lives with the grid, shared with the store
+    STATUS_DONE,
+    STATUS_FAILED,
+    STATUS_PENDING,
+    Block,
+    Cell,
+    CellResult,
+    cv_candidates,
+)
 from .metrics import evaluate
 from .models import mcc_l1_alpha_max
 
 __all__ = ["CellResult", "STATUS_DONE", "STATUS_FAILED", "STATUS_PENDING", "cv_loss",
            "run_block", "run_cell"]
-
-STATUS_PENDING, STATUS_DONE, STATUS_FAILED = 0, 1, 2
-
-#: scalar per-cell results, in the order the store lays them out (name -> dtype)
-SCALARS = {
-    "r": "f8", "rmse": "f8", "n_selected": "i4", "tp": "i4", "fp": "i4", "fn": "i4", "tn": "i4",
-    "precision": "f8", "recall": "f8", "f1": "f8", "chosen_h": "f8", "chosen_lam": "f8",
-    "chosen_alpha": "f8",
-    "n_iter": "i4", "converged": "i1", "fit_seconds": "f8", "cell_seconds": "f8",
-    "n_cv_failures": "i4",
-}
-
-
-@dataclass
-class CellResult:
-    """Small record of one finished cell (what travels back to the driver)."""
-
-    index: tuple[int, int, int, int]
-    status: int
-    error: str = ""
-    scalars: dict = field(default_factory=dict)
-    cv_score: np.ndarray | None = None  # (n_candidates, n_folds), loss, NaN where a fit failed
-    coef: np.ndarray | None = None
 
 
 def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:

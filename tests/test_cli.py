@@ -2,9 +2,7 @@
 
 import subprocess
 import sys
-from pathlib import Path
 
-import numpy as np
 import pytest
 import xarray as xr
 

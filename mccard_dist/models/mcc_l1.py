@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso
-from sklearn.utils.validation import validate_data
 
 from ._base import Boolean, Integer, Options, Real, RegressorBase
 from ._likelihoods import kernel
