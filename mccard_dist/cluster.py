@@ -19,6 +19,7 @@ import logging
 import shlex
 
 from .config import ClusterSpec
+from .config import _plain  # FrozenMap / tuples -> dicts / lists for the backends
 
 __all__ = ["connect", "BLAS_ENV", "jobqueue_kwargs", "job_script"]
 
@@ -75,15 +76,6 @@ def _jobqueue_class(kind: str):
         raise RuntimeError(f"cluster.kind={kind} needs dask-jobqueue: pip install "
                            "'mccard-dist[jobqueue]'") from exc
     return {"slurm": SLURMCluster, "pbs": PBSCluster}[kind]
-
-
-def _plain(value):
-    """FrozenMap/tuples (as held by the spec) to dicts/lists for the backend."""
-    if hasattr(value, "items"):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _seconds(value: float) -> str:

@@ -55,11 +55,19 @@ def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
     raise ValueError(f"cv.score must be one of mae, medae, rmse, correntropy; got {cv.score!r}")
 
 
-def _estimator(method: MethodSpec, X, y, h: float, ratio: float):
+def _estimator(method: MethodSpec, X, y, h: float, ratio: float, alpha_max=None):
+    """The candidate's estimator; ``alpha_max`` (a dict) caches alpha_max per kernel width for
+    the training set ``X, y`` (it does not depend on the ratio)."""
     kw = h if method.takes_kernel_width else None
     alpha = None
     if method.takes_alpha:
-        alpha = ratio * mcc_l1_alpha_max(X, y, h) if ratio > 0 else 0.0
+        if ratio > 0:
+            cache = {} if alpha_max is None else alpha_max
+            if h not in cache:
+                cache[h] = mcc_l1_alpha_max(X, y, h)
+            alpha = ratio * cache[h]
+        else:
+            alpha = 0.0
     return method.make_estimator(kernel_width=kw, alpha=alpha), alpha
 
 
@@ -89,9 +97,10 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None) ->
         if candidates:
             scores = np.full((len(candidates), spec.cv.n_folds), np.nan)
             for f, (train, val) in enumerate(folds(len(y), spec.cv.n_folds, cell.seed)):
+                alpha_max = {}  # per kernel width, for this training fold
                 for c, (h, ratio) in enumerate(candidates):
                     try:
-                        est, _ = _estimator(method, X[train], y[train], h, ratio)
+                        est, _ = _estimator(method, X[train], y[train], h, ratio, alpha_max)
                         _fit(est, X[train], y[train])
                         scores[c, f] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
                     except (ValueError, ArithmeticError, np.linalg.LinAlgError):
