@@ -11,7 +11,7 @@ added by the CLI) are ignored::
     experiment: {name, methods: [names], tau: [..], psi: [..], seeds: {start, count} | [ints]}
     methods:    {<name>: {estimator, params: {..}, kernel_width: [..], alpha_ratio: [..]}, ...}
     data:       {n_train, n_test, n_features, n_relevant, noise_var}
-    cv:         {n_folds, score, reference_width}
+    cv:         {scheme, n_folds, score, reference_width}
     run:        {fits_per_block, blocks_per_worker, retries, save_coef, retry_failed, progress}
     store:      {root, path}
     cluster:    {kind, n_workers, threads_per_worker, memory_limit, host, dashboard_address, address,
@@ -43,6 +43,7 @@ from .models import LSARDRegressor, MCCARDRegressor, MCCL1Regressor
 
 __all__ = [
     "CLUSTER_KINDS",
+    "CV_SCHEMES",
     "CV_SCORES",
     "ESTIMATORS",
     "AdaptiveSpec",
@@ -66,6 +67,7 @@ ESTIMATORS = MappingProxyType(
 
 #: CV validation losses (lower is better). ``correntropy`` is ``1 - mean exp(-e^2 / 2 reference_width)``.
 CV_SCORES = ("mae", "medae", "rmse", "correntropy")
+CV_SCHEMES = ("kfold", "alo")
 
 #: Cluster backends (``slurm`` and ``pbs`` through dask-jobqueue, see :class:`ClusterSpec`).
 CLUSTER_KINDS = ("local", "address", "scheduler_file", "slurm", "pbs")
@@ -214,11 +216,24 @@ class DataSpec:
 
 @dataclass(frozen=True)
 class CVSpec:
-    """K-fold CV: number of folds, validation loss (one of :data:`CV_SCORES`), correntropy width."""
+    """Model selection: scheme (one of :data:`CV_SCHEMES`), number of folds, validation loss (one of
+    :data:`CV_SCORES`), correntropy width.
+
+    ``scheme="kfold"``: K-fold CV (``n_folds`` fits per candidate, then a refit on all the training
+    data). ``scheme="alo"``: one fit per candidate on all the training data, scored on its
+    approximate leave-one-out residuals (``loo_residuals`` of the estimators); the chosen
+    candidate's fit is the final fit and ``n_folds`` is not used.
+    """
 
     n_folds: int
     score: str
     reference_width: float
+    scheme: str = "kfold"
+
+    @property
+    def n_columns(self) -> int:
+        """Columns of the ``cv_score`` record: ``n_folds`` (kfold) or 1 (alo)."""
+        return 1 if self.scheme == "alo" else self.n_folds
 
 
 @dataclass(frozen=True)
@@ -516,7 +531,10 @@ def _parse_data(d: Mapping) -> DataSpec:
 def _parse_cv(d: Mapping, data: DataSpec) -> CVSpec:
     key = "cv"
     section = _section(d, key)
-    _check_known(section, key, ("n_folds", "score", "reference_width"))
+    _check_known(section, key, ("scheme", "n_folds", "score", "reference_width"))
+    scheme = section.get("scheme", "kfold")  # stores written before schemes existed: kfold
+    if scheme not in CV_SCHEMES:
+        _fail("cv.scheme", f"must be one of {', '.join(CV_SCHEMES)}", scheme)
     n_folds = _as_int("cv.n_folds", _get(section, key, "n_folds"), 2)
     if n_folds > data.n_train:
         _fail("cv.n_folds", f"must be <= data.n_train ({data.n_train})", n_folds)
@@ -529,7 +547,7 @@ def _parse_cv(d: Mapping, data: DataSpec) -> CVSpec:
     reference_width = _as_float("cv.reference_width", _get(section, key, "reference_width"))
     if reference_width <= 0:
         _fail("cv.reference_width", "must be > 0", reference_width)
-    return CVSpec(n_folds, score, reference_width)
+    return CVSpec(n_folds, score, reference_width, scheme)
 
 
 def _parse_params(key: str, estimator: str, params, kernel_width, alpha_ratio) -> FrozenMap:

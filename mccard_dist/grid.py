@@ -141,8 +141,14 @@ def cv_candidates(method_spec: MethodSpec) -> list[tuple[float, float]]:
 
 
 def fits_per_cell(method_spec: MethodSpec, cv_spec: CVSpec) -> int:
-    """Estimator fits in one cell: every candidate on every fold, plus the final fit."""
-    return len(cv_candidates(method_spec)) * cv_spec.n_folds + 1
+    """Estimator fits in one cell: every candidate on every fold, plus the final fit (kfold); one
+    fit per candidate, the chosen one being the final fit (alo); one fit without candidates."""
+    n_candidates = len(cv_candidates(method_spec))
+    if not n_candidates:
+        return 1
+    if cv_spec.scheme == "alo":
+        return n_candidates
+    return n_candidates * cv_spec.n_folds + 1
 
 
 def block_fits(spec: ExperimentSpec, block: Block) -> int:
@@ -225,7 +231,7 @@ def coords(spec: ExperimentSpec) -> dict[str, np.ndarray]:
     ``method`` (names), ``tau``, ``psi``, ``seed`` in the spec's order; ``h`` the sorted union of the
     methods' kernel-width grids; ``lam`` the sorted union of their ``alpha_ratio`` grids, plus 0.0
     when an ARD method with CV is present (its candidates carry ``alpha_ratio`` 0.0); ``fold``
-    ``0..n_folds-1``; ``feature`` ``0..n_features-1``.
+    ``0..n_folds-1`` (a single column 0 for ``cv.scheme=alo``); ``feature`` ``0..n_features-1``.
     """
     hs: set[float] = set()
     lams: set[float] = set()
@@ -240,7 +246,7 @@ def coords(spec: ExperimentSpec) -> dict[str, np.ndarray]:
         "seed": np.array(spec.seeds, dtype=np.int64),
         "h": np.array(sorted(hs), dtype=np.float64),
         "lam": np.array(sorted(lams), dtype=np.float64),
-        "fold": np.arange(spec.cv.n_folds, dtype=np.int64),
+        "fold": np.arange(spec.cv.n_columns, dtype=np.int64),
         "feature": np.arange(spec.data.n_features, dtype=np.int64),
     }
 
@@ -270,8 +276,17 @@ def grid_description(spec: ExperimentSpec) -> dict:
         },
         "methods": {m.name: m.to_dict() for m in spec.methods},
         "data": asdict(spec.data),
-        "cv": asdict(spec.cv),
+        "cv": _cv_description(spec.cv),
     }
+
+
+def _cv_description(cv: CVSpec) -> dict:
+    """``cv`` for the hash; the default scheme (kfold) is left out, so stores written before
+    ``cv.scheme`` existed keep their hash, and a kfold store never resumes an alo one."""
+    description = asdict(cv)
+    if description["scheme"] == "kfold":
+        del description["scheme"]
+    return description
 
 
 def _canonical_json(description: dict) -> str:

@@ -7,7 +7,9 @@ method sees the same data (and the same CV folds) for the same ``(tau, psi, seed
 One cell: K-fold CV over the method's candidates ``(kernel_width, alpha_ratio)`` (folds drawn from
 the cell's seed), choice of the candidate with the lowest mean validation loss (ties: the first,
 i.e. the smallest kernel width), a final fit on the whole training set with that choice, and the
-paper's metrics on the noise-free test set. A fit that raises is recorded (CV: a NaN score; final
+paper's metrics on the noise-free test set. With ``cv.scheme=alo`` each candidate is fitted once on
+the whole training set and scored on its approximate leave-one-out residuals, and the chosen fit is
+the final fit. A fit that raises is recorded (CV: a NaN score; final
 fit: the cell's status becomes "failed" with the message); the block goes on.
 """
 
@@ -83,6 +85,46 @@ def folds(n_train: int, n_folds: int, seed: int):
     return list(KFold(n_splits=n_folds, shuffle=True, random_state=seed).split(np.empty(n_train)))
 
 
+def _kfold_scores(spec, method, X, y, candidates, seed):
+    """(n_candidates, n_folds) validation losses (NaN where a fit failed) and the failure count."""
+    scores = np.full((len(candidates), spec.cv.n_folds), np.nan)
+    n_failures = 0
+    for f, (train, val) in enumerate(folds(len(y), spec.cv.n_folds, seed)):
+        alpha_max = {}  # per kernel width, for this training fold
+        for c, (h, ratio) in enumerate(candidates):
+            try:
+                est, _ = _estimator(method, X[train], y[train], h, ratio, alpha_max)
+                _fit(est, X[train], y[train])
+                scores[c, f] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
+            except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+                n_failures += 1
+    return scores, n_failures
+
+
+def _select_alo(spec, method, X, y, candidates):
+    """One fit per candidate on all the training data, scored on its approximate leave-one-out
+    residuals; the best fit is kept as the final fit (no refit). ``best`` is None if every
+    candidate failed or scored NaN."""
+    scores = np.full((len(candidates), 1), np.nan)
+    alpha_max = {}
+    best = None  # (score, index, estimator, alpha, seconds)
+    n_failures = 0
+    for c, (h, ratio) in enumerate(candidates):
+        try:
+            est, alpha = _estimator(method, X, y, h, ratio, alpha_max)
+            fit_start = time.perf_counter()
+            _fit(est, X, y)
+            seconds = time.perf_counter() - fit_start
+            scores[c, 0] = cv_loss(est.loo_residuals(X, y), spec.cv)
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+            n_failures += 1
+            continue
+        # strict <: ties keep the first candidate, as np.nanargmin does for kfold
+        if not np.isnan(scores[c, 0]) and (best is None or scores[c, 0] < best[0]):
+            best = (scores[c, 0], c, est, alpha, seconds)
+    return scores, best, n_failures
+
+
 def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None) -> CellResult:
     """Cross-validate, refit and score one cell; never raises for a failing fit."""
     start = time.perf_counter()
@@ -94,28 +136,27 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None) ->
     scores = None
     n_failures = 0
     try:
-        if candidates:
-            scores = np.full((len(candidates), spec.cv.n_folds), np.nan)
-            for f, (train, val) in enumerate(folds(len(y), spec.cv.n_folds, cell.seed)):
-                alpha_max = {}  # per kernel width, for this training fold
-                for c, (h, ratio) in enumerate(candidates):
-                    try:
-                        est, _ = _estimator(method, X[train], y[train], h, ratio, alpha_max)
-                        _fit(est, X[train], y[train])
-                        scores[c, f] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
-                    except (ValueError, ArithmeticError, np.linalg.LinAlgError):
-                        n_failures += 1
-            mean = np.mean(scores, axis=1)  # NaN for a candidate with a failed fold
-            if np.all(np.isnan(mean)):
-                raise RuntimeError(f"every CV candidate failed on at least one fold "
+        if candidates and spec.cv.scheme == "alo":
+            scores, best, n_failures = _select_alo(spec, method, X, y, candidates)
+            if best is None:
+                raise RuntimeError(f"every candidate failed or has a NaN leave-one-out score "
                                    f"({n_failures} failed fits)")
-            h, ratio = candidates[int(np.nanargmin(mean))]
+            _, c, est, alpha, fit_seconds = best
+            h, ratio = candidates[c]
         else:
-            h, ratio = np.nan, np.nan
-        est, alpha = _estimator(method, X, y, h, ratio)
-        fit_start = time.perf_counter()
-        _fit(est, X, y)
-        fit_seconds = time.perf_counter() - fit_start
+            if candidates:
+                scores, n_failures = _kfold_scores(spec, method, X, y, candidates, cell.seed)
+                mean = np.mean(scores, axis=1)  # NaN for a candidate with a failed fold
+                if np.all(np.isnan(mean)):
+                    raise RuntimeError(f"every CV candidate failed on at least one fold "
+                                       f"({n_failures} failed fits)")
+                h, ratio = candidates[int(np.nanargmin(mean))]
+            else:
+                h, ratio = np.nan, np.nan
+            est, alpha = _estimator(method, X, y, h, ratio)
+            fit_start = time.perf_counter()
+            _fit(est, X, y)
+            fit_seconds = time.perf_counter() - fit_start
         metrics = evaluate(est.coef_, est.intercept_, data.X_test, data.y_test, data.coef_true)
     except Exception as exc:  # recorded, not raised: one bad cell must not stop the run
         message = "".join(traceback.format_exception_only(type(exc), exc)).strip()

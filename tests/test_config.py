@@ -229,6 +229,7 @@ BAD_VALUES = [
     ("cv.n_folds", 41, "cv.n_folds"),
     ("cv.n_folds", 2.0, "cv.n_folds"),
     ("cv.score", "r2", "cv.score"),
+    ("cv.scheme", "loo", "cv.scheme"),
     ("cv.reference_width", 0.0, "cv.reference_width"),
     ("methods.mcc_ard.kernel_width", [0.5, 0.0], "methods.mcc_ard.kernel_width"),
     ("methods.mcc_ard.kernel_width", [-1.0], "methods.mcc_ard.kernel_width"),

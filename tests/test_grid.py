@@ -8,6 +8,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from mccard_dist.config import spec_from_dict
+from mccard_dist import grid
 from mccard_dist.grid import (
     Block,
     Cell,
@@ -262,3 +263,18 @@ def test_diff_descriptions_names_the_key(smoke, dicts):
     d["experiment"]["methods"] = ["mcc_ard", "ls_ard"]
     lines = diff_descriptions(a, grid_description(spec_from_dict(d)))
     assert "methods.mcc_l1.estimator: \"mcc_l1\" != <absent>" in lines
+
+
+def test_cv_scheme_enters_the_hash_only_when_not_the_default(smoke_spec):
+    kfold = smoke_spec()
+    alo = smoke_spec("cv=alo")
+    assert "scheme" not in grid.grid_description(kfold)["cv"]  # old kfold stores keep their hash
+    assert grid.grid_description(alo)["cv"]["scheme"] == "alo"
+    assert grid.grid_hash(kfold) != grid.grid_hash(alo)
+    assert len(grid.coords(alo)["fold"]) == 1
+    assert len(grid.coords(kfold)["fold"]) == kfold.cv.n_folds
+    m = kfold.method("mcc_ard")
+    n = len(grid.cv_candidates(m))
+    assert grid.fits_per_cell(m, kfold.cv) == n * kfold.cv.n_folds + 1
+    assert grid.fits_per_cell(m, alo.cv) == n
+    assert grid.fits_per_cell(kfold.method("ls_ard"), alo.cv) == 1

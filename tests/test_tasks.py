@@ -73,3 +73,43 @@ def test_failed_and_pending_cells_are_masked_and_counted(smoke_spec, monkeypatch
     assert np.isnan(ds["r"].values[0, 0, 1, 0])
     summary = summarize(ds)
     assert int(summary["n_pending"].sum()) == 1 and int(summary["n_done"].sum()) == 2
+
+
+def test_alo_cell_fits_each_candidate_once_and_keeps_the_best_fit(smoke_spec, monkeypatch):
+    from mccard_dist.models import MCCARDRegressor
+
+    spec = smoke_spec("cv=alo")
+    assert spec.cv.scheme == "alo" and spec.cv.n_columns == 1
+    cell = grid.cells(spec)[2]
+    method = spec.method(cell.method)
+    cands = grid.cv_candidates(method)
+    n_fits = []
+    real_fit = tasks._fit
+    monkeypatch.setattr(tasks, "_fit", lambda est, X, y: n_fits.append(X.shape[0]) or
+                        real_fit(est, X, y))
+    res = tasks.run_cell(spec, cell)
+    assert res.status == tasks.STATUS_DONE
+    # one fit per candidate, all on the whole training set, no refit
+    assert n_fits == [spec.data.n_train] * len(cands) == [spec.data.n_train] * grid.fits_per_cell(
+        method, spec.cv)
+    assert res.cv_score.shape == (len(cands), 1)
+    best = int(np.argmin(res.cv_score[:, 0]))
+    assert res.scalars["chosen_h"] == cands[best][0]
+    # the score is the loss of the chosen fit's leave-one-out residuals, and its coefficients are
+    # those of a plain fit with the chosen width
+    data = spec.data.make_data(cell.seed, cell.psi, cell.tau)
+    ref = MCCARDRegressor(cands[best][0], **dict(method.params)).fit(data.X_train, data.y_train)
+    np.testing.assert_allclose(res.coef, ref.coef_)
+    loo = ref.loo_residuals(data.X_train, data.y_train)
+    assert res.cv_score[best, 0] == pytest.approx(np.mean(np.abs(loo)))
+
+
+def test_alo_run_writes_one_score_column(smoke_spec):
+    spec = smoke_spec("cv=alo", "experiment.methods=[mcc_l1,ls_ard]")
+    run_serial(spec)
+    ds = open_results(spec.store_path())
+    assert ds.sizes["fold"] == 1
+    done = ds["status"].values == tasks.STATUS_DONE
+    assert done.all()
+    l1 = ds["cv_score"].sel({"method": "mcc_l1"})
+    assert np.isfinite(l1.sel(lam=[r for r in ds.lam.values if r > 0])).any()

@@ -82,6 +82,41 @@ class RegressorBase(RegressorMixin, BaseEstimator):
         )
         return np.ascontiguousarray(X), np.asarray(y, dtype=np.float64)
 
+    def loo_residuals(self, X, y):
+        """Approximate leave-one-out residuals of the training data, from this one fit.
+
+        ``e_n / (1 - H_nn)`` with ``H`` the hat matrix of the final weighted least-squares problem
+        the fit solves (its sample weights, relevances or active set held fixed): the exact
+        leave-one-out residual of that linear smoother, and an approximation for the robust and
+        sparse fits, whose weights and hyper-parameters would move a little without sample ``n``.
+        A sample the fit ignores (weight 0) keeps its residual; one it interpolates (``H_nn = 1``)
+        gets ``inf``. Used by ``cv.scheme=alo`` to select hyper-parameters from one fit per
+        candidate instead of K.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training data the estimator was fitted on.
+        y : array-like of shape (n_samples,)
+            The training targets.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        from ._linalg import loo_from_leverage
+
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape != (X.shape[0],):
+            raise ValueError(f"y must have shape ({X.shape[0]},) to match X; got {y.shape}")
+        e = y - X @ self.coef_ - self.intercept_
+        return loo_from_leverage(e, self._leverage(X, e))
+
+    def _leverage(self, X, e):  # pragma: no cover - every estimator overrides it
+        raise NotImplementedError
+
     def predict(self, X):
         """Predict targets, ``X @ coef_ + intercept_``.
 

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-__all__ = ["RidgeSolution", "weighted_ridge", "choose_form"]
+__all__ = ["RidgeSolution", "weighted_ridge", "choose_form", "posterior_covariance", "hat_diagonal",
+           "loo_from_leverage"]
 
 
 @dataclass(frozen=True)
@@ -205,3 +206,51 @@ def posterior_covariance(
         M_inv = linalg.cho_solve(linalg.cho_factor(M, lower=True, check_finite=False),
                                  np.eye(n_active), check_finite=False)
     return M_inv * inv_root_a[:, None] * inv_root_a[None, :]
+
+
+def hat_diagonal(
+    X: np.ndarray,
+    sample_weight: np.ndarray,
+    sigma: np.ndarray,
+    *,
+    fit_intercept: bool = True,
+) -> np.ndarray:
+    """Diagonal of the hat matrix of a weighted ridge fit, ``y_hat = H y``.
+
+    With ``Z = [1, X]`` and the penalty on ``w`` only, ``H = Z (Z^T S Z + P)^{-1} Z^T S``; profiling
+    out the intercept gives ``H_nn = s_n / sum(s) + s_n x~_n^T Sigma x~_n`` where ``x~`` is ``x``
+    centred by the weighted mean and ``Sigma = (X~^T S X~ + A)^{-1}`` (:func:`posterior_covariance`).
+
+    Parameters
+    ----------
+    X : ndarray of shape (N, k)
+        Active columns.
+    sample_weight : ndarray of shape (N,)
+        The weights ``s_n`` of the fit.
+    sigma : ndarray of shape (k, k)
+        ``Sigma`` for the same weights and columns.
+    fit_intercept : bool
+        Whether the fit had an intercept.
+    """
+    s = np.asarray(sample_weight, dtype=float)
+    total = s.sum()
+    if fit_intercept and total > 0.0:
+        base = s / total
+        Xt = X - (s @ X) / total
+    else:
+        base = np.zeros_like(s)
+        Xt = X
+    if X.shape[1] == 0:
+        return base
+    return base + s * np.einsum("ij,ij->i", Xt @ sigma, Xt)
+
+
+def loo_from_leverage(residuals: np.ndarray, leverage: np.ndarray) -> np.ndarray:
+    """Leave-one-out residuals ``e_n / (1 - H_nn)`` of a linear smoother (``inf`` where
+    ``H_nn >= 1``: the fit interpolates that sample, its held-out error is unbounded)."""
+    e = np.asarray(residuals, dtype=float)
+    denom = 1.0 - np.asarray(leverage, dtype=float)
+    out = np.full_like(e, np.inf)
+    ok = denom > 1e-12
+    out[ok] = e[ok] / denom[ok]
+    return out

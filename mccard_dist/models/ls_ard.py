@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ._base import Boolean, Integer, Options, Real, RegressorBase, ard_relevance_step
-from ._linalg import posterior_covariance, weighted_ridge
+from ._linalg import hat_diagonal, posterior_covariance, weighted_ridge
 
 __all__ = ["LSARDRegressor"]
 
@@ -87,6 +87,12 @@ class LSARDRegressor(RegressorBase):
         self.relevance_max = relevance_max
         self.fit_intercept = fit_intercept
         self.form = form
+
+    def _leverage(self, X, e):
+        """Hat diagonal of the posterior mean (weights ``1/sigma^2``, final relevances)."""
+        weights = np.full(X.shape[0], 1.0 / self.noise_var_)
+        return hat_diagonal(X[:, self.active_], weights, self.sigma_,
+                            fit_intercept=self.fit_intercept)
 
     def fit(self, X, y):
         """Fit by the MacKay fixed-point updates.

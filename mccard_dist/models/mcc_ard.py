@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ._base import Boolean, Integer, Options, Real, RegressorBase, ard_relevance_step
 from ._likelihoods import irls_weight, kernel, log_density, neg_second_derivative
-from ._linalg import posterior_covariance, weighted_ridge
+from ._linalg import hat_diagonal, posterior_covariance, weighted_ridge
 
 __all__ = ["MCCARDRegressor"]
 
@@ -197,6 +197,11 @@ class MCCARDRegressor(RegressorBase):
         if self.h_factor == "printed":
             data *= self.kernel_width
         return float(data - 0.5 * np.sum(relevance * coef**2))
+
+    def _leverage(self, X, e):
+        """Hat diagonal of the final w-step (its weights ``omega/h``, relevances, active set)."""
+        return hat_diagonal(X[:, self.active_], self._sample_weight(e), self.sigma_,
+                            fit_intercept=self.fit_intercept)
 
     # -- fit --------------------------------------------------------------------------------
     def fit(self, X, y):

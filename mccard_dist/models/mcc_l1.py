@@ -132,6 +132,20 @@ class MCCL1Regressor(RegressorBase):
         self.zero_tol = zero_tol
         self.fit_intercept = fit_intercept
 
+    def _leverage(self, X, e):
+        """Hat diagonal of the weighted least-squares refit on the active set (weights ``psi``):
+        the L1 penalty is locally linear there, so the active coefficients and the intercept
+        move like an unpenalised weighted fit (the leave-one-out formula for the Lasso)."""
+        root = np.sqrt(kernel(e, self.kernel_width))
+        Z = X[:, self.active_]
+        if self.fit_intercept:
+            Z = np.hstack([np.ones((X.shape[0], 1)), Z])
+        if Z.shape[1] == 0:
+            return np.zeros(X.shape[0])
+        U, sv, _ = np.linalg.svd(Z * root[:, None], full_matrices=False)
+        rank = int(np.sum(sv > sv[0] * max(Z.shape) * np.finfo(float).eps)) if sv[0] > 0 else 0
+        return np.einsum("ij,ij->i", U[:, :rank], U[:, :rank])
+
     def fit(self, X, y):
         """Fit MCC-L1 from a cold start (sample weights 1).
 
