@@ -36,6 +36,22 @@ def test_cd_and_em_reach_the_same_objective(d):
         assert mcc_l1_objective(X, y, w, cd.intercept_, h, alpha) >= cd.objective_ - 1e-12
 
 
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_cd_and_the_lasso_estimator_route_reach_the_same_fit(fit_intercept):
+    # "cd" calls the coordinate-descent path on data it weights and centres itself; "lasso" goes
+    # through scikit-learn's Lasso estimator with sample weights: the same weighted Lasso steps
+    X, y, _ = contaminated(d=60, seed=3)
+    h = 1.0
+    alpha = 0.2 * mcc_l1_alpha_max(X, y, h, fit_intercept=fit_intercept)
+    kw = dict(tol=1e-12, max_iter=3000, fit_intercept=fit_intercept)
+    cd = MCCL1Regressor(h, alpha, solver="cd", **kw).fit(X, y)
+    lasso = MCCL1Regressor(h, alpha, solver="lasso", **kw).fit(X, y)
+    assert cd.converged_ and lasso.converged_
+    assert cd.objective_ == pytest.approx(lasso.objective_, rel=1e-8)
+    np.testing.assert_allclose(cd.coef_, lasso.coef_, atol=1e-6)
+    assert cd.intercept_ == pytest.approx(lasso.intercept_, abs=1e-6)
+
+
 def test_alpha_max_is_the_first_order_threshold_at_zero():
     # F is non-convex, so alpha_max is where w = 0 (with the robust intercept) stops being a
     # stationary point: checked by one-sided finite differences of F along every coordinate.

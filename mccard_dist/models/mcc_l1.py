@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import Lasso
+from sklearn.linear_model import Lasso, enet_path
 
 from ._base import Boolean, Integer, Options, Real, RegressorBase
 from ._likelihoods import kernel
@@ -69,12 +69,16 @@ class MCCL1Regressor(RegressorBase):
         Kernel width ``h > 0``.
     alpha : float, default=0.1
         L1 penalty (``>= 0``); see :func:`mcc_l1_alpha_max` for the scale.
-    solver : {"cd", "em"}, default="cd"
+    solver : {"cd", "lasso", "em"}, default="cd"
         ``"cd"``: half-quadratic outer loop (sample weights ``psi_n`` from the residuals) around a
-        weighted-Lasso solve by coordinate descent (scikit-learn's Lasso with sample weights,
-        warm-started from the previous outer iteration, at most 50 sweeps per outer iteration:
-        each sweep lowers the surrogate, so ``F`` still decreases monotonically, and the outer
-        loop does not wait for exact inner solves while the weights are still moving). ``"em"``: the EM method of Figueiredo
+        weighted-Lasso solve by coordinate descent (scikit-learn's ``enet_path`` on the weighted,
+        centred data, written into one reused buffer; warm-started from the previous outer
+        iteration, at most 50 sweeps per outer iteration: each sweep lowers the surrogate, so
+        ``F`` still decreases monotonically, and the outer loop does not wait for exact inner
+        solves while the weights are still moving). ``"lasso"``: the same loop through
+        scikit-learn's ``Lasso`` estimator with ``sample_weight`` (the first implementation: it
+        re-validates and copies the data at every outer iteration, and its inner stopping test
+        differs, so it stops at slightly different points; kept for comparison). ``"em"``: the EM method of Figueiredo
         (2003) cited by the paper; each iteration majorises both the correntropy term (weights
         ``psi_n``) and ``|w_d|`` (by ``w_d^2 / 2|w_d'| + |w_d'|/2``) and solves the resulting
         weighted ridge problem, so ``F`` decreases monotonically; coefficients whose magnitude
@@ -115,7 +119,7 @@ class MCCL1Regressor(RegressorBase):
     _constraints = {
         "kernel_width": Real(0.0, low_open=True),
         "alpha": Real(0.0),
-        "solver": Options(("cd", "em")),
+        "solver": Options(("cd", "lasso", "em")),
         "max_iter": Integer(1),
         "tol": Real(0.0, low_open=True),
         "zero_tol": Real(0.0),
@@ -162,6 +166,8 @@ class MCCL1Regressor(RegressorBase):
         X, y = self._validate_fit_data(X, y)
         if self.solver == "cd":
             coef, intercept, n_iter, converged = self._fit_cd(X, y)
+        elif self.solver == "lasso":
+            coef, intercept, n_iter, converged = self._fit_lasso(X, y)
         else:
             coef, intercept, n_iter, converged = self._fit_em(X, y)
         if not converged:
@@ -188,6 +194,53 @@ class MCCL1Regressor(RegressorBase):
         return df <= self.tol and dw <= self.tol
 
     def _fit_cd(self, X, y):
+        n_samples, n_features = X.shape
+        h = self.kernel_width
+        psi = np.ones(n_samples)
+        coef = np.zeros(n_features)
+        intercept = 0.0
+        f_old = np.inf
+        # weighted, centred design, rewritten in place at every outer iteration (Fortran order:
+        # the column layout the coordinate descent reads without a copy)
+        Xs = np.empty((n_samples, n_features), order="F")
+        for n_iter in range(1, self.max_iter + 1):
+            total = psi.sum()
+            if total <= 0.0:
+                return coef, intercept, n_iter, False
+            if self.alpha == 0.0:
+                sol = weighted_ridge(X, y, psi, np.full(n_features, 1e-12),
+                                     fit_intercept=self.fit_intercept, compute_gamma=False)
+                new_coef, new_intercept = sol.coef, sol.intercept
+            else:
+                # (1/2N) sum psi e^2 + alpha |w|_1 = (total/N) [(1/2N) sum s e^2 + alpha' |w|_1]
+                # with s = psi N / total (mean 1) and alpha' = alpha N / total; the intercept is
+                # profiled out by centring with the weights (exact), the rows scaled by sqrt(s).
+                s = psi * (n_samples / total)
+                root = np.sqrt(s)
+                if self.fit_intercept:
+                    x_mean = (s @ X) / n_samples
+                    y_mean = float(s @ y) / n_samples
+                    np.subtract(X, x_mean, out=Xs)
+                    Xs *= root[:, None]
+                else:
+                    x_mean, y_mean = None, 0.0
+                    np.multiply(X, root[:, None], out=Xs)
+                z = (y - y_mean) * root
+                _, path_coef, _ = enet_path(
+                    Xs, z, l1_ratio=1.0, alphas=[self.alpha * n_samples / total],
+                    precompute=False, coef_init=coef, max_iter=50, tol=1e-8, check_input=False,
+                    copy_X=False)
+                new_coef = path_coef[:, 0].copy()
+                new_intercept = y_mean - float(x_mean @ new_coef) if self.fit_intercept else 0.0
+            f_new = mcc_l1_objective(X, y, new_coef, new_intercept, h, self.alpha)
+            done = self._stop(f_old, f_new, coef, new_coef)
+            coef, intercept, f_old = new_coef, new_intercept, f_new
+            if done:
+                return coef, intercept, n_iter, True
+            psi = kernel(y - intercept - X @ coef, h)
+        return coef, intercept, self.max_iter, False
+
+    def _fit_lasso(self, X, y):
         n_samples, n_features = X.shape
         h = self.kernel_width
         lasso = Lasso(alpha=1.0, fit_intercept=self.fit_intercept, warm_start=True,
