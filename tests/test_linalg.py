@@ -84,3 +84,28 @@ def test_all_weights_zero_gives_zero_coefficients():
     sol = weighted_ridge(X, t, np.zeros(20), a)
     assert np.all(sol.coef == 0.0) and np.all(sol.gamma == 0.0)
     assert np.isfinite(sol.intercept)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("n,k", [(40, 12), (25, 70)])
+@pytest.mark.parametrize("zero_weights", [0, 5])
+@pytest.mark.parametrize("compute_gamma", [False, True])
+def test_ridge_steps_match_dense_for_changing_weights(n, k, fit_intercept, zero_weights,
+                                                      compute_gamma):
+    from mccard_dist.models._linalg import RidgeSteps
+
+    X, t, _, a = problem(n, k, seed=n * k, zero_weights=0)
+    steps = RidgeSteps(X, a, fit_intercept=fit_intercept)
+    assert steps.form == ("dual" if k > n else "primal")
+    rng = np.random.default_rng(k)
+    for _ in range(3):  # the kernel is reused across solves with new weights
+        s = rng.uniform(0.0, 2.0, n)
+        s[:zero_weights] = 0.0
+        w_ref, b_ref, sigma_ref = dense_reference(X, t, s, a, fit_intercept)
+        sol = steps.solve(t, s, compute_gamma=compute_gamma)
+        np.testing.assert_allclose(sol.coef, w_ref, rtol=1e-8, atol=1e-10)
+        assert sol.intercept == pytest.approx(b_ref, rel=1e-8, abs=1e-10)
+        if compute_gamma:
+            np.testing.assert_allclose(sol.sigma_diag, np.diag(sigma_ref), rtol=1e-8, atol=1e-12)
+            np.testing.assert_allclose(sol.gamma, 1.0 - a * np.diag(sigma_ref), rtol=1e-7,
+                                       atol=1e-10)

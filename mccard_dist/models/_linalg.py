@@ -35,8 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-__all__ = ["RidgeSolution", "weighted_ridge", "choose_form", "posterior_covariance", "hat_diagonal",
-           "loo_from_leverage"]
+__all__ = ["RidgeSolution", "RidgeSteps", "weighted_ridge", "choose_form", "posterior_covariance",
+           "hat_diagonal", "loo_from_leverage"]
 
 
 @dataclass(frozen=True)
@@ -178,6 +178,100 @@ def weighted_ridge(
     else:
         intercept = 0.0
     return RidgeSolution(coef, intercept, gamma, sigma_diag, form)
+
+
+class RidgeSteps:
+    """Repeated weighted ridge solves on fixed columns and relevances, with changing weights.
+
+    The w-steps of one MCC-ARD iteration solve :func:`weighted_ridge` again and again with the same
+    active columns and relevances and new sample weights. This object keeps what does not depend on
+    the weights and returns ``(coef, intercept)`` only (no ``gamma``):
+
+    * dual form (``k > N``): the kernel ``P = X A^{-1} X^T`` is formed once (``N^2 k``); the
+      weighted centring is applied to it in ``O(N^2)``, ``Xc A^{-1} Xc^T = P - 1 c^T - c 1^T + q 1 1^T``
+      with ``c = P s / sum(s)`` and ``q = s^T P s / sum(s)^2``, so each solve costs one ``N x N``
+      Cholesky instead of ``N^2 k`` more;
+    * primal form: ``Xc^T S Xc + A`` by one product and one LAPACK ``posv`` call.
+
+    The solutions are those of :func:`weighted_ridge` (same equations, rounding apart).
+    """
+
+    def __init__(self, X: np.ndarray, relevance: np.ndarray, *, fit_intercept: bool = True,
+                 form: str = "auto"):
+        self.X = X
+        self.relevance = relevance
+        self.fit_intercept = fit_intercept
+        n_samples, n_active = X.shape
+        self.form = choose_form(n_samples, n_active) if form == "auto" else form
+        if self.form == "dual" and n_active:
+            self.XA = X / relevance  # X A^{-1}
+            scaled = X * (1.0 / np.sqrt(relevance))
+            self.P = scaled @ scaled.T  # X A^{-1} X^T (symmetric rank-k product)
+
+    def solve(self, t: np.ndarray, sample_weight: np.ndarray, *,
+              compute_gamma: bool = False) -> RidgeSolution:
+        """:func:`weighted_ridge` for targets ``t`` and these weights (the stored columns,
+        relevances and form). With ``compute_gamma`` the dual form still reuses the kernel for
+        the factorisation; ``gamma`` then costs one ``N^2 k`` triangular solve."""
+        X, s = self.X, sample_weight
+        n_samples, n_active = X.shape
+        if n_active == 0 or (compute_gamma and self.form == "primal"):
+            return weighted_ridge(X, t, s, self.relevance, fit_intercept=self.fit_intercept,
+                                  form=self.form, compute_gamma=compute_gamma)
+        total = float(s.sum())
+        centre = self.fit_intercept and total > 0.0
+        t_mean = float(s @ t) / total if centre else 0.0
+        gamma = sigma_diag = None
+        if self.form == "dual":
+            Pc = self.P
+            if centre:
+                c = (self.P @ s) / total
+                q = float(s @ c) / total
+                Pc = Pc - c[:, None] - c[None, :] + q
+            root = np.sqrt(s)
+            K = Pc * root[:, None]
+            K *= root[None, :]
+            K.flat[:: n_samples + 1] += 1.0
+            z = (t - t_mean) * root
+            factor, info = linalg.lapack.dpotrf(K, lower=1, overwrite_a=1, clean=1)
+            if info != 0:
+                raise linalg.LinAlgError(f"potrf failed with info={info}")
+            if compute_gamma:
+                inv_root_a = 1.0 / np.sqrt(self.relevance)
+                Xc = X - (s @ X) / total if centre else X
+                B = Xc * inv_root_a[None, :]
+                B *= root[:, None]
+                V = linalg.solve_triangular(factor, B, lower=True, check_finite=False,
+                                            overwrite_b=True)
+                u = linalg.solve_triangular(factor, z, lower=True, check_finite=False)
+                coef = (V.T @ u) * inv_root_a
+                gamma = np.einsum("ij,ij->j", V, V)
+                sigma_diag = np.clip(1.0 - gamma, 0.0, None) / self.relevance
+            else:
+                v, info = linalg.lapack.dpotrs(factor, z, lower=1)
+                u = root * v
+                if centre:
+                    u = u - s * (u.sum() / total)  # Xc^T u = X^T (u - s sum(u)/sum(s))
+                coef = self.XA.T @ u
+        else:
+            if centre:
+                Xc = X - (s @ X) / total
+            else:
+                Xc = X
+            XcS = Xc * s[:, None]
+            M = XcS.T @ Xc
+            M.flat[:: n_active + 1] += self.relevance
+            rhs = XcS.T @ (t - t_mean)
+            _, coef, info = linalg.lapack.dposv(M, rhs, lower=1, overwrite_a=1, overwrite_b=1)
+            if info != 0:
+                raise linalg.LinAlgError(f"posv failed with info={info}")
+        if not self.fit_intercept:
+            intercept = 0.0
+        elif not centre:
+            intercept = t_mean  # no sample carries weight: nothing determines the intercept
+        else:
+            intercept = t_mean - float(s @ (X @ coef)) / total
+        return RidgeSolution(coef, intercept, gamma, sigma_diag, self.form)
 
 
 def posterior_covariance(

@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ._base import Boolean, Integer, Options, Real, RegressorBase, ard_relevance_step
 from ._likelihoods import irls_weight, kernel, log_density, neg_second_derivative
-from ._linalg import hat_diagonal, posterior_covariance, weighted_ridge
+from ._linalg import RidgeSteps, hat_diagonal, posterior_covariance, weighted_ridge
 
 __all__ = ["MCCARDRegressor"]
 
@@ -243,7 +243,9 @@ class MCCARDRegressor(RegressorBase):
             coef_prev = coef
             # w-step(s)
             # The last w-step also returns gamma from its factorisation; the earlier ones
-            # (w_steps > 1) skip that part and stop early once w settles.
+            # (w_steps > 1) skip that part and stop early once w settles. The relevances are
+            # fixed during the w-steps, so what does not depend on the weights is kept.
+            steps = RidgeSteps(Xa, relevance, **ridge)
             for step in range(self.w_steps):
                 e = y - intercept - Xa @ coef
                 s = self._sample_weight(e)
@@ -251,7 +253,7 @@ class MCCARDRegressor(RegressorBase):
                     degenerate = True
                     break
                 last = step == self.w_steps - 1
-                sol = weighted_ridge(Xa, y, s, relevance, compute_gamma=last, **ridge)
+                sol = steps.solve(y, s, compute_gamma=last)
                 change = np.max(np.abs(sol.coef - coef), initial=0.0)
                 coef, intercept = sol.coef, sol.intercept
                 if last:
@@ -262,7 +264,7 @@ class MCCARDRegressor(RegressorBase):
                     if not s.any():
                         degenerate = True
                         break
-                    sol = weighted_ridge(Xa, y, s, relevance, compute_gamma=True, **ridge)
+                    sol = steps.solve(y, s, compute_gamma=True)
                     coef, intercept = sol.coef, sol.intercept
                     break
             if degenerate:
