@@ -41,6 +41,8 @@ __all__ = [
     "VERDICTS",
     "cell_values",
     "check_claims",
+    "compare_stores",
+    "comparison_table",
     "claims_markdown",
     "claims_table",
     "fig_chosen_h",
@@ -762,6 +764,84 @@ def paired_interval(diffs, level: float = 0.95) -> tuple[float, float, float, in
         return mean, math.nan, math.nan, n
     half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * float(d.std(ddof=1)) / math.sqrt(n)
     return mean, mean - half, mean + half, n
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One (method, metric) row of :func:`compare_stores`."""
+
+    method: str
+    metric: str
+    n_cells: int
+    base_mean: float
+    other_mean: float
+    diff: float
+    low: float
+    high: float
+    seed_sd: float
+    n_seeds: int
+
+    @property
+    def within_seed_noise(self) -> bool:
+        """``|diff| <= seed_sd / sqrt(n_seeds)``: the mean change is smaller than the standard
+        error that seed-to-seed noise puts on a (tau, psi) mean of the baseline."""
+        if not (np.isfinite(self.diff) and np.isfinite(self.seed_sd)) or self.n_seeds < 2:
+            return False
+        return abs(self.diff) <= self.seed_sd / math.sqrt(self.n_seeds)
+
+
+def compare_stores(base, other, metrics=("r", "rmse", "f1"), level: float = 0.95
+                   ) -> list[Comparison]:
+    """Paired comparison of two stores on the cells both finished (same method, tau, psi, seed).
+
+    For each method and metric: both means over the shared cells, the mean paired difference
+    ``other - base`` with its t-interval (:func:`paired_interval`), and the baseline's pooled
+    seed-to-seed standard deviation (within each (tau, psi), over seeds; the noise a rerun with
+    other seeds would show). Typical use: the same grid run by two implementations or two model
+    selection schemes (``cv.scheme``).
+    """
+    import xarray as xr
+
+    rows = []
+    methods = [m for m in base["method"].values if m in set(other["method"].values)]
+    for metric in metrics:
+        if metric not in base or metric not in other:
+            continue
+        a, b = xr.align(cell_values(base, metric), cell_values(other, metric), join="inner")
+        for method in methods:
+            va = a.sel({"method": method})
+            vb = b.sel({"method": method})
+            both = np.isfinite(va.values) & np.isfinite(vb.values)
+            if not both.any():
+                continue
+            diffs = (vb.values - va.values)[both]
+            mean, low, high, n = paired_interval(diffs, level)
+            shared = va.where(both)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                var = shared.var("seed", ddof=1, skipna=True).values
+                seeds = np.isfinite(shared.values).sum(axis=-1)
+            var = var[np.isfinite(var)]
+            seed_sd = float(np.sqrt(var.mean())) if var.size else math.nan
+            rows.append(Comparison(str(method), metric, n, float(va.values[both].mean()),
+                                   float(vb.values[both].mean()), mean, low, high, seed_sd,
+                                   int(np.median(seeds[seeds > 0])) if (seeds > 0).any() else 0))
+    return rows
+
+
+def comparison_table(rows: list[Comparison], base_name="base", other_name="other") -> str:
+    """Plain-text table of :func:`compare_stores` rows."""
+    header = (f"{'method':16s} {'metric':6s} {'cells':>5s} {base_name:>9s} {other_name:>9s} "
+              f"{'diff [95% CI]':>26s} {'seed sd':>8s}  verdict")
+    lines = [header, "-" * len(header)]
+    for r in sorted(rows, key=lambda r: (r.method, r.metric)):
+        ci = f"{r.diff:+.4f} [{r.low:+.4f}, {r.high:+.4f}]"
+        verdict = "within seed noise" if r.within_seed_noise else "differs"
+        lines.append(f"{r.method:16s} {r.metric:6s} {r.n_cells:5d} {r.base_mean:9.4f} "
+                     f"{r.other_mean:9.4f} {ci:>26s} {r.seed_sd:8.4f}  {verdict}")
+    lines.append("(diff: other - base, paired over shared cells; within seed noise: |diff| <= seed "
+                 "sd / sqrt(seeds per cell))")
+    return "\n".join(lines)
 
 
 class _Missing(Exception):

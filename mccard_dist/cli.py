@@ -79,8 +79,22 @@ def run() -> None:
     main()
 
 
+def _open_store(path: Path):
+    from .store import StoreMismatchError, open_results
+
+    if not path.exists():
+        raise SystemExit(f"error: no results store at {path}")
+    try:
+        return open_results(path)
+    except StoreMismatchError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - anything unreadable is "not a store"
+        raise SystemExit(f"error: {path} is not a readable results store ({exc})") from None
+
+
 def report(argv=None) -> None:
-    """Console entry point ``mccard-report STORE --out DIR [--cell method,tau,psi,seed]``.
+    """Console entry point ``mccard-report STORE --out DIR [--cell method,tau,psi,seed]
+    [--compare BASE_STORE]``.
 
     Writes the paper's figures and ``report.md`` (summary tables, claims, cells done, config and
     versions) into DIR and prints the claims table. Works on a partial store. Plain argparse: the
@@ -89,34 +103,43 @@ def report(argv=None) -> None:
     import argparse
 
     from .analysis import claims_markdown, parse_cell, resolve_cell, write_report
-    from .store import StoreMismatchError, open_results
 
     parser = argparse.ArgumentParser(
         prog="mccard-report",
         description="Figures, summary tables and a check of the paper's claims from a results "
                     "store (a partial store works: only finished cells count).")
     parser.add_argument("store", help="path of a results store (<experiment>-<hash>.zarr)")
-    parser.add_argument("--out", required=True, metavar="DIR",
+    parser.add_argument("--compare", default=None, metavar="BASE_STORE",
+                        help="also print a paired comparison of r, RMSE and F1 against another "
+                             "store on the cells both finished (e.g. the same grid with cv=kfold), "
+                             "with the baseline's seed-to-seed noise; --out is then optional")
+    parser.add_argument("--out", default=None, metavar="DIR",
                         help="directory for report.md and the figures (created if needed)")
     parser.add_argument("--cell", default=None, metavar="METHOD,TAU,PSI,SEED",
                         help="the cell of the CV-curve figure, e.g. mcc_l1,10,0.3,0 (METHOD 'all': "
                              "every method with CV); default: every method with CV at the middle "
                              "tau, the psi closest to 0.3 and the first finished seed")
     args = parser.parse_args(argv)
+    if args.out is None and args.compare is None:
+        parser.error("--out DIR is required (unless --compare BASE_STORE is given)")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         cell = parse_cell(args.cell) if args.cell is not None else None
     except ValueError as exc:
         parser.error(f"--cell: {exc}")
     path = Path(args.store)
-    if not path.exists():
-        raise SystemExit(f"error: no results store at {path}")
-    try:
-        ds = open_results(path)
-    except StoreMismatchError as exc:
-        raise SystemExit(f"error: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - anything unreadable is "not a store"
-        raise SystemExit(f"error: {path} is not a readable results store ({exc})") from None
+    ds = _open_store(path)
+    if args.compare is not None:
+        from .analysis import compare_stores, comparison_table
+
+        base = _open_store(Path(args.compare))
+        rows = compare_stores(base, ds)
+        if not rows:
+            raise SystemExit(f"error: {path} and {args.compare} share no finished cell")
+        print(comparison_table(rows, base_name="base", other_name="this"))
+        print(f"(base: {args.compare}; this: {path})")
+        if args.out is None:
+            return
     if cell is not None:
         try:
             cell = resolve_cell(ds, cell)

@@ -370,3 +370,29 @@ def test_an_agreeing_estimate_with_a_wide_interval_is_not_enough_data():
     part = _part(check_claims(ds), "1", "r, τ = 5")
     assert part.estimate > 0 and part.ci_low < 0 < part.ci_high
     assert part.verdict == NO_DATA and "more seeds" in part.note
+
+
+# --- comparing two stores -----------------------------------------------------------------------
+def test_compare_stores_pairs_shared_cells_against_seed_noise(ds):
+    from mccard_dist.analysis import compare_stores, comparison_table
+
+    base = ds.load()
+    other = base.copy(deep=True)
+    method = str(base["method"].values[0])
+    other["r"].loc[{"method": method}] = other["r"].sel({"method": method}) - 0.3
+    other["status"].loc[{"method": method, "psi": 0.3}] = analysis.STATUS_PENDING  # unfinished
+    rows = {(r.method, r.metric): r for r in compare_stores(base, other)}
+    row = rows[(method, "r")]
+    va = base["r"].sel({"method": method}).drop_sel(psi=0.3).values
+    assert row.n_cells == va.size
+    assert row.diff == pytest.approx(-0.3)
+    assert row.low == pytest.approx(-0.3) and row.high == pytest.approx(-0.3)
+    assert row.base_mean == pytest.approx(np.mean(va))
+    # pooled seed sd: within each (tau, psi), over seeds (independent numpy computation)
+    assert row.seed_sd == pytest.approx(np.sqrt(np.mean(np.var(va, axis=-1, ddof=1))))
+    assert row.n_seeds == base.sizes["seed"]
+    assert not row.within_seed_noise
+    same = rows[(method, "rmse")]
+    assert same.diff == 0.0 and same.within_seed_noise
+    table = comparison_table(list(rows.values()))
+    assert "differs" in table and "within seed noise" in table

@@ -114,3 +114,12 @@ def test_figures_a_store_cannot_make_are_skipped_with_a_note(smoke_spec, tmp_pat
     assert text.count("Skipped: ") == 3 and "needs the methods mcc_ard and mcc_ard_proper" in text
     assert_png(tmp_path / "out" / analysis.FIGURES["prediction"][0])
     assert all(c.verdict in (analysis.NO_DATA, analysis.NOT_TESTABLE) for c in out.claims)
+
+
+def test_report_compare_prints_the_paired_table(store, capsys):
+    cli.report([str(store), "--compare", str(store)])
+    out = capsys.readouterr().out
+    assert "within seed noise" in out and "differs" not in out  # a store against itself
+    assert "mcc_l1" in out and "rmse" in out
+    with pytest.raises(SystemExit):
+        cli.report([str(store)])  # neither --out nor --compare
