@@ -4,6 +4,7 @@ Usage::
 
     python -m mccard_dist.bench estimators [--repeats 3] [--n-features 1000]
     python -m mccard_dist.bench pipeline [--seeds 8]
+    python -m mccard_dist.bench paper [--seeds 1] [--workers 2] [--baseline-psi 0,0.5,1]
 
 Timings are medians over datasets on one core (BLAS threads pinned to 1, reported).
 """
@@ -18,7 +19,14 @@ import warnings
 
 import numpy as np
 
-__all__ = ["bench_estimators", "main"]
+__all__ = ["bench_estimators", "bench_paper", "bench_pipeline", "main"]
+
+#: The previous implementation, as overrides of the current config: K-fold CV (the paper's 5
+#: folds) and MCC-L1's inner Lasso solves through scikit-learn's Lasso estimator. (The ARD
+#: estimators' w-steps now reuse their kernel; that change is exact, the old loop is gone.)
+PREVIOUS = ("cv=kfold", "methods.mcc_l1.params.solver=lasso")
+#: The current fast configuration of the paper experiment.
+CURRENT = ("cv=alo",)
 
 
 def _blas_report() -> str:
@@ -50,6 +58,7 @@ def _estimator_cases(alpha_ratio=0.05):
         (f"MCC-ARD deviant h={h}, w_steps=1", lambda X, y: MCCARDRegressor(h, w_steps=1)),
         (f"MCC-ARD proper h={h}", lambda X, y: MCCARDRegressor(h, likelihood="proper")),
         (f"MCC-L1 cd h={h} alpha={alpha_ratio}*max", l1("cd")),
+        (f"MCC-L1 lasso (previous) h={h}", l1("lasso")),
         (f"MCC-L1 em h={h} alpha={alpha_ratio}*max", l1("em")),
     ]
 
@@ -169,6 +178,110 @@ def bench_pipeline(seeds=8, out=sys.stdout):
     return rates, peaks
 
 
+def _paper_spec(root, name, overrides):
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    from .cli import CONFIG_DIR
+    from .config import spec_from_dict
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose("config", ["experiment=paper", *overrides, f"store.path={root}/{name}.zarr",
+                                 "run.progress=false"])
+    return spec_from_dict(OmegaConf.to_container(cfg, resolve=True))
+
+
+def _per_method(spec, ds, paper_cells):
+    """method -> dict(cells, fits, seconds (sum of cell seconds), mean, projected core-hours)."""
+    from .analysis import cell_values
+    from .grid import fits_per_cell
+
+    seconds = cell_values(ds, "cell_seconds")
+    out = {}
+    for m in spec.methods:
+        v = seconds.sel({"method": m.name}).values
+        v = v[np.isfinite(v)]
+        if not v.size:
+            continue
+        fits = fits_per_cell(m, spec.cv)
+        out[m.name] = {"cells": int(v.size), "fits_per_cell": fits, "seconds": float(v.sum()),
+                       "mean": float(v.mean()), "per_fit": float(v.mean()) / fits,
+                       "core_hours": float(v.mean()) * paper_cells / 3600.0}
+    return out
+
+
+def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True, out=sys.stdout):
+    """Projected core-hours of the ``paper`` experiment from a measured slice.
+
+    The slice is every method, tau and psi of ``paper`` for ``seeds`` seed(s), run with the
+    current configuration (:data:`CURRENT`) through the pipeline on a LocalCluster of
+    ``workers`` one-thread workers. The projection is, per method, the mean cell time (one core,
+    measured inside the worker) times the paper's number of cells. The previous implementation
+    (:data:`PREVIOUS`) is run in the same session on the cells of ``baseline_psi`` (every tau, the
+    first seed), and the current one is reported on those same cells for a like-for-like ratio.
+    """
+    import shutil
+    import tempfile
+
+    from .cluster import connect
+    from .config import ClusterSpec
+    from .grid import block_fits, cells, make_blocks
+    from .runner import run_experiment
+    from .store import open_results
+
+    root = tempfile.mkdtemp(prefix="mccard-bench-paper-")
+    cluster = ClusterSpec(kind="local", n_workers=workers, threads_per_worker=1,
+                          memory_limit="6GiB", host="127.0.0.1", dashboard_address="127.0.0.1:0")
+    reference = _paper_spec(root, "ref", ())
+    paper_cells = len(reference.tau) * len(reference.psi) * len(reference.seeds)
+    runs = {}
+    with connect(cluster) as client:
+        client.run(lambda: None)
+        plan = [("current", CURRENT + (f"experiment.seeds.count={seeds}",))]
+        if baseline:
+            psi = "[" + ",".join(str(float(p)) for p in baseline_psi) + "]"
+            sub = (f"experiment.psi={psi}", "experiment.seeds.count=1")
+            plan += [("previous, baseline cells", PREVIOUS + sub),
+                     ("current, baseline cells", CURRENT + sub)]
+        for name, overrides in plan:
+            spec = _paper_spec(root, name.replace(", ", "-").replace(" ", "_"), overrides)
+            n_fits = sum(block_fits(spec, b) for b in make_blocks(spec, cells(spec)))
+            print(f"[{name}] {len(cells(spec))} cells, {n_fits} fits "
+                  f"({' '.join(overrides)}) ...", file=out, flush=True)
+            report = run_experiment(spec, client=client, progress=False)
+            ds = open_results(spec.store_path())
+            runs[name] = {"methods": _per_method(spec, ds, paper_cells), "wall": report.seconds,
+                          "fits": n_fits}
+    shutil.rmtree(root, ignore_errors=True)
+
+    print(f"\npaper experiment: {paper_cells} cells per method "
+          f"({len(reference.tau)} tau x {len(reference.psi)} psi x {len(reference.seeds)} seeds); "
+          f"{workers} LocalCluster worker(s), one BLAS thread each", file=out)
+    for name, run in runs.items():
+        total = sum(m["core_hours"] for m in run["methods"].values())
+        print(f"\n{name}: {run['fits']} fits in {run['wall']:.0f} s wall "
+              f"({run['fits'] / run['wall']:.1f} fits/s)", file=out)
+        print(f"  {'method':16s} {'cells':>5s} {'fits/cell':>9s} {'s/cell':>8s} {'s/fit':>7s} "
+              f"{'paper core-h':>12s}", file=out)
+        for method, m in run["methods"].items():
+            print(f"  {method:16s} {m['cells']:5d} {m['fits_per_cell']:9d} {m['mean']:8.2f} "
+                  f"{m['per_fit']:7.3f} {m['core_hours']:12.1f}", file=out)
+        print(f"  {'projected paper core-hours':43s} {total:12.1f}", file=out)
+    if baseline:
+        prev, cur = runs["previous, baseline cells"], runs["current, baseline cells"]
+        print("\nsame cells, previous / current time per cell:", file=out)
+        for method in prev["methods"]:
+            p, c = prev["methods"][method]["mean"], cur["methods"][method]["mean"]
+            print(f"  {method:16s} {p:8.2f} s / {c:8.2f} s = {p / c:6.1f}x", file=out)
+        p = sum(m["core_hours"] for m in prev["methods"].values())
+        c = sum(m["core_hours"] for m in cur["methods"].values())
+        print(f"  projected from these cells: {p:.1f} / {c:.1f} core-hours = {p / c:.1f}x",
+              file=out)
+    return runs
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="mccard-bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -178,11 +291,23 @@ def main(argv=None):
     est.add_argument("--n-features", type=int, default=1000)
     pipe = sub.add_parser("pipeline", help="fits/s of the pipeline and driver memory")
     pipe.add_argument("--seeds", type=int, default=8)
+    paper = sub.add_parser("paper", help="projected core-hours of the paper experiment, current "
+                                         "against previous implementation")
+    paper.add_argument("--seeds", type=int, default=1, help="seeds of the slice (every psi, tau)")
+    paper.add_argument("--workers", type=int, default=2)
+    paper.add_argument("--baseline-psi", default="0,0.5,1",
+                       help="psi values of the previous-implementation cells (every tau, seed 0)")
+    paper.add_argument("--no-baseline", action="store_true",
+                       help="skip the previous implementation (it is slow)")
     args = parser.parse_args(argv)
     if args.command == "estimators":
         bench_estimators(repeats=args.repeats, n_features=args.n_features)
     elif args.command == "pipeline":
         bench_pipeline(seeds=args.seeds)
+    elif args.command == "paper":
+        psis = tuple(float(p) for p in args.baseline_psi.split(","))
+        bench_paper(seeds=args.seeds, workers=args.workers, baseline_psi=psis,
+                    baseline=not args.no_baseline)
     return 0
 
 

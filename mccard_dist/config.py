@@ -11,7 +11,7 @@ added by the CLI) are ignored::
     experiment: {name, methods: [names], tau: [..], psi: [..], seeds: {start, count} | [ints]}
     methods:    {<name>: {estimator, params: {..}, kernel_width: [..], alpha_ratio: [..]}, ...}
     data:       {n_train, n_test, n_features, n_relevant, noise_var}
-    cv:         {scheme, n_folds, score, reference_width}
+    cv:         {scheme, n_folds, score, reference_width, path_stop}
     run:        {fits_per_block, blocks_per_worker, retries, save_coef, retry_failed, progress}
     store:      {root, path}
     cluster:    {kind, n_workers, threads_per_worker, memory_limit, host, dashboard_address, address,
@@ -223,12 +223,17 @@ class CVSpec:
     data). ``scheme="alo"``: one fit per candidate on all the training data, scored on its
     approximate leave-one-out residuals (``loo_residuals`` of the estimators); the chosen
     candidate's fit is the final fit and ``n_folds`` is not used.
+
+    ``path_stop`` (alo only, ``None``: off): along each kernel width's path of L1 penalties,
+    largest penalty first, the candidates after one whose score exceeds ``(1 + path_stop)`` times
+    the best score so far on that path are not fitted (their score stays NaN).
     """
 
     n_folds: int
     score: str
     reference_width: float
     scheme: str = "kfold"
+    path_stop: float | None = None
 
     @property
     def n_columns(self) -> int:
@@ -531,10 +536,17 @@ def _parse_data(d: Mapping) -> DataSpec:
 def _parse_cv(d: Mapping, data: DataSpec) -> CVSpec:
     key = "cv"
     section = _section(d, key)
-    _check_known(section, key, ("scheme", "n_folds", "score", "reference_width"))
+    _check_known(section, key, ("scheme", "n_folds", "score", "reference_width", "path_stop"))
     scheme = section.get("scheme", "kfold")  # stores written before schemes existed: kfold
     if scheme not in CV_SCHEMES:
         _fail("cv.scheme", f"must be one of {', '.join(CV_SCHEMES)}", scheme)
+    path_stop = section.get("path_stop", None)
+    if path_stop is not None:
+        path_stop = _as_float("cv.path_stop", path_stop)
+        if not path_stop > 0:
+            _fail("cv.path_stop", "must be > 0 (or null: off)", path_stop)
+        if scheme != "alo":
+            _fail("cv.path_stop", "is only used with cv.scheme=alo", path_stop)
     n_folds = _as_int("cv.n_folds", _get(section, key, "n_folds"), 2)
     if n_folds > data.n_train:
         _fail("cv.n_folds", f"must be <= data.n_train ({data.n_train})", n_folds)
@@ -547,7 +559,7 @@ def _parse_cv(d: Mapping, data: DataSpec) -> CVSpec:
     reference_width = _as_float("cv.reference_width", _get(section, key, "reference_width"))
     if reference_width <= 0:
         _fail("cv.reference_width", "must be > 0", reference_width)
-    return CVSpec(n_folds, score, reference_width, scheme)
+    return CVSpec(n_folds, score, reference_width, scheme, path_stop)
 
 
 def _parse_params(key: str, estimator: str, params, kernel_width, alpha_ratio) -> FrozenMap:

@@ -101,15 +101,30 @@ def _kfold_scores(spec, method, X, y, candidates, seed):
     return scores, n_failures
 
 
+def _alo_order(candidates):
+    """Fitting order of the candidates: kernel widths as given, each width's L1 penalties from
+    the largest (sparsest, cheapest fit) down; the order ``cv.path_stop`` walks its paths in."""
+    position = {h: i for i, h in enumerate(dict.fromkeys(h for h, _ in candidates))}
+    return sorted(range(len(candidates)),
+                  key=lambda c: (position[candidates[c][0]], -candidates[c][1]))
+
+
 def _select_alo(spec, method, X, y, candidates):
     """One fit per candidate on all the training data, scored on its approximate leave-one-out
     residuals; the best fit is kept as the final fit (no refit). ``best`` is None if every
-    candidate failed or scored NaN."""
+    candidate failed or scored NaN. With ``cv.path_stop``, a kernel width's remaining (smaller)
+    L1 penalties are skipped once one scores clearly worse than the best on its path."""
     scores = np.full((len(candidates), 1), np.nan)
     alpha_max = {}
     best = None  # (score, index, estimator, alpha, seconds)
     n_failures = 0
-    for c, (h, ratio) in enumerate(candidates):
+    path_stop = spec.cv.path_stop
+    path_best: dict[float, float] = {}
+    stopped: set[float] = set()
+    for c in _alo_order(candidates):
+        h, ratio = candidates[c]
+        if h in stopped:
+            continue
         try:
             est, alpha = _estimator(method, X, y, h, ratio, alpha_max)
             fit_start = time.perf_counter()
@@ -119,9 +134,16 @@ def _select_alo(spec, method, X, y, candidates):
         except (ValueError, ArithmeticError, np.linalg.LinAlgError):
             n_failures += 1
             continue
-        # strict <: ties keep the first candidate, as np.nanargmin does for kfold
-        if not np.isnan(scores[c, 0]) and (best is None or scores[c, 0] < best[0]):
-            best = (scores[c, 0], c, est, alpha, seconds)
+        score = scores[c, 0]
+        if np.isnan(score):
+            continue
+        if path_stop is not None and ratio > 0:
+            if score > (1.0 + path_stop) * path_best.get(h, np.inf):
+                stopped.add(h)
+            path_best[h] = min(path_best.get(h, np.inf), score)
+        # strict <, in grid order: ties keep the earlier candidate, as np.nanargmin does
+        if best is None or score < best[0] or (score == best[0] and c < best[1]):
+            best = (score, c, est, alpha, seconds)
     return scores, best, n_failures
 
 

@@ -230,6 +230,7 @@ BAD_VALUES = [
     ("cv.n_folds", 2.0, "cv.n_folds"),
     ("cv.score", "r2", "cv.score"),
     ("cv.scheme", "loo", "cv.scheme"),
+    ("cv.path_stop", 0.5, "cv.path_stop"),  # with the default scheme, kfold
     ("cv.reference_width", 0.0, "cv.reference_width"),
     ("methods.mcc_ard.kernel_width", [0.5, 0.0], "methods.mcc_ard.kernel_width"),
     ("methods.mcc_ard.kernel_width", [-1.0], "methods.mcc_ard.kernel_width"),
@@ -465,3 +466,14 @@ def test_other_kinds_refuse_jobqueue_settings(smoke_dict):
     spec = spec_from_dict(smoke_dict)
     assert spec.cluster.kind == "local" and spec_from_dict(spec.to_dict()) == spec
     assert spec.cluster.target_workers == 2
+
+
+def test_path_stop_needs_alo_and_a_positive_margin(compose):
+    from mccard_dist.config import from_dictconfig
+
+    spec = from_dictconfig(compose(["experiment=smoke", "cv=alo", "+cv.path_stop=0.25"]))
+    assert spec.cv.path_stop == 0.25
+    with pytest.raises(ConfigError, match="cv.path_stop: must be > 0"):
+        from_dictconfig(compose(["experiment=smoke", "cv=alo", "+cv.path_stop=-1"]))
+    with pytest.raises(ConfigError, match="only used with cv.scheme=alo"):
+        from_dictconfig(compose(["experiment=smoke", "+cv.path_stop=0.25"]))

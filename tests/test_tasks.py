@@ -113,3 +113,38 @@ def test_alo_run_writes_one_score_column(smoke_spec):
     assert done.all()
     l1 = ds["cv_score"].sel({"method": "mcc_l1"})
     assert np.isfinite(l1.sel(lam=[r for r in ds.lam.values if r > 0])).any()
+
+
+def test_path_stop_skips_exactly_the_rest_of_a_path_after_a_clearly_worse_score(smoke_spec):
+    full = smoke_spec("cv=alo", "experiment.methods=[mcc_l1]",
+                      "methods.mcc_l1.alpha_ratio=[0.2,0.8,0.4,0.1,0.05]", name="full")
+    cell = [c for c in grid.cells(full) if c.psi > 0][0]
+    ref = tasks.run_cell(full, cell)
+    cands = grid.cv_candidates(full.method("mcc_l1"))
+    margin = 0.05
+    stopping = smoke_spec("cv=alo", "experiment.methods=[mcc_l1]",
+                          "methods.mcc_l1.alpha_ratio=[0.2,0.8,0.4,0.1,0.05]",
+                          f"+cv.path_stop={margin}", name="stop")
+    res = tasks.run_cell(stopping, cell)
+    # the rule replayed on the full scores: per width, penalties from the largest down, stop
+    # after the first score above (1 + margin) x the best so far on that width's path
+    expected_skipped = set()
+    for h in dict.fromkeys(h for h, _ in cands):
+        path = sorted((c for c in range(len(cands)) if cands[c][0] == h),
+                      key=lambda c: -cands[c][1])
+        best, stop = np.inf, False
+        for c in path:
+            if stop:
+                expected_skipped.add(c)
+                continue
+            score = ref.cv_score[c, 0]
+            stop = score > (1 + margin) * best
+            best = min(best, score)
+    skipped = {c for c in range(len(cands)) if np.isnan(res.cv_score[c, 0])}
+    assert skipped == expected_skipped
+    assert expected_skipped, "the test grid must make the rule skip something"
+    kept = [c for c in range(len(cands)) if c not in skipped]
+    np.testing.assert_allclose(res.cv_score[kept, 0], ref.cv_score[kept, 0])
+    best = min(kept, key=lambda c: res.cv_score[c, 0])
+    assert res.scalars["chosen_h"] == cands[best][0]
+    assert res.scalars["chosen_lam"] == cands[best][1]
