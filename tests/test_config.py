@@ -471,9 +471,9 @@ def test_other_kinds_refuse_jobqueue_settings(smoke_dict):
 def test_path_stop_needs_alo_and_a_positive_margin(compose):
     from mccard_dist.config import from_dictconfig
 
-    spec = from_dictconfig(compose(["experiment=smoke", "cv=alo", "+cv.path_stop=0.25"]))
+    spec = from_dictconfig(compose(["experiment=smoke", "cv=alo", "cv.path_stop=0.25"]))
     assert spec.cv.path_stop == 0.25
     with pytest.raises(ConfigError, match="cv.path_stop: must be > 0"):
-        from_dictconfig(compose(["experiment=smoke", "cv=alo", "+cv.path_stop=-1"]))
+        from_dictconfig(compose(["experiment=smoke", "cv=alo", "cv.path_stop=-1"]))
     with pytest.raises(ConfigError, match="only used with cv.scheme=alo"):
-        from_dictconfig(compose(["experiment=smoke", "+cv.path_stop=0.25"]))
+        from_dictconfig(compose(["experiment=smoke", "cv.path_stop=0.25"]))

@@ -124,7 +124,7 @@ def test_path_stop_skips_exactly_the_rest_of_a_path_after_a_clearly_worse_score(
     margin = 0.05
     stopping = smoke_spec("cv=alo", "experiment.methods=[mcc_l1]",
                           "methods.mcc_l1.alpha_ratio=[0.2,0.8,0.4,0.1,0.05]",
-                          f"+cv.path_stop={margin}", name="stop")
+                          f"cv.path_stop={margin}", name="stop")
     res = tasks.run_cell(stopping, cell)
     # the rule replayed on the full scores: per width, penalties from the largest down, stop
     # after the first score above (1 + margin) x the best so far on that width's path
