@@ -11,7 +11,7 @@ added by the CLI) are ignored::
     experiment: {name, methods: [names], tau: [..], psi: [..], seeds: {start, count} | [ints]}
     methods:    {<name>: {estimator, params: {..}, kernel_width: [..], alpha_ratio: [..]}, ...}
     data:       {n_train, n_test, n_features, n_relevant, noise_var}
-    cv:         {scheme, n_folds, score, reference_width, path_stop}
+    cv:         {scheme, n_folds, score, reference_width, path_stop, race}
     run:        {fits_per_block, blocks_per_worker, retries, save_coef, retry_failed, progress}
     store:      {root, path}
     cluster:    {kind, n_workers, threads_per_worker, memory_limit, host, dashboard_address, address,
@@ -227,6 +227,11 @@ class CVSpec:
     ``path_stop`` (alo only, ``None``: off): along each kernel width's path of L1 penalties,
     largest penalty first, the candidates after one whose score exceeds ``(1 + path_stop)`` times
     the best score so far on that path are not fitted (their score stays NaN).
+
+    ``race`` (kfold only, ``None``: off): after each fold but the last, a candidate whose mean
+    validation loss so far exceeds ``(1 + race)`` times the lowest one among the candidates still
+    in the race is not fitted on the remaining folds (its later scores stay NaN, so it cannot be
+    chosen). The candidates that finish have exactly their plain K-fold scores.
     """
 
     n_folds: int
@@ -234,6 +239,7 @@ class CVSpec:
     reference_width: float
     scheme: str = "kfold"
     path_stop: float | None = None
+    race: float | None = None
 
     @property
     def n_columns(self) -> int:
@@ -536,7 +542,8 @@ def _parse_data(d: Mapping) -> DataSpec:
 def _parse_cv(d: Mapping, data: DataSpec) -> CVSpec:
     key = "cv"
     section = _section(d, key)
-    _check_known(section, key, ("scheme", "n_folds", "score", "reference_width", "path_stop"))
+    _check_known(section, key, ("scheme", "n_folds", "score", "reference_width", "path_stop",
+                                "race"))
     scheme = section.get("scheme", "kfold")  # stores written before schemes existed: kfold
     if scheme not in CV_SCHEMES:
         _fail("cv.scheme", f"must be one of {', '.join(CV_SCHEMES)}", scheme)
@@ -547,6 +554,13 @@ def _parse_cv(d: Mapping, data: DataSpec) -> CVSpec:
             _fail("cv.path_stop", "must be > 0 (or null: off)", path_stop)
         if scheme != "alo":
             _fail("cv.path_stop", "is only used with cv.scheme=alo", path_stop)
+    race = section.get("race", None)
+    if race is not None:
+        race = _as_float("cv.race", race)
+        if not race > 0:
+            _fail("cv.race", "must be > 0 (or null: off)", race)
+        if scheme != "kfold":
+            _fail("cv.race", "is only used with cv.scheme=kfold", race)
     n_folds = _as_int("cv.n_folds", _get(section, key, "n_folds"), 2)
     if n_folds > data.n_train:
         _fail("cv.n_folds", f"must be <= data.n_train ({data.n_train})", n_folds)
@@ -559,7 +573,7 @@ def _parse_cv(d: Mapping, data: DataSpec) -> CVSpec:
     reference_width = _as_float("cv.reference_width", _get(section, key, "reference_width"))
     if reference_width <= 0:
         _fail("cv.reference_width", "must be > 0", reference_width)
-    return CVSpec(n_folds, score, reference_width, scheme, path_stop)
+    return CVSpec(n_folds, score, reference_width, scheme, path_stop, race)
 
 
 def _parse_params(key: str, estimator: str, params, kernel_width, alpha_ratio) -> FrozenMap:

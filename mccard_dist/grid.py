@@ -281,14 +281,15 @@ def grid_description(spec: ExperimentSpec) -> dict:
 
 
 def _cv_description(cv: CVSpec) -> dict:
-    """``cv`` for the hash; the defaults of keys added later (scheme kfold, no path_stop) are left
-    out, so stores written before them keep their hash, and a kfold store never resumes an alo
+    """``cv`` for the hash; the defaults of keys added later (scheme kfold, no path_stop, no
+    race) are left out, so stores written before them keep their hash, and a kfold store never resumes an alo
     one."""
     description = asdict(cv)
     if description["scheme"] == "kfold":
         del description["scheme"]
-    if description["path_stop"] is None:
-        del description["path_stop"]
+    for key in ("path_stop", "race"):
+        if description[key] is None:
+            del description[key]
     return description
 
 

@@ -36,7 +36,7 @@ from .metrics import evaluate
 from .models import mcc_l1_alpha_max
 
 __all__ = ["CellResult", "STATUS_DONE", "STATUS_FAILED", "STATUS_PENDING", "cv_loss",
-           "run_block", "run_cell"]
+           "race_survivors", "run_block", "run_cell"]
 
 
 def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
@@ -86,19 +86,37 @@ def folds(n_train: int, n_folds: int, seed: int):
 
 
 def _kfold_scores(spec, method, X, y, candidates, seed):
-    """(n_candidates, n_folds) validation losses (NaN where a fit failed) and the failure count."""
-    scores = np.full((len(candidates), spec.cv.n_folds), np.nan)
+    """(n_candidates, n_folds) validation losses (NaN where a fit failed, or where ``cv.race``
+    dropped the candidate) and the failure count."""
+    n_folds = spec.cv.n_folds
+    scores = np.full((len(candidates), n_folds), np.nan)
+    alive = np.ones(len(candidates), dtype=bool)
     n_failures = 0
-    for f, (train, val) in enumerate(folds(len(y), spec.cv.n_folds, seed)):
+    for f, (train, val) in enumerate(folds(len(y), n_folds, seed)):
         alpha_max = {}  # per kernel width, for this training fold
-        for c, (h, ratio) in enumerate(candidates):
+        for c in np.flatnonzero(alive):
+            h, ratio = candidates[c]
             try:
                 est, _ = _estimator(method, X[train], y[train], h, ratio, alpha_max)
                 _fit(est, X[train], y[train])
                 scores[c, f] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
             except (ValueError, ArithmeticError, np.linalg.LinAlgError):
                 n_failures += 1
+        if spec.cv.race is not None and f < n_folds - 1:
+            alive = race_survivors(scores[:, : f + 1], alive, spec.cv.race)
     return scores, n_failures
+
+
+def race_survivors(scores_so_far: np.ndarray, alive: np.ndarray, margin: float) -> np.ndarray:
+    """Candidates still in a ``cv.race`` after the folds in ``scores_so_far`` (n_candidates x
+    folds done): those alive, with no failed fold, whose mean loss is at most ``(1 + margin)``
+    times the lowest mean among them."""
+    with np.errstate(invalid="ignore"):
+        mean = np.mean(scores_so_far, axis=1)
+    alive = alive & np.isfinite(mean)
+    if not alive.any():
+        return alive
+    return alive & (mean <= (1.0 + margin) * np.min(mean[alive]))
 
 
 def _alo_order(candidates):

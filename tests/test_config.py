@@ -231,6 +231,7 @@ BAD_VALUES = [
     ("cv.score", "r2", "cv.score"),
     ("cv.scheme", "loo", "cv.scheme"),
     ("cv.path_stop", 0.5, "cv.path_stop"),  # with the default scheme, kfold
+    ("cv.race", 0.0, "cv.race"),
     ("cv.reference_width", 0.0, "cv.reference_width"),
     ("methods.mcc_ard.kernel_width", [0.5, 0.0], "methods.mcc_ard.kernel_width"),
     ("methods.mcc_ard.kernel_width", [-1.0], "methods.mcc_ard.kernel_width"),
@@ -477,3 +478,11 @@ def test_path_stop_needs_alo_and_a_positive_margin(compose):
         from_dictconfig(compose(["experiment=smoke", "cv=alo", "cv.path_stop=-1"]))
     with pytest.raises(ConfigError, match="only used with cv.scheme=alo"):
         from_dictconfig(compose(["experiment=smoke", "cv.path_stop=0.25"]))
+
+
+def test_race_is_for_kfold_only(compose):
+    from mccard_dist.config import from_dictconfig
+
+    assert from_dictconfig(compose(["experiment=smoke", "cv.race=0.25"])).cv.race == 0.25
+    with pytest.raises(ConfigError, match="only used with cv.scheme=kfold"):
+        from_dictconfig(compose(["experiment=smoke", "cv=alo", "cv.race=0.25"]))

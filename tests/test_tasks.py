@@ -148,3 +148,46 @@ def test_path_stop_skips_exactly_the_rest_of_a_path_after_a_clearly_worse_score(
     best = min(kept, key=lambda c: res.cv_score[c, 0])
     assert res.scalars["chosen_h"] == cands[best][0]
     assert res.scalars["chosen_lam"] == cands[best][1]
+
+
+def test_race_survivors():
+    s = np.array([[1.0, 1.2], [1.1, 1.4], [2.0, 0.1], [np.nan, 1.0], [1.0, 1.0]])
+    alive = np.array([True, True, True, True, False])
+    # means 1.1, 1.25, 1.05, nan, (1.0 not alive): lowest alive 1.05, margin 0.2 -> <= 1.26
+    np.testing.assert_array_equal(tasks.race_survivors(s, alive, 0.2),
+                                  [True, True, True, False, False])
+    np.testing.assert_array_equal(tasks.race_survivors(s, alive, 0.01),
+                                  [False, False, True, False, False])
+
+
+def test_race_keeps_plain_kfold_scores_for_the_finishers_and_drops_the_rest(smoke_spec,
+                                                                              monkeypatch):
+    plain = smoke_spec("experiment.methods=[mcc_ard]", "cv.n_folds=4",
+                       "methods.mcc_ard.kernel_width=[0.01,0.1,1.0,10.0,100.0]", name="plain")
+    cell = [c for c in grid.cells(plain) if c.psi > 0][0]
+    ref = tasks.run_cell(plain, cell)
+    margin = 0.1
+    racing = smoke_spec("experiment.methods=[mcc_ard]", "cv.n_folds=4",
+                        "methods.mcc_ard.kernel_width=[0.01,0.1,1.0,10.0,100.0]",
+                        f"cv.race={margin}", name="race")
+    n_fits = []
+    real_fit = tasks._fit
+    monkeypatch.setattr(tasks, "_fit", lambda est, X, y: n_fits.append(1) or real_fit(est, X, y))
+    res = tasks.run_cell(racing, cell)
+    # replay: after folds 1..3 drop candidates whose mean so far exceeds (1 + margin) x the best
+    alive = np.ones(len(ref.cv_score), dtype=bool)
+    expected = np.full_like(ref.cv_score, np.nan)
+    for f in range(4):
+        expected[alive, f] = ref.cv_score[alive, f]
+        if f < 3:
+            mean = ref.cv_score[:, : f + 1].mean(axis=1)
+            alive &= mean <= (1 + margin) * mean[alive].min()
+    np.testing.assert_array_equal(np.isnan(res.cv_score), np.isnan(expected))
+    np.testing.assert_allclose(res.cv_score[alive], ref.cv_score[alive])
+    assert (~alive).any(), "the test grid must make the race drop a candidate"
+    assert len(n_fits) == np.isfinite(expected).sum() + 1 < ref.cv_score.size + 1
+    # the choice is the best finisher (here the race drops plain K-fold's choice: a small margin
+    # can, which is why the README measures the margin against plain K-fold)
+    cands = grid.cv_candidates(plain.method("mcc_ard"))
+    finisher = np.flatnonzero(alive)[np.argmin(ref.cv_score[alive].mean(axis=1))]
+    assert res.scalars["chosen_h"] == cands[finisher][0]
