@@ -21,12 +21,12 @@ import numpy as np
 
 __all__ = ["bench_estimators", "bench_paper", "bench_pipeline", "main"]
 
-#: The previous implementation, as overrides of the current config: K-fold CV (the paper's 5
+#: The previous implementation, as overrides of the current config: plain K-fold CV (the paper's 5
 #: folds) and MCC-L1's inner Lasso solves through scikit-learn's Lasso estimator. (The ARD
 #: estimators' w-steps now reuse their kernel; that change is exact, the old loop is gone.)
-PREVIOUS = ("cv=kfold", "methods.mcc_l1.params.solver=lasso")
-#: The current fast configuration of the paper experiment.
-CURRENT = ("cv=alo",)
+PREVIOUS = ("cv=kfold", "cv.race=null", "methods.mcc_l1.params.solver=lasso")
+#: The current configuration: the same K-fold CV with racing (README, "Speed"), current solvers.
+CURRENT = ("cv=kfold", "cv.race=0.25")
 
 
 def _blas_report() -> str:
@@ -194,25 +194,33 @@ def _paper_spec(root, name, overrides):
 
 
 def _per_method(spec, ds, paper_cells):
-    """method -> dict(cells, fits, seconds (sum of cell seconds), mean, projected core-hours)."""
+    """method -> dict(cells, fits per cell (actually made: racing and path_stop skip some),
+    seconds (sum of cell seconds), mean, per fit, projected core-hours)."""
     from .analysis import cell_values
-    from .grid import fits_per_cell
+    from .grid import cv_candidates
 
     seconds = cell_values(ds, "cell_seconds")
     out = {}
     for m in spec.methods:
         v = seconds.sel({"method": m.name}).values
-        v = v[np.isfinite(v)]
-        if not v.size:
+        done = np.isfinite(v)
+        if not done.any():
             continue
-        fits = fits_per_cell(m, spec.cv)
-        out[m.name] = {"cells": int(v.size), "fits_per_cell": fits, "seconds": float(v.sum()),
-                       "mean": float(v.mean()), "per_fit": float(v.mean()) / fits,
-                       "core_hours": float(v.mean()) * paper_cells / 3600.0}
+        if cv_candidates(m):
+            scored = np.isfinite(ds["cv_score"].sel({"method": m.name}).values)
+            per_cell = scored.reshape(done.shape + (-1,)).sum(axis=-1)[done]
+            fits = float(per_cell.mean()) + (1.0 if spec.cv.scheme == "kfold" else 0.0)
+        else:
+            fits = 1.0
+        mean = float(v[done].mean())
+        out[m.name] = {"cells": int(done.sum()), "fits_per_cell": fits,
+                       "seconds": float(v[done].sum()), "mean": mean, "per_fit": mean / fits,
+                       "core_hours": mean * paper_cells / 3600.0}
     return out
 
 
-def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True, out=sys.stdout):
+def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True, overrides=(),
+                out=sys.stdout):
     """Projected core-hours of the ``paper`` experiment from a measured slice.
 
     The slice is every method, tau and psi of ``paper`` for ``seeds`` seed(s), run with the
@@ -221,6 +229,7 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
     measured inside the worker) times the paper's number of cells. The previous implementation
     (:data:`PREVIOUS`) is run in the same session on the cells of ``baseline_psi`` (every tau, the
     first seed), and the current one is reported on those same cells for a like-for-like ratio.
+    ``overrides`` (Hydra overrides, e.g. ``data.n_features=2000``) apply to every run.
     """
     import shutil
     import tempfile
@@ -234,26 +243,29 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
     root = tempfile.mkdtemp(prefix="mccard-bench-paper-")
     cluster = ClusterSpec(kind="local", n_workers=workers, threads_per_worker=1,
                           memory_limit="6GiB", host="127.0.0.1", dashboard_address="127.0.0.1:0")
-    reference = _paper_spec(root, "ref", ())
+    overrides = tuple(overrides)
+    reference = _paper_spec(root, "ref", overrides)
     paper_cells = len(reference.tau) * len(reference.psi) * len(reference.seeds)
     runs = {}
     with connect(cluster) as client:
         client.run(lambda: None)
-        plan = [("current", CURRENT + (f"experiment.seeds.count={seeds}",))]
+        plan = [("current", CURRENT + overrides + (f"experiment.seeds.count={seeds}",))]
         if baseline:
             psi = "[" + ",".join(str(float(p)) for p in baseline_psi) + "]"
             sub = (f"experiment.psi={psi}", "experiment.seeds.count=1")
-            plan += [("previous, baseline cells", PREVIOUS + sub),
-                     ("current, baseline cells", CURRENT + sub)]
+            plan += [("previous, baseline cells", PREVIOUS + overrides + sub),
+                     ("current, baseline cells", CURRENT + overrides + sub)]
         for name, overrides in plan:
             spec = _paper_spec(root, name.replace(", ", "-").replace(" ", "_"), overrides)
             n_fits = sum(block_fits(spec, b) for b in make_blocks(spec, cells(spec)))
-            print(f"[{name}] {len(cells(spec))} cells, {n_fits} fits "
+            print(f"[{name}] {len(cells(spec))} cells, at most {n_fits} fits "
                   f"({' '.join(overrides)}) ...", file=out, flush=True)
             report = run_experiment(spec, client=client, progress=False)
             ds = open_results(spec.store_path())
-            runs[name] = {"methods": _per_method(spec, ds, paper_cells), "wall": report.seconds,
-                          "fits": n_fits}
+            methods = _per_method(spec, ds, paper_cells)
+            made = sum(m["fits_per_cell"] * m["cells"] for m in methods.values())
+            runs[name] = {"methods": methods, "wall": report.seconds, "fits": made,
+                          "planned": n_fits}
     shutil.rmtree(root, ignore_errors=True)
 
     print(f"\npaper experiment: {paper_cells} cells per method "
@@ -261,12 +273,12 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
           f"{workers} LocalCluster worker(s), one BLAS thread each", file=out)
     for name, run in runs.items():
         total = sum(m["core_hours"] for m in run["methods"].values())
-        print(f"\n{name}: {run['fits']} fits in {run['wall']:.0f} s wall "
-              f"({run['fits'] / run['wall']:.1f} fits/s)", file=out)
+        print(f"\n{name}: {run['fits']:.0f} fits (of {run['planned']} planned) in "
+              f"{run['wall']:.0f} s wall ({run['fits'] / run['wall']:.1f} fits/s)", file=out)
         print(f"  {'method':16s} {'cells':>5s} {'fits/cell':>9s} {'s/cell':>8s} {'s/fit':>7s} "
               f"{'paper core-h':>12s}", file=out)
         for method, m in run["methods"].items():
-            print(f"  {method:16s} {m['cells']:5d} {m['fits_per_cell']:9d} {m['mean']:8.2f} "
+            print(f"  {method:16s} {m['cells']:5d} {m['fits_per_cell']:9.1f} {m['mean']:8.2f} "
                   f"{m['per_fit']:7.3f} {m['core_hours']:12.1f}", file=out)
         print(f"  {'projected paper core-hours':43s} {total:12.1f}", file=out)
     if baseline:
@@ -299,6 +311,9 @@ def main(argv=None):
                        help="psi values of the previous-implementation cells (every tau, seed 0)")
     paper.add_argument("--no-baseline", action="store_true",
                        help="skip the previous implementation (it is slow)")
+    paper.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="Hydra override for every run, e.g. --set data.n_features=2000 "
+                            "(repeatable)")
     args = parser.parse_args(argv)
     if args.command == "estimators":
         bench_estimators(repeats=args.repeats, n_features=args.n_features)
@@ -307,7 +322,7 @@ def main(argv=None):
     elif args.command == "paper":
         psis = tuple(float(p) for p in args.baseline_psi.split(","))
         bench_paper(seeds=args.seeds, workers=args.workers, baseline_psi=psis,
-                    baseline=not args.no_baseline)
+                    baseline=not args.no_baseline, overrides=args.set)
     return 0
 
 

@@ -1,0 +1,32 @@
+"""The paper-projection benchmark end to end, on a tiny version of the paper grid."""
+
+import io
+
+import pytest
+
+from mccard_dist import bench
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+TINY = ("data.n_train=30", "data.n_test=20", "data.n_features=12", "data.n_relevant=3",
+        "experiment.tau=[5.0]", "methods.mcc_ard.kernel_width=[0.3,3.0]",
+        "methods.mcc_ard_proper.kernel_width=[0.3,3.0]", "methods.mcc_l1.kernel_width=[1.0]",
+        "methods.mcc_l1.alpha_ratio=[0.8,0.4]", "cv.n_folds=3")
+
+
+def test_bench_paper_projects_core_hours_for_current_and_previous():
+    out = io.StringIO()
+    runs = bench.bench_paper(seeds=1, workers=1, baseline_psi=(0.0, 0.5), overrides=TINY, out=out)
+    text = out.getvalue()
+    assert set(runs) == {"current", "previous, baseline cells", "current, baseline cells"}
+    current = runs["current"]["methods"]
+    assert set(current) == {"mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"}
+    # every psi of the paper, one tau (TINY), one seed
+    assert all(m["cells"] == 21 for m in current.values())
+    # the projection is the mean cell time times the paper's 3 x 21 x 100 cells... of this grid
+    m = current["mcc_ard"]
+    assert m["core_hours"] == pytest.approx(m["mean"] * 21 * 100 / 3600)
+    assert current["ls_ard"]["fits_per_cell"] == 1.0
+    assert 1.0 < current["mcc_ard"]["fits_per_cell"] <= 2 * 3 + 1  # racing may drop folds
+    assert runs["previous, baseline cells"]["methods"]["mcc_ard"]["cells"] == 2
+    assert "projected paper core-hours" in text and "previous / current" in text
