@@ -5,6 +5,7 @@ Usage::
     python -m mccard_dist.bench estimators [--repeats 3] [--n-features 1000]
     python -m mccard_dist.bench pipeline [--seeds 8]
     python -m mccard_dist.bench paper [--seeds 1] [--workers 2] [--baseline-psi 0,0.5,1]
+    python -m mccard_dist.bench race STORE [--margin 0.1,0.25,0.5]
 
 Timings are medians over datasets on one core (BLAS threads pinned to 1, reported).
 """
@@ -19,7 +20,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["bench_estimators", "bench_paper", "bench_pipeline", "main"]
+__all__ = ["bench_estimators", "bench_paper", "bench_pipeline", "main", "replay_race"]
 
 #: The previous implementation, as overrides of the current config: plain K-fold CV (the paper's 5
 #: folds) and MCC-L1's inner Lasso solves through scikit-learn's Lasso estimator. (The ARD
@@ -294,6 +295,42 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
     return runs
 
 
+def replay_race(ds, margin: float) -> dict:
+    """Replay ``cv.race`` on the full K-fold scores of a store made without racing.
+
+    The candidates that finish a race keep their plain K-fold scores, so the choice a racing run
+    would make follows from the stored scores: per method, the number of finished cells where
+    it equals plain K-fold's choice, and the CV fits the race would make against plain K-fold's.
+    """
+    from .grid import STATUS_DONE
+    from .tasks import race_survivors
+
+    out = {}
+    for method in ds["method"].values:
+        cv = ds["cv_score"].sel({"method": method}).values
+        status = ds["status"].sel({"method": method}).values
+        n = same = fits = full = 0
+        for index in zip(*np.nonzero(status == STATUS_DONE)):
+            scores = cv[index].reshape(-1, cv.shape[-1])
+            scores = scores[~np.isnan(scores).any(axis=1)]  # the method's candidates
+            if not scores.size:
+                continue
+            n_cand, n_folds = scores.shape
+            alive = np.ones(n_cand, dtype=bool)
+            for f in range(n_folds):
+                fits += int(alive.sum())
+                if f < n_folds - 1:
+                    alive = race_survivors(scores[:, : f + 1], alive, margin)
+            mean = scores.mean(axis=1)
+            pick = np.flatnonzero(alive)[np.argmin(mean[alive])]
+            n += 1
+            same += int(pick == np.argmin(mean))
+            full += scores.size
+        if n:
+            out[str(method)] = {"cells": n, "same": same, "fits": fits, "full": full}
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="mccard-bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -314,11 +351,23 @@ def main(argv=None):
     paper.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="Hydra override for every run, e.g. --set data.n_features=2000 "
                             "(repeatable)")
+    race = sub.add_parser("race", help="replay cv.race on a store made with plain K-fold CV")
+    race.add_argument("store")
+    race.add_argument("--margin", default="0.1,0.25,0.5", help="comma-separated margins")
     args = parser.parse_args(argv)
     if args.command == "estimators":
         bench_estimators(repeats=args.repeats, n_features=args.n_features)
     elif args.command == "pipeline":
         bench_pipeline(seeds=args.seeds)
+    elif args.command == "race":
+        from .store import open_results
+
+        ds = open_results(args.store)
+        print(f"{'margin':>6s} {'method':16s} {'same choice':>13s} {'CV fits':>17s}")
+        for margin in (float(m) for m in args.margin.split(",")):
+            for method, r in replay_race(ds, margin).items():
+                print(f"{margin:6g} {method:16s} {r['same']:6d}/{r['cells']:<6d} "
+                      f"{r['fits']:7d}/{r['full']:<7d} ({r['fits'] / r['full']:.0%})")
     elif args.command == "paper":
         psis = tuple(float(p) for p in args.baseline_psi.split(","))
         bench_paper(seeds=args.seeds, workers=args.workers, baseline_psi=psis,

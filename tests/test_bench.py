@@ -30,3 +30,27 @@ def test_bench_paper_projects_core_hours_for_current_and_previous():
     assert 1.0 < current["mcc_ard"]["fits_per_cell"] <= 2 * 3 + 1  # racing may drop folds
     assert runs["previous, baseline cells"]["methods"]["mcc_ard"]["cells"] == 2
     assert "projected paper core-hours" in text and "previous / current" in text
+
+
+def test_replay_race_predicts_what_a_racing_run_chooses(smoke_spec):
+    import numpy as np
+
+    from mccard_dist.runner import run_serial
+    from mccard_dist.store import open_results
+
+    grid_args = ("experiment.methods=[mcc_ard,mcc_l1]", "cv.n_folds=4",
+                 "methods.mcc_ard.kernel_width=[0.01,0.1,1.0,10.0,100.0]")
+    plain = smoke_spec(*grid_args, name="plain")
+    run_serial(plain)
+    margin = 0.1
+    racing = smoke_spec(*grid_args, f"cv.race={margin}", name="race")
+    run_serial(racing)
+    a, b = open_results(plain.store_path()), open_results(racing.store_path())
+    same = (a["chosen_h"] == b["chosen_h"]) & (a["chosen_lam"] == b["chosen_lam"])
+    replay = bench.replay_race(a, margin)
+    for method in ("mcc_ard", "mcc_l1"):
+        sel = {"method": method}
+        assert replay[method]["cells"] == a["status"].sel(sel).size
+        assert replay[method]["same"] == int(same.sel(sel).sum())
+        made = int(np.isfinite(b["cv_score"].sel(sel).values).sum())
+        assert replay[method]["fits"] == made < replay[method]["full"]
