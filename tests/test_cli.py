@@ -69,3 +69,18 @@ def test_foreign_store_is_refused_with_the_difference(tmp_path):
     assert proc.returncode != 0
     assert "data.noise_var: 0.05 != 0.1" in proc.stderr
     xr.testing.assert_identical(before, xr.open_zarr(store).load())
+
+
+def test_alo_with_ard_methods_warns_before_running(compose, tmp_path, caplog):
+    import logging
+
+    from mccard_dist import cli
+    from mccard_dist.config import from_dictconfig
+
+    spec = from_dictconfig(compose(["experiment=smoke", "cv=alo", "experiment.methods=[mcc_ard]",
+                                    "experiment.psi=[0.0]", "experiment.seeds.count=1",
+                                    f"store.path={tmp_path}/s.zarr", "run.progress=false",
+                                    "cluster.n_workers=1"]))
+    with caplog.at_level(logging.WARNING, logger="mccard_dist"):
+        cli.run_from_spec(spec)
+    assert any("cv.scheme=alo with mcc_ard" in r.getMessage() for r in caplog.records)
