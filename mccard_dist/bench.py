@@ -26,8 +26,10 @@ __all__ = ["bench_estimators", "bench_paper", "bench_pipeline", "main", "replay_
 #: folds) and MCC-L1's inner Lasso solves through scikit-learn's Lasso estimator. (The ARD
 #: estimators' w-steps now reuse their kernel; that change is exact, the old loop is gone.)
 PREVIOUS = ("cv=kfold", "cv.race=null", "methods.mcc_l1.params.solver=lasso")
+#: The racing margin of the current configuration.
+RACE = 0.25
 #: The current configuration: the same K-fold CV with racing (README, "Speed"), current solvers.
-CURRENT = ("cv=kfold", "cv.race=0.25")
+CURRENT = ("cv=kfold", f"cv.race={RACE}")
 
 
 def _blas_report() -> str:
@@ -267,6 +269,8 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
             made = sum(m["fits_per_cell"] * m["cells"] for m in methods.values())
             runs[name] = {"methods": methods, "wall": report.seconds, "fits": made,
                           "planned": n_fits}
+            if name.startswith("previous"):  # plain K-fold scores: would racing choose the same?
+                runs[name]["race"] = replay_race(ds, RACE)
     shutil.rmtree(root, ignore_errors=True)
 
     print(f"\npaper experiment: {paper_cells} cells per method "
@@ -292,6 +296,11 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
         c = sum(m["core_hours"] for m in cur["methods"].values())
         print(f"  projected from these cells: {p:.1f} / {c:.1f} core-hours = {p / c:.1f}x",
               file=out)
+        print(f"racing (margin {RACE}) replayed on the previous run's plain K-fold scores:",
+              file=out)
+        for method, r in prev["race"].items():
+            print(f"  {method:16s} same choice in {r['same']}/{r['cells']} cells, "
+                  f"{r['fits']}/{r['full']} CV fits", file=out)
     return runs
 
 

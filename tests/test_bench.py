@@ -30,6 +30,7 @@ def test_bench_paper_projects_core_hours_for_current_and_previous():
     assert 1.0 < current["mcc_ard"]["fits_per_cell"] <= 2 * 3 + 1  # racing may drop folds
     assert runs["previous, baseline cells"]["methods"]["mcc_ard"]["cells"] == 2
     assert "projected paper core-hours" in text and "previous / current" in text
+    assert "same choice in" in text
 
 
 def test_replay_race_predicts_what_a_racing_run_chooses(smoke_spec):
