@@ -93,3 +93,17 @@ def test_robust_to_outliers_where_the_lasso_is_not():
     err_lasso = np.abs(lasso.coef_ - coef).max()
     assert err_mcc < 0.1 < err_lasso
     assert model.intercept_ == pytest.approx(0.5, abs=0.1)
+
+
+def test_capped_inner_solves_do_not_warn_only_the_outer_loop_does():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, _ = contaminated(d=120, seed=5)
+    alpha = 0.05 * mcc_l1_alpha_max(X, y, 0.5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        MCCL1Regressor(0.5, alpha, max_iter=3).fit(X, y)
+    messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(messages) == 1 and messages[0].startswith("MCC-L1 (cd) did not converge")

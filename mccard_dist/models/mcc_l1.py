@@ -226,10 +226,12 @@ class MCCL1Regressor(RegressorBase):
                     x_mean, y_mean = None, 0.0
                     np.multiply(X, root[:, None], out=Xs)
                 z = (y - y_mean) * root
-                _, path_coef, _ = enet_path(
-                    Xs, z, l1_ratio=1.0, alphas=[self.alpha * n_samples / total],
-                    precompute=False, coef_init=coef, max_iter=50, tol=1e-8, check_input=False,
-                    copy_X=False)
+                with warnings.catch_warnings():  # the 50-sweep cap is deliberate
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    _, path_coef, _ = enet_path(
+                        Xs, z, l1_ratio=1.0, alphas=[self.alpha * n_samples / total],
+                        precompute=False, coef_init=coef, max_iter=50, tol=1e-8,
+                        check_input=False, copy_X=False)
                 new_coef = path_coef[:, 0].copy()
                 new_intercept = y_mean - float(x_mean @ new_coef) if self.fit_intercept else 0.0
             f_new = mcc_l1_objective(X, y, new_coef, new_intercept, h, self.alpha)
