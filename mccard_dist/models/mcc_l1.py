@@ -194,15 +194,20 @@ class MCCL1Regressor(RegressorBase):
         return df <= self.tol and dw <= self.tol
 
     def _fit_cd(self, X, y):
+        return self._fit_half_quadratic(X, y, self._cd_step(X, y))
+
+    def _fit_lasso(self, X, y):
+        return self._fit_half_quadratic(X, y, self._lasso_step(X, y))
+
+    def _fit_half_quadratic(self, X, y, lasso_step):
+        """Outer loop of ``cd``/``lasso``: sample weights ``psi`` from the residuals, then the
+        weighted Lasso step ``lasso_step(psi, total, coef) -> (coef, intercept)``."""
         n_samples, n_features = X.shape
         h = self.kernel_width
         psi = np.ones(n_samples)
         coef = np.zeros(n_features)
         intercept = 0.0
         f_old = np.inf
-        # weighted, centred design, rewritten in place at every outer iteration (Fortran order:
-        # the column layout the coordinate descent reads without a copy)
-        Xs = np.empty((n_samples, n_features), order="F")
         for n_iter in range(1, self.max_iter + 1):
             total = psi.sum()
             if total <= 0.0:
@@ -212,28 +217,7 @@ class MCCL1Regressor(RegressorBase):
                                      fit_intercept=self.fit_intercept, compute_gamma=False)
                 new_coef, new_intercept = sol.coef, sol.intercept
             else:
-                # (1/2N) sum psi e^2 + alpha |w|_1 = (total/N) [(1/2N) sum s e^2 + alpha' |w|_1]
-                # with s = psi N / total (mean 1) and alpha' = alpha N / total; the intercept is
-                # profiled out by centring with the weights (exact), the rows scaled by sqrt(s).
-                s = psi * (n_samples / total)
-                root = np.sqrt(s)
-                if self.fit_intercept:
-                    x_mean = (s @ X) / n_samples
-                    y_mean = float(s @ y) / n_samples
-                    np.subtract(X, x_mean, out=Xs)
-                    Xs *= root[:, None]
-                else:
-                    x_mean, y_mean = None, 0.0
-                    np.multiply(X, root[:, None], out=Xs)
-                z = (y - y_mean) * root
-                with warnings.catch_warnings():  # the 50-sweep cap is deliberate
-                    warnings.simplefilter("ignore", ConvergenceWarning)
-                    _, path_coef, _ = enet_path(
-                        Xs, z, l1_ratio=1.0, alphas=[self.alpha * n_samples / total],
-                        precompute=False, coef_init=coef, max_iter=50, tol=1e-8,
-                        check_input=False, copy_X=False)
-                new_coef = path_coef[:, 0].copy()
-                new_intercept = y_mean - float(x_mean @ new_coef) if self.fit_intercept else 0.0
+                new_coef, new_intercept = lasso_step(psi, total, coef)
             f_new = mcc_l1_objective(X, y, new_coef, new_intercept, h, self.alpha)
             done = self._stop(f_old, f_new, coef, new_coef)
             coef, intercept, f_old = new_coef, new_intercept, f_new
@@ -242,39 +226,54 @@ class MCCL1Regressor(RegressorBase):
             psi = kernel(y - intercept - X @ coef, h)
         return coef, intercept, self.max_iter, False
 
-    def _fit_lasso(self, X, y):
+    def _cd_step(self, X, y):
+        """Weighted Lasso step by scikit-learn's coordinate-descent path, at most 50 sweeps."""
         n_samples, n_features = X.shape
-        h = self.kernel_width
+        # weighted, centred design, rewritten in place at every step (Fortran order: the column
+        # layout the coordinate descent reads without a copy)
+        Xs = np.empty((n_samples, n_features), order="F")
+
+        def step(psi, total, coef):
+            # (1/2N) sum psi e^2 + alpha |w|_1 = (total/N) [(1/2N) sum s e^2 + alpha' |w|_1]
+            # with s = psi N / total (mean 1) and alpha' = alpha N / total; the intercept is
+            # profiled out by centring with the weights (exact), the rows scaled by sqrt(s).
+            s = psi * (n_samples / total)
+            root = np.sqrt(s)
+            if self.fit_intercept:
+                x_mean = (s @ X) / n_samples
+                y_mean = float(s @ y) / n_samples
+                np.subtract(X, x_mean, out=Xs)
+                np.multiply(Xs, root[:, None], out=Xs)
+            else:
+                x_mean, y_mean = None, 0.0
+                np.multiply(X, root[:, None], out=Xs)
+            z = (y - y_mean) * root
+            with warnings.catch_warnings():  # the 50-sweep cap is deliberate
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                _, path_coef, _ = enet_path(
+                    Xs, z, l1_ratio=1.0, alphas=[self.alpha * n_samples / total],
+                    precompute=False, coef_init=coef, max_iter=50, tol=1e-8,
+                    check_input=False, copy_X=False)
+            new_coef = path_coef[:, 0].copy()
+            return new_coef, (y_mean - float(x_mean @ new_coef) if self.fit_intercept else 0.0)
+
+        return step
+
+    def _lasso_step(self, X, y):
+        """Weighted Lasso step through scikit-learn's Lasso estimator (warm-started)."""
+        n_samples = X.shape[0]
         lasso = Lasso(alpha=1.0, fit_intercept=self.fit_intercept, warm_start=True,
                       max_iter=50, tol=1e-8, selection="cyclic")
-        psi = np.ones(n_samples)
-        coef = np.zeros(n_features)
-        intercept = 0.0
-        f_old = np.inf
-        for n_iter in range(1, self.max_iter + 1):
-            total = psi.sum()
-            if total <= 0.0:
-                return coef, intercept, n_iter, False
-            if self.alpha == 0.0:
-                sol = weighted_ridge(X, y, psi, np.full(n_features, 1e-12),
-                                     fit_intercept=self.fit_intercept, compute_gamma=False)
-                new_coef, new_intercept = sol.coef, sol.intercept
-            else:
-                # weighted Lasso: (1/2N) sum psi e^2 + alpha |w|_1; scikit-learn rescales the
-                # sample weights to sum to N, hence the alpha conversion.
-                lasso.alpha = self.alpha * n_samples / total
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", ConvergenceWarning)
-                    lasso.fit(X, y, sample_weight=psi, check_input=False)
-                new_coef = lasso.coef_.copy()
-                new_intercept = float(lasso.intercept_)
-            f_new = mcc_l1_objective(X, y, new_coef, new_intercept, h, self.alpha)
-            done = self._stop(f_old, f_new, coef, new_coef)
-            coef, intercept, f_old = new_coef, new_intercept, f_new
-            if done:
-                return coef, intercept, n_iter, True
-            psi = kernel(y - intercept - X @ coef, h)
-        return coef, intercept, self.max_iter, False
+
+        def step(psi, total, coef):
+            # scikit-learn rescales the sample weights to sum to N, hence the alpha conversion
+            lasso.alpha = self.alpha * n_samples / total
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                lasso.fit(X, y, sample_weight=psi, check_input=False)
+            return lasso.coef_.copy(), float(lasso.intercept_)
+
+        return step
 
     def _fit_em(self, X, y):
         n_samples, n_features = X.shape
