@@ -142,7 +142,8 @@ def cv_candidates(method_spec: MethodSpec) -> list[tuple[float, float]]:
 
 def fits_per_cell(method_spec: MethodSpec, cv_spec: CVSpec) -> int:
     """Estimator fits in one cell: every candidate on every fold, plus the final fit (kfold); one
-    fit per candidate, the chosen one being the final fit (alo); one fit without candidates."""
+    fit per candidate, the chosen one being the final fit (alo); one fit without candidates.
+    An upper bound when ``cv.race`` or ``cv.path_stop`` skips candidates."""
     n_candidates = len(cv_candidates(method_spec))
     if not n_candidates:
         return 1

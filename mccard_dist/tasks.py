@@ -7,9 +7,10 @@ method sees the same data (and the same CV folds) for the same ``(tau, psi, seed
 One cell: K-fold CV over the method's candidates ``(kernel_width, alpha_ratio)`` (folds drawn from
 the cell's seed), choice of the candidate with the lowest mean validation loss (ties: the first,
 i.e. the smallest kernel width), a final fit on the whole training set with that choice, and the
-paper's metrics on the noise-free test set. With ``cv.scheme=alo`` each candidate is fitted once on
-the whole training set and scored on its approximate leave-one-out residuals, and the chosen fit is
-the final fit. A fit that raises is recorded (CV: a NaN score; final
+paper's metrics on the noise-free test set. With ``cv.race`` the candidates race through the folds
+(clearly worse ones are not fitted on the remaining folds). With ``cv.scheme=alo`` each candidate is
+fitted once on the whole training set and scored on its approximate leave-one-out residuals, and
+the chosen fit is the final fit. A fit that raises is recorded (CV: a NaN score; final
 fit: the cell's status becomes "failed" with the message); the block goes on.
 """
 
