@@ -539,6 +539,19 @@ def _parse_data(d: Mapping) -> DataSpec:
     return DataSpec(n_train, n_test, n_features, n_relevant, noise_var)
 
 
+def _cv_margin(section: Mapping, name: str, scheme: str, needs: str) -> float | None:
+    """An optional margin of cv (``None``: off): a positive number, used by one scheme only."""
+    value = section.get(name, None)
+    if value is None:
+        return None
+    value = _as_float(f"cv.{name}", value)
+    if not value > 0:
+        _fail(f"cv.{name}", "must be > 0 (or null: off)", value)
+    if scheme != needs:
+        _fail(f"cv.{name}", f"is only used with cv.scheme={needs}", value)
+    return value
+
+
 def _parse_cv(d: Mapping, data: DataSpec) -> CVSpec:
     key = "cv"
     section = _section(d, key)
@@ -547,20 +560,8 @@ def _parse_cv(d: Mapping, data: DataSpec) -> CVSpec:
     scheme = section.get("scheme", "kfold")  # stores written before schemes existed: kfold
     if scheme not in CV_SCHEMES:
         _fail("cv.scheme", f"must be one of {', '.join(CV_SCHEMES)}", scheme)
-    path_stop = section.get("path_stop", None)
-    if path_stop is not None:
-        path_stop = _as_float("cv.path_stop", path_stop)
-        if not path_stop > 0:
-            _fail("cv.path_stop", "must be > 0 (or null: off)", path_stop)
-        if scheme != "alo":
-            _fail("cv.path_stop", "is only used with cv.scheme=alo", path_stop)
-    race = section.get("race", None)
-    if race is not None:
-        race = _as_float("cv.race", race)
-        if not race > 0:
-            _fail("cv.race", "must be > 0 (or null: off)", race)
-        if scheme != "kfold":
-            _fail("cv.race", "is only used with cv.scheme=kfold", race)
+    path_stop = _cv_margin(section, "path_stop", scheme, "alo")
+    race = _cv_margin(section, "race", scheme, "kfold")
     n_folds = _as_int("cv.n_folds", _get(section, key, "n_folds"), 2)
     if n_folds > data.n_train:
         _fail("cv.n_folds", f"must be <= data.n_train ({data.n_train})", n_folds)
