@@ -106,14 +106,22 @@ def bench_estimators(repeats=3, n_features=1000, psis=(0.0, 0.3), tau=10.0, out=
     return results
 
 
-def _pipeline_spec(root, name, seeds, fits_per_block=None):
-    from .config import spec_from_dict
-    from .cli import CONFIG_DIR
-
+def _compose_spec(overrides):
+    """The validated spec of ``conf/`` composed with these Hydra overrides."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
+    from .cli import CONFIG_DIR
+    from .config import spec_from_dict
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose("config", list(overrides))
+    return spec_from_dict(OmegaConf.to_container(cfg, resolve=True))
+
+
+def _pipeline_spec(root, name, seeds, fits_per_block=None):
     overrides = ["experiment=smoke", "experiment.methods=[mcc_ard,ls_ard]",
                  "data.n_train=100", "data.n_test=100", "data.n_features=300",
                  "data.n_relevant=10", "experiment.psi=[0.0,0.1,0.2,0.3]",
@@ -121,10 +129,7 @@ def _pipeline_spec(root, name, seeds, fits_per_block=None):
                  "cv.n_folds=3", f"store.path={root}/{name}.zarr", "run.progress=false"]
     if fits_per_block:
         overrides.append(f"run.fits_per_block={fits_per_block}")
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        cfg = compose("config", overrides)
-    return spec_from_dict(OmegaConf.to_container(cfg, resolve=True))
+    return _compose_spec(overrides)
 
 
 def bench_pipeline(seeds=8, out=sys.stdout):
@@ -182,18 +187,8 @@ def bench_pipeline(seeds=8, out=sys.stdout):
 
 
 def _paper_spec(root, name, overrides):
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-    from omegaconf import OmegaConf
-
-    from .cli import CONFIG_DIR
-    from .config import spec_from_dict
-
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        cfg = compose("config", ["experiment=paper", *overrides, f"store.path={root}/{name}.zarr",
-                                 "run.progress=false"])
-    return spec_from_dict(OmegaConf.to_container(cfg, resolve=True))
+    return _compose_spec(["experiment=paper", *overrides, f"store.path={root}/{name}.zarr",
+                          "run.progress=false"])
 
 
 def _per_method(spec, ds, paper_cells):

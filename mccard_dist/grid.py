@@ -283,8 +283,8 @@ def grid_description(spec: ExperimentSpec) -> dict:
 
 def _cv_description(cv: CVSpec) -> dict:
     """``cv`` for the hash; the defaults of keys added later (scheme kfold, no path_stop, no
-    race) are left out, so stores written before them keep their hash, and a kfold store never resumes an alo
-    one."""
+    race) are left out, so stores written before them keep their hash, and a kfold store never
+    resumes an alo one."""
     description = asdict(cv)
     if description["scheme"] == "kfold":
         del description["scheme"]

@@ -90,6 +90,16 @@ def _inverse_lower(lower_factor: np.ndarray) -> np.ndarray:
     return np.tril(inv)
 
 
+def _dual_with_gamma(L, B, z, relevance):
+    """Dual-form solution from the lower Cholesky factor ``L`` of ``K = I + B' B'^T``: the scaled
+    coefficients ``B'^T K^{-1} z``, ``gamma_d = ||L^{-1} b'_d||^2`` and the diagonal of Sigma."""
+    V = linalg.solve_triangular(L, B, lower=True, check_finite=False)
+    u = linalg.solve_triangular(L, z, lower=True, check_finite=False)
+    gamma = np.einsum("ij,ij->j", V, V)
+    # Sigma_dd = (1 - gamma_d) / a_d; gamma_d < 1 in exact arithmetic.
+    return V.T @ u, gamma, np.clip(1.0 - gamma, 0.0, None) / relevance
+
+
 def weighted_ridge(
     X: np.ndarray,
     t: np.ndarray,
@@ -146,14 +156,10 @@ def weighted_ridge(
         K = B @ B.T
         K.flat[:: n_samples + 1] += 1.0
         L = linalg.cholesky(K, lower=True, overwrite_a=True, check_finite=False)
-        u = linalg.solve_triangular(L, z, lower=True, check_finite=False)
         if compute_gamma:
-            V = linalg.solve_triangular(L, B, lower=True, check_finite=False)
-            coef_scaled = V.T @ u
-            gamma = np.einsum("ij,ij->j", V, V)
-            # Sigma_dd = (1 - gamma_d) / a_d; gamma_d < 1 in exact arithmetic.
-            sigma_diag = np.clip(1.0 - gamma, 0.0, None) / relevance
+            coef_scaled, gamma, sigma_diag = _dual_with_gamma(L, B, z, relevance)
         else:
+            u = linalg.solve_triangular(L, z, lower=True, check_finite=False)
             v = linalg.solve_triangular(L, u, lower=True, trans="T", check_finite=False)
             coef_scaled = B.T @ v
     elif form == "primal":
@@ -185,13 +191,14 @@ class RidgeSteps:
 
     The w-steps of one MCC-ARD iteration solve :func:`weighted_ridge` again and again with the same
     active columns and relevances and new sample weights. This object keeps what does not depend on
-    the weights and returns ``(coef, intercept)`` only (no ``gamma``):
+    the weights:
 
     * dual form (``k > N``): the kernel ``P = X A^{-1} X^T`` is formed once (``N^2 k``); the
       weighted centring is applied to it in ``O(N^2)``, ``Xc A^{-1} Xc^T = P - 1 c^T - c 1^T + q 1 1^T``
       with ``c = P s / sum(s)`` and ``q = s^T P s / sum(s)^2``, so each solve costs one ``N x N``
       Cholesky instead of ``N^2 k`` more;
-    * primal form: ``Xc^T S Xc + A`` by one product and one LAPACK ``posv`` call.
+    * primal form: ``Xc^T S Xc + A`` by one product and one LAPACK ``posv`` call (with ``gamma``
+      requested it defers to :func:`weighted_ridge`).
 
     The solutions are those of :func:`weighted_ridge` (same equations, rounding apart).
     """
@@ -241,12 +248,8 @@ class RidgeSteps:
                 Xc = X - (s @ X) / total if centre else X
                 B = Xc * inv_root_a[None, :]
                 B *= root[:, None]
-                V = linalg.solve_triangular(factor, B, lower=True, check_finite=False,
-                                            overwrite_b=True)
-                u = linalg.solve_triangular(factor, z, lower=True, check_finite=False)
-                coef = (V.T @ u) * inv_root_a
-                gamma = np.einsum("ij,ij->j", V, V)
-                sigma_diag = np.clip(1.0 - gamma, 0.0, None) / self.relevance
+                coef, gamma, sigma_diag = _dual_with_gamma(factor, B, z, self.relevance)
+                coef *= inv_root_a
             else:
                 v, info = linalg.lapack.dpotrs(factor, z, lower=1)
                 u = root * v
