@@ -46,9 +46,9 @@ def _estimator_cases(alpha_ratio=0.05):
 
     h = 1.0
 
-    def l1(solver):
+    def l1(solver, **kw):
         def build(X, y):
-            return MCCL1Regressor(h, alpha_ratio * mcc_l1_alpha_max(X, y, h), solver=solver)
+            return MCCL1Regressor(h, alpha_ratio * mcc_l1_alpha_max(X, y, h), solver=solver, **kw)
         return build
 
     return [
@@ -61,6 +61,7 @@ def _estimator_cases(alpha_ratio=0.05):
         (f"MCC-ARD deviant h={h}, w_steps=1", lambda X, y: MCCARDRegressor(h, w_steps=1)),
         (f"MCC-ARD proper h={h}", lambda X, y: MCCARDRegressor(h, likelihood="proper")),
         (f"MCC-L1 cd h={h} alpha={alpha_ratio}*max", l1("cd")),
+        (f"MCC-L1 cd, full sweeps (previous) h={h}", l1("cd", working_set=False)),
         (f"MCC-L1 lasso (previous) h={h}", l1("lasso")),
         (f"MCC-L1 em h={h} alpha={alpha_ratio}*max", l1("em")),
     ]

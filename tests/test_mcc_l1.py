@@ -52,6 +52,70 @@ def test_cd_and_the_lasso_estimator_route_reach_the_same_fit(fit_intercept):
     assert cd.intercept_ == pytest.approx(lasso.intercept_, abs=1e-6)
 
 
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_working_set_and_full_sweeps_reach_the_same_fit(fit_intercept):
+    # the working set only skips columns whose zero coefficient is optimal already
+    X, y, _ = contaminated(n=60, d=150, seed=5)
+    h = 1.0
+    alpha = 0.5 * mcc_l1_alpha_max(X, y, h, fit_intercept=fit_intercept)
+    kw = dict(tol=1e-12, max_iter=3000, fit_intercept=fit_intercept)
+    ws = MCCL1Regressor(h, alpha, working_set=True, **kw).fit(X, y)
+    full = MCCL1Regressor(h, alpha, working_set=False, **kw).fit(X, y)
+    assert ws.converged_ and full.converged_
+    assert 0 < ws.active_.sum() < 50  # most of the 150 columns stay outside the working set
+    assert ws.objective_ == pytest.approx(full.objective_, rel=1e-9)
+    np.testing.assert_allclose(ws.coef_, full.coef_, atol=1e-6)
+    assert ws.intercept_ == pytest.approx(full.intercept_, abs=1e-6)
+
+
+def test_working_set_step_satisfies_the_weighted_lasso_optimality_conditions():
+    # one weighted-Lasso step with an ample sweep budget, checked against the KKT conditions
+    # on every column of the explicitly weighted, centred design
+    from mccard_dist.models.mcc_l1 import _working_set_lasso
+
+    rng = np.random.default_rng(2)
+    n, d = 50, 200
+    X = rng.standard_normal((n, d))
+    y = X[:, :5] @ [3.0, -2.0, 1.5, 1.0, -1.0] + rng.standard_normal(n)
+    s = rng.uniform(0.1, 1.9, n)
+    s *= n / s.sum()
+    root = np.sqrt(s)
+    x_mean = s @ X / n
+    z = (y - s @ y / n) * root
+    Xs = (X - x_mean) * root[:, None]
+    alpha = 0.1 * np.max(np.abs(Xs.T @ z)) / n
+    start = np.zeros(d)
+    coef = _working_set_lasso(X, x_mean, root, z, alpha, start, sweeps=5000)
+    assert not start.any()  # the start is not modified
+    grad = Xs.T @ (z - Xs @ coef) / n
+    nz = coef != 0
+    assert 0 < nz.sum() < n
+    np.testing.assert_allclose(grad[nz], alpha * np.sign(coef[nz]), atol=1e-6 * alpha)
+    assert np.all(np.abs(grad[~nz]) <= alpha * (1 + 1e-6))
+    # and it is the minimiser scikit-learn's Lasso finds on the same design
+    ref = Lasso(alpha=alpha, fit_intercept=False, tol=1e-12, max_iter=100000).fit(Xs, z)
+    np.testing.assert_allclose(coef, ref.coef_, atol=1e-6)
+
+
+def test_cd_stops_on_the_objective_and_does_not_alias_the_previous_coefficients():
+    # the inner descent works in place on its start; the outer loop's previous coefficients
+    # must survive it (they did not once, which silently disabled the coefficient test)
+    from mccard_dist.models.mcc_l1 import _lasso_sweeps
+
+    X, y, _ = contaminated(d=60, seed=4)
+    Xs = np.asfortranarray(X - X.mean(0))
+    start = np.full(60, 0.01)
+    coef, n_iter = _lasso_sweeps(Xs, y - y.mean(), 0.05, start, sweeps=50)
+    assert np.all(start == 0.01) and not np.allclose(coef, start) and 1 <= n_iter <= 50
+    # cd stops on the relative decrease of F; the lasso route and EM also need w to settle
+    model = MCCL1Regressor(1.0, 0.1)
+    assert model._stop(1.0, 1.0 - 1e-7, np.zeros(3), np.ones(3))
+    for solver in ("lasso", "em"):
+        model.solver = solver
+        assert not model._stop(1.0, 1.0 - 1e-7, np.zeros(3), np.ones(3))
+        assert model._stop(1.0, 1.0 - 1e-7, np.ones(3), np.ones(3))
+
+
 def test_alpha_max_is_the_first_order_threshold_at_zero():
     # F is non-convex, so alpha_max is where w = 0 (with the robust intercept) stops being a
     # stationary point: checked by one-sided finite differences of F along every coordinate.
