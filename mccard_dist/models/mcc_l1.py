@@ -89,8 +89,10 @@ def _working_set_lasso(X, x_mean, root, z, alpha, coef, sweeps):
         Xc = X[:, cols] if x_mean is None else X[:, cols] - x_mean[cols]
         return np.asfortranarray(Xc * root[:, None])
 
-    cols = np.flatnonzero(inside)
-    residual = z - design(cols) @ coef[cols]
+    fitted = X @ coef
+    if x_mean is not None:
+        fitted -= x_mean @ coef
+    residual = z - root * fitted
     used = 0
     while used < sweeps:
         scaled = root * residual
