@@ -22,9 +22,10 @@ import numpy as np
 
 __all__ = ["bench_estimators", "bench_paper", "bench_pipeline", "main", "replay_race"]
 
-#: The previous implementation, as overrides of the current config: plain K-fold CV (the paper's 5
-#: folds) and MCC-L1's inner Lasso solves through scikit-learn's Lasso estimator. (The ARD
-#: estimators' w-steps now reuse their kernel; that change is exact, the old loop is gone.)
+#: The first implementation, as overrides of the current config: plain K-fold CV (the paper's 5
+#: folds) and MCC-L1's inner Lasso solves through scikit-learn's Lasso estimator (with its own
+#: stopping rule). (The ARD estimators' w-steps now reuse their kernel; that change is exact, the
+#: old loop is gone.)
 PREVIOUS = ("cv=kfold", "cv.race=null", "methods.mcc_l1.params.solver=lasso")
 #: The racing margin of the current configuration.
 RACE = 0.25

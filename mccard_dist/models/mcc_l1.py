@@ -130,13 +130,14 @@ class MCCL1Regressor(RegressorBase):
     solver : {"cd", "lasso", "em"}, default="cd"
         ``"cd"``: half-quadratic outer loop (sample weights ``psi_n`` from the residuals) around a
         weighted-Lasso solve by coordinate descent (scikit-learn's ``enet_path`` on the weighted,
-        centred data, written into one reused buffer; warm-started from the previous outer
-        iteration, at most 50 sweeps per outer iteration: each sweep lowers the surrogate, so
-        ``F`` still decreases monotonically, and the outer loop does not wait for exact inner
+        centred columns of a working set, see ``working_set``; warm-started from the previous
+        outer iteration, at most 50 sweeps per outer iteration: each sweep lowers the surrogate,
+        so ``F`` still decreases monotonically, and the outer loop does not wait for exact inner
         solves while the weights are still moving). ``"lasso"``: the same loop through
         scikit-learn's ``Lasso`` estimator with ``sample_weight`` (the first implementation: it
-        re-validates and copies the data at every outer iteration, and its inner stopping test
-        differs, so it stops at slightly different points; kept for comparison). ``"em"``: the EM method of Figueiredo
+        re-validates and copies the data at every outer iteration, and its inner and outer
+        stopping tests differ, so it stops at slightly different points; kept for comparison).
+        ``"em"``: the EM method of Figueiredo
         (2003) cited by the paper; each iteration majorises both the correntropy term (weights
         ``psi_n``) and ``|w_d|`` (by ``w_d^2 / 2|w_d'| + |w_d'|/2``) and solves the resulting
         weighted ridge problem, so ``F`` decreases monotonically; coefficients whose magnitude
