@@ -91,13 +91,21 @@ def _inverse_lower(lower_factor: np.ndarray) -> np.ndarray:
 
 
 def _dual_with_gamma(L, B, z, relevance):
-    """Dual-form solution from the lower Cholesky factor ``L`` of ``K = I + B' B'^T``: the scaled
-    coefficients ``B'^T K^{-1} z``, ``gamma_d = ||L^{-1} b'_d||^2`` and the diagonal of Sigma."""
-    V = linalg.solve_triangular(L, B, lower=True, check_finite=False)
-    u = linalg.solve_triangular(L, z, lower=True, check_finite=False)
-    gamma = np.einsum("ij,ij->j", V, V)
+    """Dual-form solution from the lower Cholesky factor ``L`` of ``K = I + B' B'^T`` (consumed):
+    the scaled coefficients ``B'^T K^{-1} z``, ``gamma_d = b'_d^T K^{-1} b'_d`` and the diagonal
+    of Sigma.
+
+    ``K^{-1}`` is formed explicitly (LAPACK potri; ``K >= I``, so it is well conditioned) and
+    applied by one matrix product, ``C = K^{-1} B'``: twice the flops of the triangular solve
+    ``L^{-1} B'`` but at matrix-product speed. Then ``gamma = colsum(B' * C)`` and
+    ``B'^T K^{-1} z = C^T z``.
+    """
+    inv = _inverse_lower(L)
+    inv += np.tril(inv, -1).T  # the full symmetric inverse: a plain product is the fastest here
+    C = inv @ B
+    gamma = np.einsum("ij,ij->j", B, C)
     # Sigma_dd = (1 - gamma_d) / a_d; gamma_d < 1 in exact arithmetic.
-    return V.T @ u, gamma, np.clip(1.0 - gamma, 0.0, None) / relevance
+    return C.T @ z, gamma, np.clip(1.0 - gamma, 0.0, None) / relevance
 
 
 def weighted_ridge(
@@ -211,7 +219,6 @@ class RidgeSteps:
         n_samples, n_active = X.shape
         self.form = choose_form(n_samples, n_active) if form == "auto" else form
         if self.form == "dual" and n_active:
-            self.XA = X / relevance  # X A^{-1}
             scaled = X * (1.0 / np.sqrt(relevance))
             self.P = scaled @ scaled.T  # X A^{-1} X^T (symmetric rank-k product)
 
@@ -245,8 +252,8 @@ class RidgeSteps:
                 raise linalg.LinAlgError(f"potrf failed with info={info}")
             if compute_gamma:
                 inv_root_a = 1.0 / np.sqrt(self.relevance)
-                Xc = X - (s @ X) / total if centre else X
-                B = Xc * inv_root_a[None, :]
+                B = X - (s @ X) / total if centre else X.copy()
+                B *= inv_root_a[None, :]
                 B *= root[:, None]
                 coef, gamma, sigma_diag = _dual_with_gamma(factor, B, z, self.relevance)
                 coef *= inv_root_a
@@ -255,7 +262,7 @@ class RidgeSteps:
                 u = root * v
                 if centre:
                     u = u - s * (u.sum() / total)  # Xc^T u = X^T (u - s sum(u)/sum(s))
-                coef = self.XA.T @ u
+                coef = (X.T @ u) / self.relevance
         else:
             if centre:
                 Xc = X - (s @ X) / total
