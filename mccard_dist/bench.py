@@ -63,7 +63,7 @@ def _estimator_cases(alpha_ratio=0.05):
         (f"MCC-ARD proper h={h}", lambda X, y: MCCARDRegressor(h, likelihood="proper")),
         (f"MCC-L1 cd h={h} alpha={alpha_ratio}*max", l1("cd")),
         (f"MCC-L1 cd, full sweeps (previous) h={h}", l1("cd", working_set=False)),
-        (f"MCC-L1 lasso (previous) h={h}", l1("lasso")),
+        (f"MCC-L1 lasso (first implementation) h={h}", l1("lasso")),
         (f"MCC-L1 em h={h} alpha={alpha_ratio}*max", l1("em")),
     ]
 
