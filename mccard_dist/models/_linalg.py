@@ -226,7 +226,8 @@ class RidgeSteps:
               compute_gamma: bool = False) -> RidgeSolution:
         """:func:`weighted_ridge` for targets ``t`` and these weights (the stored columns,
         relevances and form). With ``compute_gamma`` the dual form still reuses the kernel for
-        the factorisation; ``gamma`` then costs one ``N^2 k`` triangular solve."""
+        the factorisation; ``gamma`` then costs one ``N x N`` inverse and one ``N^2 k`` matrix
+        product (:func:`_dual_with_gamma`)."""
         X, s = self.X, sample_weight
         n_samples, n_active = X.shape
         if n_active == 0 or (compute_gamma and self.form == "primal"):
