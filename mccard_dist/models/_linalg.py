@@ -205,8 +205,9 @@ class RidgeSteps:
       weighted centring is applied to it in ``O(N^2)``, ``Xc A^{-1} Xc^T = P - 1 c^T - c 1^T + q 1 1^T``
       with ``c = P s / sum(s)`` and ``q = s^T P s / sum(s)^2``, so each solve costs one ``N x N``
       Cholesky instead of ``N^2 k`` more;
-    * primal form: ``Xc^T S Xc + A`` by one product and one LAPACK ``posv`` call (with ``gamma``
-      requested it defers to :func:`weighted_ridge`).
+    * primal form: ``Xc^T S Xc + A`` as the symmetric product ``B^T B`` of ``B = S^{1/2} Xc``
+      (BLAS syrk, ``N k^2`` flops) and one LAPACK ``posv`` call (with ``gamma`` requested it
+      defers to :func:`weighted_ridge`).
 
     The solutions are those of :func:`weighted_ridge` (same equations, rounding apart).
     """
@@ -265,14 +266,14 @@ class RidgeSteps:
                     u = u - s * (u.sum() / total)  # Xc^T u = X^T (u - s sum(u)/sum(s))
                 coef = (X.T @ u) / self.relevance
         else:
-            if centre:
-                Xc = X - (s @ X) / total
-            else:
-                Xc = X
-            XcS = Xc * s[:, None]
-            M = XcS.T @ Xc
+            # B = S^{1/2} Xc, so that M = B^T B + A is one symmetric rank-k product (BLAS syrk,
+            # half the flops of the general product Xc^T (S Xc)).
+            root = np.sqrt(s)
+            B = X - (s @ X) / total if centre else X.copy()
+            B *= root[:, None]
+            M = B.T @ B
             M.flat[:: n_active + 1] += self.relevance
-            rhs = XcS.T @ (t - t_mean)
+            rhs = B.T @ ((t - t_mean) * root)
             _, coef, info = linalg.lapack.dposv(M, rhs, lower=1, overwrite_a=1, overwrite_b=1)
             if info != 0:
                 raise linalg.LinAlgError(f"posv failed with info={info}")
