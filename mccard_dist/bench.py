@@ -6,6 +6,7 @@ Usage::
     python -m mccard_dist.bench pipeline [--seeds 8]
     python -m mccard_dist.bench paper [--seeds 1] [--workers 2] [--baseline-psi 0,0.5,1]
     python -m mccard_dist.bench race STORE [--margin 0.1,0.25,0.5]
+    python -m mccard_dist.bench floor [--repeats 2]
 
 Timings are medians over datasets on one core (BLAS threads pinned to 1, reported).
 """
@@ -20,7 +21,8 @@ import warnings
 
 import numpy as np
 
-__all__ = ["bench_estimators", "bench_paper", "bench_pipeline", "main", "replay_race"]
+__all__ = ["bench_estimators", "bench_floor", "bench_paper", "bench_pipeline", "main",
+           "replay_race"]
 
 #: The first implementation, as overrides of the current config: plain K-fold CV (the paper's 5
 #: folds) and MCC-L1's inner Lasso solves through scikit-learn's Lasso estimator (with its own
@@ -301,6 +303,85 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
     return runs
 
 
+def _product_rate(n_samples, n_features, repeats=10):
+    """Best single-thread rate (flop/s) of the paper-size matrix products: the symmetric
+    ``X X^T`` (``N^2 D`` flops) and a general ``(N x N) (N x D)`` product (``2 N^2 D``)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n_samples, n_features))
+    S = rng.standard_normal((n_samples, n_samples))
+    best = 0.0
+    for op, flops in ((lambda: X @ X.T, n_samples**2 * n_features),
+                      (lambda: S @ X, 2.0 * n_samples**2 * n_features)):
+        op()
+        for _ in range(repeats):
+            start = time.perf_counter()
+            op()
+            best = max(best, flops / (time.perf_counter() - start))
+    return best
+
+
+def bench_floor(repeats=2, psis=(0.0, 0.3, 0.6, 1.0), tau=10.0, out=sys.stdout):
+    """MCC-ARD fit time against the linear-algebra floor of the same fits.
+
+    Every kernel width of the ``paper`` configuration's MCC-ARD grids is fitted (with the
+    configuration's parameters) on a training fold's worth of rows (N=240 of 300) of the paper's
+    data for each ``psi`` and ``repeats`` seeds. The ridge solves of each fit are traced
+    (:func:`mccard_dist.models._linalg.trace_solves`) and charged their textbook flop minimum
+    (:func:`~mccard_dist.models._linalg.floor_flops`); divided by this machine's best measured
+    single-thread matrix-product rate, that is the time the fit cannot go below without fewer
+    iterations or fewer solves. Returns ``method -> dict`` of the printed figures.
+    """
+    from threadpoolctl import threadpool_limits
+
+    from .models._linalg import floor_flops, trace_solves
+
+    spec = _compose_spec(["experiment=paper"])
+    methods = [m for m in spec.methods if m.estimator == "mcc_ard"]
+    n_fit = spec.data.n_train - spec.data.n_train // spec.cv.n_folds
+    results = {}
+    with threadpool_limits(limits=1):
+        rate = _product_rate(n_fit, spec.data.n_features)
+        print(f"N={n_fit} (a training fold), D={spec.data.n_features}, tau={tau}, "
+              f"psi in {list(psis)}, {repeats} seed(s) each, every width of the paper grid; "
+              f"BLAS threads: {_blas_report()}", file=out)
+        print(f"best single-thread matrix-product rate: {rate / 1e9:.1f} GFlop/s", file=out)
+        datasets = [spec.data.make_data(s, p, tau) for p in psis for s in range(repeats)]
+        for m in methods:
+            rows = []
+            for d in datasets:
+                X, y = d.X_train[:n_fit], d.y_train[:n_fit]
+                for h in m.kernel_width:
+                    model = m.make_estimator(kernel_width=h)
+                    with warnings.catch_warnings(), trace_solves() as events:
+                        warnings.simplefilter("ignore")
+                        start = time.perf_counter()
+                        model.fit(X, y)
+                        seconds = time.perf_counter() - start
+                    solves = [e for e in events if e[0] == "solve"]
+                    rows.append((seconds, floor_flops(events), model.n_iter_, len(solves),
+                                 sum(e[1] == "dual" for e in solves),
+                                 model.n_iter_ >= model.max_iter))
+            a = np.array(rows, dtype=float)
+            results[m.name] = {
+                "fits": len(rows), "seconds": float(a[:, 0].mean()),
+                "gflop": float(a[:, 1].mean() / 1e9),
+                "floor": float(a[:, 1].mean() / rate), "ratio": float(a[:, 0].sum() * rate
+                                                                      / a[:, 1].sum()),
+                "iterations": float(a[:, 2].mean()), "cap": int(a[:, 5].sum()),
+                "solves": float(a[:, 3].mean()), "dual": float(a[:, 4].mean()),
+            }
+    print(f"{'method':16s} {'fits':>4s} {'s/fit':>6s} {'floor s':>7s} {'x floor':>7s} "
+          f"{'GFlop':>6s} {'iters':>5s} {'at cap':>6s} {'solves':>6s} {'dual':>5s}", file=out)
+    for name, r in results.items():
+        print(f"{name:16s} {r['fits']:4d} {r['seconds']:6.3f} {r['floor']:7.3f} "
+              f"{r['ratio']:6.1f}x {r['gflop']:6.2f} {r['iterations']:5.0f} {r['cap']:6d} "
+              f"{r['solves']:6.0f} {r['dual']:5.0f}", file=out)
+    print("(per fit, means: 'floor s' = floor flops / the rate above; 'x floor' = time / floor; "
+          "'iters' outer iterations, 'at cap' fits that reached max_iter, 'solves' ridge "
+          "solves, 'dual' of them in the N x N form)", file=out)
+    return results
+
+
 def replay_race(ds, margin: float) -> dict:
     """Replay ``cv.race`` on the full K-fold scores of a store made without racing.
 
@@ -357,6 +438,8 @@ def main(argv=None):
     paper.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="Hydra override for every run, e.g. --set data.n_features=2000 "
                             "(repeatable)")
+    floor = sub.add_parser("floor", help="MCC-ARD fit time against its linear-algebra floor")
+    floor.add_argument("--repeats", type=int, default=2, help="seeds per psi value")
     race = sub.add_parser("race", help="replay cv.race on a store made with plain K-fold CV")
     race.add_argument("store")
     race.add_argument("--margin", default="0.1,0.25,0.5", help="comma-separated margins")
@@ -365,6 +448,8 @@ def main(argv=None):
         bench_estimators(repeats=args.repeats, n_features=args.n_features)
     elif args.command == "pipeline":
         bench_pipeline(seeds=args.seeds)
+    elif args.command == "floor":
+        bench_floor(repeats=args.repeats)
     elif args.command == "race":
         from .store import open_results
 

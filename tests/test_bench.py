@@ -55,3 +55,16 @@ def test_replay_race_predicts_what_a_racing_run_chooses(smoke_spec):
         assert replay[method]["same"] == int(same.sel(sel).sum())
         made = int(np.isfinite(b["cv_score"].sel(sel).values).sum())
         assert replay[method]["fits"] == made < replay[method]["full"]
+
+
+def test_bench_floor_reports_time_against_the_flop_floor():
+    out = io.StringIO()
+    res = bench.bench_floor(repeats=1, psis=(0.3,), out=out)
+    assert set(res) == {"mcc_ard", "mcc_ard_proper"}
+    for r in res.values():
+        assert r["fits"] == 10  # every width of the paper grid, one dataset
+        assert r["gflop"] > 0.0 and r["solves"] >= r["iterations"] >= 1
+        # the floor is a lower bound: a fit cannot run faster than its minimum flops allow
+        assert r["ratio"] > 1.0
+        assert r["floor"] == pytest.approx(r["seconds"] / r["ratio"], rel=1e-9)
+    assert "GFlop/s" in out.getvalue() and "x floor" in out.getvalue()

@@ -109,3 +109,44 @@ def test_ridge_steps_match_dense_for_changing_weights(n, k, fit_intercept, zero_
             np.testing.assert_allclose(sol.sigma_diag, np.diag(sigma_ref), rtol=1e-8, atol=1e-12)
             np.testing.assert_allclose(sol.gamma, 1.0 - a * np.diag(sigma_ref), rtol=1e-7,
                                        atol=1e-10)
+
+
+def test_trace_solves_records_every_solve_of_a_fit_and_nothing_outside():
+    from mccard_dist import MCCARDRegressor
+    from mccard_dist.models import _linalg
+    from mccard_dist.models._linalg import trace_solves
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 50))  # k > N: the first iterations use the dual form
+    y = X[:, :3] @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.standard_normal(30)
+    with trace_solves() as events:
+        model = MCCARDRegressor(1.0, w_steps=1).fit(X, y)
+    assert _linalg._TRACE is None  # off again after the block
+    solves = [e for e in events if e[0] == "solve"]
+    kernels = [e for e in events if e[0] == "kernel"]
+    # the ridge start plus one w-step per outer iteration (w_steps=1)
+    assert len(solves) == 1 + model.n_iter_
+    assert solves[0] == ("solve", "dual", 30, 50, False)
+    assert all(e[4] for e in solves[1:])  # a single w-step also gives gamma
+    # one kernel per dual solve of the start and per dual iteration (RidgeSteps)
+    assert len(kernels) == sum(e[1] == "dual" for e in solves) >= 2
+    assert [e[3] for e in solves[1:]] == sorted((e[3] for e in solves[1:]), reverse=True)
+    weighted_ridge(X, y, np.ones(30), np.ones(50))
+    assert len(events) == len(solves) + len(kernels)  # nothing recorded outside the block
+
+
+def test_floor_flops_charges_textbook_counts():
+    from mccard_dist.models._linalg import floor_flops
+
+    n, k = 20, 8
+    kernel = n * n * 50
+    primal = 2 * n * k + n * k * k + k**3 / 3 + 2 * n * k
+    primal_gamma = primal + 2 * k**3 / 3
+    dual = 2 * n * 50 + n**3 / 3 + 4 * n * n + 2 * n * 50
+    dual_gamma = dual + n * n * 50 + 2 * n * 50
+    events = [("kernel", n, 50), ("solve", "dual", n, 50, False), ("solve", "dual", n, 50, True),
+              ("solve", "primal", n, k, False), ("solve", "primal", n, k, True),
+              ("solve", "primal", n, 0, True)]
+    assert floor_flops(events) == pytest.approx(kernel + dual + dual_gamma + primal
+                                                + primal_gamma)
+    assert floor_flops([]) == 0.0
