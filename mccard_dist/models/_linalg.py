@@ -66,8 +66,8 @@ def floor_flops(events) -> float:
 
     Each operation is charged its textbook minimum, not what the code happens to run: a symmetric
     product ``N k^2`` (``N^2 k`` for the dual kernel), a Cholesky factor ``n^3/3``, a triangular
-    solve with ``m`` right-hand sides ``n^2 m``, an inverse from a factor ``2 n^3/3``, plus ``2 N k``
-    per solve for the residuals ``X w`` the caller needs. Divided by the machine's matrix-product
+    solve with ``m`` right-hand sides ``n^2 m``, an inverse from a factor ``2 n^3/3``, plus
+    ``2 N k`` per solve for the residuals ``X w`` the caller needs. Divided by the machine's matrix-product
     rate this is a floor on the time: the dense work cannot take less.
     """
     total = 0.0
