@@ -51,7 +51,8 @@ def trace_solves():
     ``X A^{-1} X^T`` formed by :class:`RidgeSteps`, and ``("solve", form, N, k, gamma)`` for each
     weighted ridge solve (:func:`weighted_ridge` or :meth:`RidgeSteps.solve`), with ``gamma``
     whether ``gamma`` was computed. :func:`floor_flops` turns the list into a flop count.
-    Tracing costs one global lookup per solve and is off outside the block.
+    Tracing costs one global lookup per solve and is off outside the block. It is process-wide:
+    solves that other threads make while the block is open are recorded too.
     """
     global _TRACE
     outer, _TRACE = _TRACE, []
@@ -67,8 +68,8 @@ def floor_flops(events) -> float:
     Each operation is charged its textbook minimum, not what the code happens to run: a symmetric
     product ``N k^2`` (``N^2 k`` for the dual kernel), a Cholesky factor ``n^3/3``, a triangular
     solve with ``m`` right-hand sides ``n^2 m``, an inverse from a factor ``2 n^3/3``, plus
-    ``2 N k`` per solve for the residuals ``X w`` the caller needs. Divided by the machine's matrix-product
-    rate this is a floor on the time: the dense work cannot take less.
+    ``2 N k`` per solve for the residuals ``X w`` the caller needs. Divided by the machine's
+    matrix-product rate this is a floor on the time: the dense work cannot take less.
     """
     total = 0.0
     for event in events:
