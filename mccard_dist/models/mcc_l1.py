@@ -138,12 +138,11 @@ class MCCL1Regressor(RegressorBase):
         scikit-learn's ``Lasso`` estimator with ``sample_weight`` (the first implementation: it
         re-validates and copies the data at every outer iteration, and its inner and outer
         stopping tests differ, so it stops at slightly different points; kept for comparison).
-        ``"em"``: the EM method of Figueiredo
-        (2003) cited by the paper; each iteration majorises both the correntropy term (weights
-        ``psi_n``) and ``|w_d|`` (by ``w_d^2 / 2|w_d'| + |w_d'|/2``) and solves the resulting
-        weighted ridge problem, so ``F`` decreases monotonically; coefficients whose magnitude
-        falls below ``zero_tol * max |w|`` are set to exactly zero (EM reaches zeros only in the
-        limit).
+        ``"em"``: the EM method of Figueiredo (2003) cited by the paper; each iteration
+        majorises both the correntropy term (weights ``psi_n``) and ``|w_d|`` (by
+        ``w_d^2 / 2|w_d'| + |w_d'|/2``) and solves the resulting weighted ridge problem, so ``F``
+        decreases monotonically; coefficients whose magnitude falls below ``zero_tol * max |w|``
+        are set to exactly zero (EM reaches zeros only in the limit).
     working_set : bool, default=True
         ``"cd"`` only: sweep only the columns of a working set (the non-zero coefficients and
         the columns that violate the optimality condition of a zero coefficient, checked on all
