@@ -1,10 +1,12 @@
 """Estimators: MCC-ARD (deviant and proper likelihood), LS-ARD and MCC-L1."""
 
+from ._width import AUTO as AUTO_WIDTH
 from .ls_ard import LSARDRegressor
 from .mcc_ard import MCCARDRegressor
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max, mcc_l1_objective
 
 __all__ = [
+    "AUTO_WIDTH",
     "LSARDRegressor",
     "MCCARDRegressor",
     "MCCL1Regressor",

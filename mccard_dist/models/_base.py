@@ -9,7 +9,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-__all__ = ["Real", "Integer", "Options", "Boolean", "RegressorBase", "ard_relevance_step"]
+__all__ = ["Real", "Integer", "Options", "Boolean", "KernelWidth", "RegressorBase",
+           "ard_relevance_step"]
 
 
 @dataclass(frozen=True)
@@ -20,8 +21,11 @@ class Real:
     high: float | None = None
     low_open: bool = False
     high_open: bool = False
+    allow_none: bool = False
 
     def check(self, name, value):
+        if value is None and self.allow_none:
+            return
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ValueError(f"{name} must be a real number, got {value!r}")
         if not np.isfinite(value):
@@ -64,6 +68,21 @@ class Boolean:
     def check(self, name, value):
         if not isinstance(value, (bool, np.bool_)):
             raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
+@dataclass(frozen=True)
+class KernelWidth:
+    """A kernel width: a finite number ``> 0``, or exactly ``"auto"`` (set inside the fit)."""
+
+    def check(self, name, value):
+        if isinstance(value, str):
+            if value != "auto":
+                raise ValueError(f"{name} must be > 0 or 'auto' (lower case), got {value!r}")
+            return
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value <= 0:
+            raise ValueError(f"{name} must be > 0 or 'auto', got {value!r}")
+        if not np.isfinite(value):
+            raise ValueError(f"{name} must be finite (> 0) or 'auto', got {value!r}")
 
 
 class RegressorBase(RegressorMixin, BaseEstimator):

@@ -115,6 +115,8 @@ class RidgeSolution:
         Diagonal of ``Sigma = (X_c^T S X_c + A)^{-1}``.
     form : {"primal", "dual"}
         The form that was used.
+    leverage : ndarray of shape (N,) or None
+        Diagonal of the hat matrix of this solve (:func:`hat_diagonal`), if requested.
     """
 
     coef: np.ndarray
@@ -122,6 +124,7 @@ class RidgeSolution:
     gamma: np.ndarray | None
     sigma_diag: np.ndarray | None
     form: str
+    leverage: np.ndarray | None = None
 
 
 def choose_form(n_samples: int, n_active: int) -> str:
@@ -152,8 +155,9 @@ def _inverse_lower(lower_factor: np.ndarray) -> np.ndarray:
 
 def _dual_with_gamma(L, B, z, relevance):
     """Dual-form solution from the lower Cholesky factor ``L`` of ``K = I + B' B'^T`` (consumed):
-    the scaled coefficients ``B'^T K^{-1} z``, ``gamma_d = b'_d^T K^{-1} b'_d`` and the diagonal
-    of Sigma.
+    the scaled coefficients ``B'^T K^{-1} z``, ``gamma_d = b'_d^T K^{-1} b'_d``, the diagonal
+    of Sigma and ``1 - (K^{-1})_nn``, the hat diagonal of the centred problem
+    (``B' (I + B'^T B')^{-1} B'^T = I - K^{-1}``).
 
     ``K^{-1}`` is formed explicitly (LAPACK potri; ``K >= I``, so it is well conditioned) and
     applied by one matrix product, ``C = K^{-1} B'``: twice the flops of the triangular solve
@@ -165,7 +169,19 @@ def _dual_with_gamma(L, B, z, relevance):
     C = inv @ B
     gamma = np.einsum("ij,ij->j", B, C)
     # Sigma_dd = (1 - gamma_d) / a_d; gamma_d < 1 in exact arithmetic.
-    return C.T @ z, gamma, np.clip(1.0 - gamma, 0.0, None) / relevance
+    return C.T @ z, gamma, np.clip(1.0 - gamma, 0.0, None) / relevance, 1.0 - np.diag(inv)
+
+
+def _primal_hat(B, T):
+    """``diag(B' M'^{-1} B'^T)`` from the lower triangle ``T`` of ``M'^{-1}``, ``M' = I + B'^T B'``:
+    the hat diagonal of the centred problem (``N k^2`` flops)."""
+    full = T + np.tril(T, -1).T
+    return np.einsum("ij,ij->i", B @ full, B)
+
+
+def _with_base(hat, sample_weight, total, centre):
+    """Hat diagonal of the problem with its intercept: ``s_n / sum(s)`` more when centred."""
+    return hat + sample_weight / total if centre else hat
 
 
 def weighted_ridge(
@@ -177,6 +193,7 @@ def weighted_ridge(
     fit_intercept: bool = True,
     form: str = "auto",
     compute_gamma: bool = True,
+    compute_leverage: bool = False,
 ) -> RidgeSolution:
     """Solve the weighted ridge problem for the given (active) columns.
 
@@ -196,6 +213,9 @@ def weighted_ridge(
         ``"auto"`` picks the dual form while ``k > N`` (:func:`choose_form`).
     compute_gamma : bool
         Whether to return ``gamma`` and the diagonal of ``Sigma``.
+    compute_leverage : bool
+        Whether to return the hat diagonal (with ``compute_gamma`` only, which factors the
+        inverse it needs).
 
     Returns
     -------
@@ -211,8 +231,13 @@ def weighted_ridge(
         xc, tc, _, t_mean = _centre(X, t, sample_weight, fit_intercept)
         intercept = 0.0 if t_mean is None else float(t_mean)
         empty = np.zeros(0)
+        leverage = None
+        if compute_gamma and compute_leverage:
+            total = float(np.sum(sample_weight))
+            leverage = _with_base(np.zeros(n_samples), sample_weight, total,
+                                  fit_intercept and total > 0.0)
         return RidgeSolution(empty, intercept, empty if compute_gamma else None,
-                             empty if compute_gamma else None, form)
+                             empty if compute_gamma else None, form, leverage)
 
     Xc, tc, x_mean, t_mean = _centre(X, t, sample_weight, fit_intercept)
     root_w = np.sqrt(sample_weight)
@@ -222,13 +247,13 @@ def weighted_ridge(
     B *= inv_root_a[None, :]
     z = tc * root_w
 
-    gamma = sigma_diag = None
+    gamma = sigma_diag = hat = None
     if form == "dual":
         K = B @ B.T
         K.flat[:: n_samples + 1] += 1.0
         L = linalg.cholesky(K, lower=True, overwrite_a=True, check_finite=False)
         if compute_gamma:
-            coef_scaled, gamma, sigma_diag = _dual_with_gamma(L, B, z, relevance)
+            coef_scaled, gamma, sigma_diag, hat = _dual_with_gamma(L, B, z, relevance)
         else:
             u = linalg.solve_triangular(L, z, lower=True, check_finite=False)
             v = linalg.solve_triangular(L, u, lower=True, trans="T", check_finite=False)
@@ -246,6 +271,8 @@ def weighted_ridge(
             P = T * G
             gamma = P.sum(axis=0) + P.sum(axis=1) - np.diag(P)
             sigma_diag = np.diag(T) / relevance
+            if compute_leverage:
+                hat = _primal_hat(B, T)
     else:
         raise ValueError(f"form must be 'auto', 'primal' or 'dual', got {form!r}")
 
@@ -254,7 +281,11 @@ def weighted_ridge(
         intercept = 0.0 if t_mean is None else float(t_mean - x_mean @ coef)
     else:
         intercept = 0.0
-    return RidgeSolution(coef, intercept, gamma, sigma_diag, form)
+    leverage = None
+    if compute_leverage and hat is not None:
+        total = float(np.sum(sample_weight))
+        leverage = _with_base(hat, sample_weight, total, x_mean is not None)
+    return RidgeSolution(coef, intercept, gamma, sigma_diag, form, leverage)
 
 
 class RidgeSteps:
@@ -288,21 +319,23 @@ class RidgeSteps:
             _record("kernel", n_samples, n_active)
 
     def solve(self, t: np.ndarray, sample_weight: np.ndarray, *,
-              compute_gamma: bool = False) -> RidgeSolution:
+              compute_gamma: bool = False, compute_leverage: bool = False) -> RidgeSolution:
         """:func:`weighted_ridge` for targets ``t`` and these weights (the stored columns,
         relevances and form). With ``compute_gamma`` the dual form still reuses the kernel for
         the factorisation; ``gamma`` then costs one ``N x N`` inverse and one ``N^2 k`` matrix
-        product (:func:`_dual_with_gamma`)."""
+        product (:func:`_dual_with_gamma`). ``compute_leverage`` (with ``compute_gamma``) adds
+        the hat diagonal."""
         X, s = self.X, sample_weight
         n_samples, n_active = X.shape
         if n_active == 0 or (compute_gamma and self.form == "primal"):
             return weighted_ridge(X, t, s, self.relevance, fit_intercept=self.fit_intercept,
-                                  form=self.form, compute_gamma=compute_gamma)
+                                  form=self.form, compute_gamma=compute_gamma,
+                                  compute_leverage=compute_leverage)
         _record("solve", self.form, n_samples, n_active, compute_gamma)
         total = float(s.sum())
         centre = self.fit_intercept and total > 0.0
         t_mean = float(s @ t) / total if centre else 0.0
-        gamma = sigma_diag = None
+        gamma = sigma_diag = leverage = None
         if self.form == "dual":
             Pc = self.P
             if centre:
@@ -322,8 +355,10 @@ class RidgeSteps:
                 B = X - (s @ X) / total if centre else X.copy()
                 B *= inv_root_a[None, :]
                 B *= root[:, None]
-                coef, gamma, sigma_diag = _dual_with_gamma(factor, B, z, self.relevance)
+                coef, gamma, sigma_diag, hat = _dual_with_gamma(factor, B, z, self.relevance)
                 coef *= inv_root_a
+                if compute_leverage:
+                    leverage = _with_base(hat, s, total, centre)
             else:
                 v, info = linalg.lapack.dpotrs(factor, z, lower=1)
                 u = root * v
@@ -348,7 +383,7 @@ class RidgeSteps:
             intercept = t_mean  # no sample carries weight: nothing determines the intercept
         else:
             intercept = t_mean - float(s @ (X @ coef)) / total
-        return RidgeSolution(coef, intercept, gamma, sigma_diag, self.form)
+        return RidgeSolution(coef, intercept, gamma, sigma_diag, self.form, leverage)
 
 
 def posterior_covariance(

@@ -8,9 +8,10 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso, enet_path
 
-from ._base import Boolean, Integer, Options, Real, RegressorBase
+from ._base import Boolean, Integer, KernelWidth, Options, Real, RegressorBase
 from ._likelihoods import kernel
-from ._linalg import weighted_ridge
+from ._linalg import loo_from_leverage, weighted_ridge
+from ._width import WidthSchedule, is_auto
 
 __all__ = ["MCCL1Regressor", "mcc_l1_alpha_max", "mcc_l1_objective"]
 
@@ -42,13 +43,16 @@ def mcc_l1_alpha_max(X, y, kernel_width, fit_intercept=True):
 
     With ``b0`` the robust location of ``y`` (or 0 without intercept) and
     ``psi_n = exp(-(y_n - b0)^2 / 2h)``: ``alpha_max = max_d |sum_n psi_n (y_n - b0) x_nd| / N``.
-    Grids of ``alpha`` are conveniently given as fractions of this value.
+    Grids of ``alpha`` are conveniently given as fractions of this value. For
+    ``kernel_width="auto"`` it is taken at the width an auto fit starts from, ``var(y)``.
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"X must be 2-D and y 1-D of matching length; got {X.shape} and {y.shape}")
-    Real(0.0, low_open=True).check("kernel_width", kernel_width)
+    KernelWidth().check("kernel_width", kernel_width)
+    if is_auto(kernel_width):
+        kernel_width = WidthSchedule(y).h
     b0 = _robust_location(y, kernel_width) if fit_intercept else 0.0
     r = y - b0
     psi = kernel(r, kernel_width)
@@ -114,6 +118,20 @@ def _working_set_lasso(X, x_mean, root, z, alpha, coef, sweeps):
     return coef
 
 
+def _active_set_leverage(Z, weight, fit_intercept):
+    """Hat diagonal of the weighted least-squares fit on the columns ``Z`` (plus an intercept):
+    the leave-one-out formula of the Lasso, whose active coefficients move like an unpenalised
+    fit because the L1 penalty is locally linear there."""
+    root = np.sqrt(weight)
+    if fit_intercept:
+        Z = np.hstack([np.ones((Z.shape[0], 1)), Z])
+    if Z.shape[1] == 0:
+        return np.zeros(Z.shape[0])
+    U, sv, _ = np.linalg.svd(Z * root[:, None], full_matrices=False)
+    rank = int(np.sum(sv > sv[0] * max(Z.shape) * np.finfo(float).eps)) if sv[0] > 0 else 0
+    return np.einsum("ij,ij->i", U[:, :rank], U[:, :rank])
+
+
 class MCCL1Regressor(RegressorBase):
     """Robust sparse regression by L1-regularised maximum correntropy (MCC-L1).
 
@@ -124,8 +142,11 @@ class MCCL1Regressor(RegressorBase):
 
     Parameters
     ----------
-    kernel_width : float, default=1.0
-        Kernel width ``h > 0``.
+    kernel_width : float or "auto", default=1.0
+        Kernel width ``h > 0``, or ``"auto"``: set inside the fit by the rule of
+        :class:`~mccard_dist.MCCARDRegressor` (Notes there), from the leave-one-out residuals of
+        each half-quadratic step (``solver="cd"`` or ``"lasso"``). ``alpha`` keeps its value
+        while ``h`` moves, so it has the Lasso's meaning on the samples the fit treats as inliers.
     alpha : float, default=0.1
         L1 penalty (``>= 0``); see :func:`mcc_l1_alpha_max` for the scale.
     solver : {"cd", "lasso", "em"}, default="cd"
@@ -165,6 +186,10 @@ class MCCL1Regressor(RegressorBase):
 
     Attributes
     ----------
+    kernel_width_ : float
+        The width ``h`` of the final fit (``kernel_width`` itself when it is a number).
+    kernel_width_path_ : ndarray
+        ``"auto"``: the start width and the width after each update; else ``[kernel_width]``.
     coef_, intercept_ : ndarray of shape (n_features,), float
     active_ : ndarray of bool, shape (n_features,)
         Non-zero coefficients.
@@ -186,7 +211,7 @@ class MCCL1Regressor(RegressorBase):
     """
 
     _constraints = {
-        "kernel_width": Real(0.0, low_open=True),
+        "kernel_width": KernelWidth(),
         "alpha": Real(0.0),
         "solver": Options(("cd", "lasso", "em")),
         "working_set": Boolean(),
@@ -207,19 +232,18 @@ class MCCL1Regressor(RegressorBase):
         self.zero_tol = zero_tol
         self.fit_intercept = fit_intercept
 
+    def _validate_params(self):
+        super()._validate_params()
+        if is_auto(self.kernel_width) and self.solver == "em":
+            raise ValueError("kernel_width='auto' needs solver='cd' or 'lasso' (the half-quadratic "
+                             "loop); set a number for solver='em'")
+
     def _leverage(self, X, e):
         """Hat diagonal of the weighted least-squares refit on the active set (weights ``psi``):
         the L1 penalty is locally linear there, so the active coefficients and the intercept
         move like an unpenalised weighted fit (the leave-one-out formula for the Lasso)."""
-        root = np.sqrt(kernel(e, self.kernel_width))
-        Z = X[:, self.active_]
-        if self.fit_intercept:
-            Z = np.hstack([np.ones((X.shape[0], 1)), Z])
-        if Z.shape[1] == 0:
-            return np.zeros(X.shape[0])
-        U, sv, _ = np.linalg.svd(Z * root[:, None], full_matrices=False)
-        rank = int(np.sum(sv > sv[0] * max(Z.shape) * np.finfo(float).eps)) if sv[0] > 0 else 0
-        return np.einsum("ij,ij->i", U[:, :rank], U[:, :rank])
+        return _active_set_leverage(X[:, self.active_], kernel(e, self.kernel_width_),
+                                    self.fit_intercept)
 
     def fit(self, X, y):
         """Fit MCC-L1 from a cold start (sample weights 1).
@@ -234,13 +258,16 @@ class MCCL1Regressor(RegressorBase):
         self : MCCL1Regressor
         """
         self._validate_params()
+        auto = is_auto(self.kernel_width)
         X, y = self._validate_fit_data(X, y)
+        schedule = WidthSchedule(y) if auto else None
         if self.solver == "cd":
-            coef, intercept, n_iter, converged = self._fit_cd(X, y)
+            coef, intercept, n_iter, converged = self._fit_cd(X, y, schedule)
         elif self.solver == "lasso":
-            coef, intercept, n_iter, converged = self._fit_lasso(X, y)
+            coef, intercept, n_iter, converged = self._fit_lasso(X, y, schedule)
         else:
             coef, intercept, n_iter, converged = self._fit_em(X, y)
+        h = schedule.h if auto else self.kernel_width
         if not converged:
             warnings.warn(
                 f"MCC-L1 ({self.solver}) did not converge in max_iter={self.max_iter} iterations "
@@ -251,9 +278,10 @@ class MCCL1Regressor(RegressorBase):
         self.coef_ = coef
         self.intercept_ = float(intercept) if self.fit_intercept else 0.0
         self.active_ = coef != 0.0
-        self.outlier_weights_ = kernel(y - self.intercept_ - X @ coef, self.kernel_width)
-        self.objective_ = mcc_l1_objective(X, y, coef, self.intercept_, self.kernel_width,
-                                           self.alpha)
+        self.kernel_width_ = float(h)
+        self.kernel_width_path_ = np.array(schedule.path if auto else [h], dtype=float)
+        self.outlier_weights_ = kernel(y - self.intercept_ - X @ coef, h)
+        self.objective_ = mcc_l1_objective(X, y, coef, self.intercept_, h, self.alpha)
         self.n_iter_ = n_iter
         self.converged_ = converged
         return self
@@ -266,17 +294,21 @@ class MCCL1Regressor(RegressorBase):
         dw = np.max(np.abs(coef_new - coef_old), initial=0.0) / scale
         return df <= self.tol and dw <= self.tol
 
-    def _fit_cd(self, X, y):
-        return self._fit_half_quadratic(X, y, self._cd_step(X, y))
+    def _fit_cd(self, X, y, schedule=None):
+        return self._fit_half_quadratic(X, y, self._cd_step(X, y), schedule)
 
-    def _fit_lasso(self, X, y):
-        return self._fit_half_quadratic(X, y, self._lasso_step(X, y))
+    def _fit_lasso(self, X, y, schedule=None):
+        return self._fit_half_quadratic(X, y, self._lasso_step(X, y), schedule)
 
-    def _fit_half_quadratic(self, X, y, lasso_step):
+    def _fit_half_quadratic(self, X, y, lasso_step, schedule=None):
         """Outer loop of ``cd``/``lasso``: sample weights ``psi`` from the residuals, then the
-        weighted Lasso step ``lasso_step(psi, total, coef) -> (coef, intercept)``."""
+        weighted Lasso step ``lasso_step(psi, total, coef) -> (coef, intercept)``.
+
+        With a :class:`WidthSchedule` the width is updated after each step from the step's
+        leave-one-out residuals until it settles; the objective changes with ``h``, so the loop
+        does not stop while ``h`` moves."""
         n_samples, n_features = X.shape
-        h = self.kernel_width
+        h = schedule.h if schedule is not None else self.kernel_width
         psi = np.ones(n_samples)
         coef = np.zeros(n_features)
         intercept = 0.0
@@ -294,9 +326,15 @@ class MCCL1Regressor(RegressorBase):
             f_new = mcc_l1_objective(X, y, new_coef, new_intercept, h, self.alpha)
             done = self._stop(f_old, f_new, coef, new_coef)
             coef, intercept, f_old = new_coef, new_intercept, f_new
+            e = y - intercept - X @ coef
+            if schedule is not None and not schedule.settled:
+                leverage = _active_set_leverage(X[:, coef != 0.0], psi, self.fit_intercept)
+                h = schedule.update(loo_from_leverage(e, leverage))
+                f_old = mcc_l1_objective(X, y, coef, intercept, h, self.alpha)
+                done = False
             if done:
                 return coef, intercept, n_iter, True
-            psi = kernel(y - intercept - X @ coef, h)
+            psi = kernel(e, h)
         return coef, intercept, self.max_iter, False
 
     def _cd_step(self, X, y):
