@@ -38,11 +38,14 @@ __all__ = [
     "FigureFile",
     "FigureUnavailable",
     "METRICS",
+    "MethodComparison",
+    "ROLES",
     "VERDICTS",
     "cell_values",
     "check_claims",
     "compare_stores",
     "comparison_table",
+    "compare_methods",
     "claims_markdown",
     "claims_table",
     "fig_chosen_h",
@@ -51,6 +54,7 @@ __all__ = [
     "fig_deviant_vs_proper",
     "fig_prediction",
     "fig_selection",
+    "method_comparison_markdown",
     "method_style",
     "n_relevant",
     "paired_interval",
@@ -60,6 +64,8 @@ __all__ = [
     "summarize",
     "summary_markdown",
     "summary_table",
+    "width_pairs",
+    "with_roles",
     "write_figures",
     "write_report",
 ]
@@ -236,6 +242,9 @@ _KNOWN_METHODS = {
     "mcc_ard_proper": ("MCC-ARD, proper C'", "tab:purple", "s"),
     "ls_ard": ("LS-ARD", "tab:red", "^"),
     "mcc_l1": ("MCC-L1", "tab:green", "D"),
+    "mcc_ard_auto": ("MCC-ARD, auto h", "tab:cyan", "o"),
+    "mcc_ard_proper_auto": ("MCC-ARD proper, auto h", "tab:pink", "s"),
+    "mcc_l1_auto": ("MCC-L1, auto h", "tab:olive", "D"),
 }
 _SPARE_COLORS = ("tab:orange", "tab:brown", "tab:pink", "tab:gray", "tab:olive", "tab:cyan")
 _SPARE_MARKERS = ("v", "P", "X", "*", "<", ">")
@@ -474,11 +483,38 @@ def resolve_cell(ds, cell) -> tuple:
 
 
 def _cv_methods(ds) -> list[str]:
-    """Methods with CV (a chosen h in at least one finished cell), in the store's order."""
+    """Methods with a kernel width (a chosen h in at least one finished cell), in the store's
+    order: chosen by CV, or set inside the fit (``kernel_width: auto``)."""
     if "chosen_h" not in ds:
         return []
     has_h = cell_values(ds, "chosen_h").notnull().any(("tau", "psi", "seed"))
     return [str(m) for m, ok in zip(ds["method"].values, has_h.values) if ok]
+
+
+def _auto_width_methods(ds) -> set[str]:
+    """Methods whose fits set their own kernel width (config ``kernel_width: auto``)."""
+    methods = _config(ds).get("methods", {})
+    return {m for m, c in methods.items() if isinstance(c, dict) and c.get("kernel_width") == "auto"}
+
+
+def width_pairs(ds) -> list[tuple[str, str]]:
+    """``(kfold_method, auto_method)`` pairs of the store: the same estimator and parameters, the
+    kernel width chosen by CV over a grid in the first and set inside the fit in the second."""
+    config = _config(ds).get("methods", {})
+    names = [str(m) for m in ds["method"].values]
+    auto = _auto_width_methods(ds)
+    pairs = []
+    for a in names:
+        if a not in auto:
+            continue
+        for b in names:
+            cb, ca = config.get(b, {}), config.get(a, {})
+            if (b not in auto and isinstance(cb.get("kernel_width"), list) and cb["kernel_width"]
+                    and cb.get("estimator") == ca.get("estimator")
+                    and cb.get("params") == ca.get("params")):
+                pairs.append((b, a))
+                break
+    return pairs
 
 
 def _default_cell(ds, methods):
@@ -517,7 +553,8 @@ def fig_cv_curves(ds, cell=None):
     """
     from matplotlib import colormaps
 
-    cv_methods = _cv_methods(ds)
+    auto = _auto_width_methods(ds)
+    cv_methods = [m for m in _cv_methods(ds) if m not in auto]
     if "cv_score" not in ds or not cv_methods:
         raise FigureUnavailable("figure 5 (CV curves) needs a method with CV candidates "
                                 "(kernel width / lambda grid) with finished cells in the store")
@@ -550,6 +587,7 @@ def fig_cv_curves(ds, cell=None):
         # as the runner: a candidate with a failed fold is ruled out
         mean = scores.mean("fold", skipna=False)
         h = ds["h"].values.astype(float)
+        mean, h = mean.isel(h=h > 0), h[h > 0]  # h = 0: lambda-only CV of an auto-width method
         lams = [lam for lam in ds["lam"].values if bool(scores.sel(lam=lam).notnull().any())]
         l1 = [lam for lam in lams if lam > 0]
         colors = dict(zip(l1, colormaps["viridis"](np.linspace(0.0, 0.85, max(len(l1), 1)))))
@@ -585,8 +623,9 @@ def fig_cv_curves(ds, cell=None):
 
 
 def fig_chosen_h(ds):
-    """Figure 6: heat map of the mean chosen h over (psi, tau), one panel per method with CV
-    (log colour scale shared by the panels; grey: no finished cell).
+    """Figure 6: heat map of the chosen h over (psi, tau), its geometric mean over seeds, one
+    panel per method with a kernel width, chosen by CV or set inside the fit (log colour scale
+    shared by the panels; grey: no finished cell).
 
     Raises
     ------
@@ -602,7 +641,8 @@ def fig_chosen_h(ds):
                                 "and finished cells in the store")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        mean_h = cell_values(ds, "chosen_h").mean("seed", skipna=True)
+        h_values = cell_values(ds, "chosen_h")
+        mean_h = np.exp(np.log(h_values.where(h_values > 0)).mean("seed", skipna=True))
     finite = mean_h.sel({"method": methods}).values
     finite = finite[np.isfinite(finite) & (finite > 0)]
     grid_h = ds["h"].values.astype(float) if "h" in ds.coords else finite
@@ -637,10 +677,10 @@ def fig_chosen_h(ds):
                         ax.text(pi, ti, f"{v:.2g}", ha="center", va="center", fontsize=7,
                                 color="white" if dark else "black")
     bar = fig.colorbar(image, ax=list(axes[0]),
-                       label="mean chosen h over seeds (units of y², log)")
+                       label="geometric mean of h over seeds (units of y², log)")
     ticks = grid_h[(grid_h >= vmin) & (grid_h <= vmax)] if grid_h.size else None
     _plain_log_ticks(bar.ax.yaxis, ticks if ticks is not None and ticks.size else None)
-    fig.suptitle("Kernel width chosen by CV", fontsize=11)
+    fig.suptitle("Kernel width: chosen by CV, or set inside the fit (auto h)", fontsize=11)
     return fig
 
 
@@ -829,6 +869,72 @@ def compare_stores(base, other, metrics=("r", "rmse", "f1"), level: float = 0.95
     return rows
 
 
+@dataclass(frozen=True)
+class MethodComparison:
+    """One metric of one method against another in the same store (:func:`compare_methods`):
+    means over the cells both finished, the mean paired difference ``other - base`` and two
+    t-intervals of it, over seeds (each seed's difference averaged over its cells) and over
+    cells."""
+
+    base: str
+    other: str
+    metric: str
+    n_cells: int
+    n_seeds: int
+    base_mean: float
+    other_mean: float
+    diff: float
+    seed_low: float
+    seed_high: float
+    cell_low: float
+    cell_high: float
+
+
+def compare_methods(ds, pairs, metrics=("r", "rmse", "f1", "n_selected"), level: float = 0.95,
+                    **where) -> list[MethodComparison]:
+    """Paired comparison of methods of one store on the same cells (same data and folds).
+
+    ``pairs`` is a list of ``(base, other)`` method names, e.g. :func:`width_pairs`; ``where``
+    restricts the cells, e.g. ``tau=10.0`` or ``psi=[0.0, 0.05]``. A seed counts in the
+    interval over seeds when both methods finished at least one of its cells.
+    """
+    rows = []
+    for base, other in pairs:
+        for metric in metrics:
+            if metric not in ds:
+                continue
+            v = cell_values(ds, metric).sel({"method": [base, other]})
+            if where:
+                v = v.sel(where)
+            v = v.transpose("method", "seed", ...).values.reshape(2, v.sizes["seed"], -1)
+            both = np.isfinite(v[0]) & np.isfinite(v[1])
+            if not both.any():
+                continue
+            d = np.where(both, v[1] - v[0], np.nan)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                per_seed = np.nanmean(d, axis=1)
+            mean, cell_low, cell_high, n_cells = paired_interval(d.ravel(), level)
+            _, seed_low, seed_high, n_seeds = paired_interval(per_seed, level)
+            rows.append(MethodComparison(base, other, metric, n_cells, n_seeds,
+                                         float(v[0][both].mean()), float(v[1][both].mean()),
+                                         mean, seed_low, seed_high, cell_low, cell_high))
+    return rows
+
+
+def method_comparison_markdown(rows: list[MethodComparison], level: float = 0.95) -> str:
+    """:func:`compare_methods` rows as a markdown table."""
+    lines = [f"| other vs base | metric | cells | seeds | base | other | other − base | "
+             f"{level:.0%} interval (seeds) | {level:.0%} interval (cells) |",
+             "|---|---|---:|---:|---:|---:|---:|---|---|"]
+    for r in rows:
+        lines.append(f"| `{r.other}` vs `{r.base}` | {_LABELS.get(r.metric, r.metric)} | "
+                     f"{r.n_cells} | {r.n_seeds} | {r.base_mean:.4g} | {r.other_mean:.4g} | "
+                     f"{r.diff:+.3g} | [{_num(r.seed_low)}, {_num(r.seed_high)}] | "
+                     f"[{_num(r.cell_low)}, {_num(r.cell_high)}] |")
+    return "\n".join(lines)
+
+
 def comparison_table(rows: list[Comparison], base_name="base", other_name="other") -> str:
     """Plain-text table of :func:`compare_stores` rows."""
     header = (f"{'method':16s} {'metric':6s} {'cells':>5s} {base_name:>9s} {other_name:>9s} "
@@ -983,6 +1089,8 @@ _STATEMENTS = {
 
 _NAMES = {"mcc_ard": "MCC-ARD", "mcc_ard_proper": "MCC-ARD proper", "ls_ard": "LS-ARD",
           "mcc_l1": "MCC-L1"}
+#: the methods the claims are about (roles), in the paper's names
+ROLES = tuple(_NAMES)
 _LABELS = {"r": "r", "rmse": "RMSE", "f1": "F1", "n_selected": "n_sel"}
 
 
@@ -1132,9 +1240,23 @@ def _claim5(cells, level, tol):
     return parts
 
 
-def check_claims(ds, level: float = 0.95, similar_tolerance: float = SIMILAR_TOLERANCE
-                 ) -> list[ClaimResult]:
+def with_roles(ds, roles):
+    """The store with methods renamed to the roles the claims are about: ``roles`` maps a role
+    (``mcc_ard``, ``mcc_ard_proper``, ``ls_ard``, ``mcc_l1``) to a method of the store, e.g.
+    ``{"mcc_ard": "mcc_ard_auto"}``; a role not in ``roles`` keeps its own method. Only the
+    roles' methods are kept."""
+    names = [str(m) for m in ds["method"].values]
+    keep = [(role, roles.get(role, role)) for role in ROLES if roles.get(role, role) in names]
+    view = ds.sel({"method": [m for _, m in keep]})
+    return view.assign_coords(method=np.array([r for r, _ in keep], dtype=str))
+
+
+def check_claims(ds, level: float = 0.95, similar_tolerance: float = SIMILAR_TOLERANCE,
+                 roles=None) -> list[ClaimResult]:
     """Evaluate the paper's claims (NOTES.md, "What the paper claims") on a results store.
+
+    ``roles`` (optional) plays other methods of the store in the claims' roles
+    (:func:`with_roles`), e.g. the auto-width variants: ``{"mcc_ard": "mcc_ard_auto", ...}``.
 
     Every comparison is a per-seed quantity (a difference between methods, or between two psi,
     usually averaged over a set of psi), computed on the seeds where every cell it needs is
@@ -1172,6 +1294,8 @@ def check_claims(ds, level: float = 0.95, similar_tolerance: float = SIMILAR_TOL
     list of ClaimResult
         Claims "1" to "6" in order; see :func:`claims_table` and :func:`claims_markdown`.
     """
+    if roles:
+        ds = with_roles(ds, roles)
     cells = _Cells(ds)
     k = n_relevant(ds)
     parts = {
@@ -1289,7 +1413,19 @@ def report_markdown(ds, claims, figures, store_path=None) -> str:
     out += ["## Claims of the paper", "",
             "Paired comparisons over seeds (same data for every method), mean and 95% t-interval "
             "of the per-seed quantity; rules in `mccard_dist.analysis.check_claims`.", "",
-            claims_markdown(claims), "", "## Summary per tau", "", summary_markdown(ds, s), "",
+            claims_markdown(claims), ""]
+    pairs = width_pairs(ds)
+    if pairs:
+        out += ["## Kernel width set inside the fit against K-fold CV", "",
+                "Each auto-width method against the method with the same estimator and "
+                "parameters whose width K-fold CV chose, on the cells both finished (same data "
+                "and folds): means, the mean paired difference and its 95% t-intervals over "
+                "seeds (each seed's difference averaged over its cells) and over cells.", "",
+                method_comparison_markdown(compare_methods(ds, pairs)), "",
+                "### Claims of the paper with the auto widths", "",
+                "The same checks with " + ", ".join(f"`{a}` as `{b}`" for b, a in pairs) + ".",
+                "", claims_markdown(check_claims(ds, roles=dict(pairs))), ""]
+    out += ["## Summary per tau", "", summary_markdown(ds, s), "",
             "## Config", "", "```json", json.dumps(config, indent=2, sort_keys=True), "```", "",
             "## Package versions (as written in the store)", "", "| package | version |",
             "|---|---|"]

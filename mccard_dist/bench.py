@@ -4,7 +4,7 @@ Usage::
 
     python -m mccard_dist.bench estimators [--repeats 3] [--n-features 1000]
     python -m mccard_dist.bench pipeline [--seeds 8]
-    python -m mccard_dist.bench paper [--seeds 1] [--workers 2] [--baseline-psi 0,0.5,1]
+    python -m mccard_dist.bench paper [--seeds 1] [--workers 2] [--baseline-psi 0,0.5,1] [--auto]
     python -m mccard_dist.bench race STORE [--margin 0.1,0.25,0.5]
     python -m mccard_dist.bench floor [--repeats 2]
 
@@ -33,6 +33,8 @@ PREVIOUS = ("cv=kfold", "cv.race=null", "methods.mcc_l1.params.solver=lasso")
 RACE = 0.25
 #: The current configuration: the same K-fold CV with racing (README, "Speed"), current solvers.
 CURRENT = ("cv=kfold", f"cv.race={RACE}")
+#: The kernel width set inside each fit: the paper's grid as ``experiment=paper_auto``.
+AUTO = ("experiment=paper_auto",)
 
 
 def _blas_report() -> str:
@@ -191,7 +193,9 @@ def bench_pipeline(seeds=8, out=sys.stdout):
 
 
 def _paper_spec(root, name, overrides):
-    return _compose_spec(["experiment=paper", *overrides, f"store.path={root}/{name}.zarr",
+    experiment = [o for o in overrides if o.startswith("experiment=")] or ["experiment=paper"]
+    rest = [o for o in overrides if not o.startswith("experiment=")]
+    return _compose_spec([*experiment, *rest, f"store.path={root}/{name}.zarr",
                           "run.progress=false"])
 
 
@@ -222,7 +226,7 @@ def _per_method(spec, ds, paper_cells):
 
 
 def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True, overrides=(),
-                out=sys.stdout):
+                auto=False, out=sys.stdout):
     """Projected core-hours of the ``paper`` experiment from a measured slice.
 
     The slice is every method, tau and psi of ``paper`` for ``seeds`` seed(s), run with the
@@ -231,6 +235,8 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
     measured inside the worker) times the paper's number of cells. The previous implementation
     (:data:`PREVIOUS`) is run in the same session on the cells of ``baseline_psi`` (every tau, the
     first seed), and the current one is reported on those same cells for a like-for-like ratio.
+    With ``auto``, the slice runs the kernel width set inside each fit (:data:`AUTO`) and the
+    baseline is the current K-fold CV with racing (:data:`CURRENT`), again on the same cells.
     ``overrides`` (Hydra overrides, e.g. ``data.n_features=2000``) apply to every run.
     """
     import shutil
@@ -249,14 +255,16 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
     reference = _paper_spec(root, "ref", overrides)
     paper_cells = len(reference.tau) * len(reference.psi) * len(reference.seeds)
     runs = {}
+    main_name, main, base_name, base = (("auto", AUTO, "K-fold (racing)", CURRENT) if auto else
+                                        ("current", CURRENT, "previous", PREVIOUS))
     with connect(cluster) as client:
         client.run(lambda: None)
-        plan = [("current", CURRENT + overrides + (f"experiment.seeds.count={seeds}",))]
+        plan = [(main_name, main + overrides + (f"experiment.seeds.count={seeds}",))]
         if baseline:
             psi = "[" + ",".join(str(float(p)) for p in baseline_psi) + "]"
             sub = (f"experiment.psi={psi}", "experiment.seeds.count=1")
-            plan += [("previous, baseline cells", PREVIOUS + overrides + sub),
-                     ("current, baseline cells", CURRENT + overrides + sub)]
+            plan += [(f"{base_name}, baseline cells", base + overrides + sub),
+                     (f"{main_name}, baseline cells", main + overrides + sub)]
         for name, overrides in plan:
             spec = _paper_spec(root, name.replace(", ", "-").replace(" ", "_"), overrides)
             n_fits = sum(block_fits(spec, b) for b in make_blocks(spec, cells(spec)))
@@ -286,20 +294,22 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
                   f"{m['per_fit']:7.3f} {m['core_hours']:12.1f}", file=out)
         print(f"  {'projected paper core-hours':43s} {total:12.1f}", file=out)
     if baseline:
-        prev, cur = runs["previous, baseline cells"], runs["current, baseline cells"]
-        print("\nsame cells, previous / current time per cell:", file=out)
-        for method in prev["methods"]:
-            p, c = prev["methods"][method]["mean"], cur["methods"][method]["mean"]
-            print(f"  {method:16s} {p:8.2f} s / {c:8.2f} s = {p / c:6.1f}x", file=out)
+        prev, cur = runs[f"{base_name}, baseline cells"], runs[f"{main_name}, baseline cells"]
+        print(f"\nsame cells, {base_name} / {main_name} time per cell:", file=out)
+        for (pm, p), (cm, c) in zip(prev["methods"].items(), cur["methods"].items()):
+            p, c = p["mean"], c["mean"]
+            label = pm if pm == cm else f"{pm} / {cm}"
+            print(f"  {label:36s} {p:8.2f} s / {c:8.2f} s = {p / c:6.1f}x", file=out)
         p = sum(m["core_hours"] for m in prev["methods"].values())
         c = sum(m["core_hours"] for m in cur["methods"].values())
         print(f"  projected from these cells: {p:.1f} / {c:.1f} core-hours = {p / c:.1f}x",
               file=out)
-        print(f"racing (margin {RACE}) replayed on the previous run's plain K-fold scores:",
-              file=out)
-        for method, r in prev["race"].items():
-            print(f"  {method:16s} same choice in {r['same']}/{r['cells']} cells, "
-                  f"{r['fits']}/{r['full']} CV fits", file=out)
+        if "race" in prev:
+            print(f"racing (margin {RACE}) replayed on the previous run's plain K-fold scores:",
+                  file=out)
+            for method, r in prev["race"].items():
+                print(f"  {method:16s} same choice in {r['same']}/{r['cells']} cells, "
+                      f"{r['fits']}/{r['full']} CV fits", file=out)
     return runs
 
 
@@ -435,6 +445,9 @@ def main(argv=None):
                        help="psi values of the previous-implementation cells (every tau, seed 0)")
     paper.add_argument("--no-baseline", action="store_true",
                        help="skip the previous implementation (it is slow)")
+    paper.add_argument("--auto", action="store_true",
+                       help="the kernel width set inside each fit (experiment=paper_auto), "
+                            "against K-fold CV with racing on the baseline cells")
     paper.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="Hydra override for every run, e.g. --set data.n_features=2000 "
                             "(repeatable)")
@@ -462,7 +475,7 @@ def main(argv=None):
     elif args.command == "paper":
         psis = tuple(float(p) for p in args.baseline_psi.split(","))
         bench_paper(seeds=args.seeds, workers=args.workers, baseline_psi=psis,
-                    baseline=not args.no_baseline, overrides=args.set)
+                    baseline=not args.no_baseline, overrides=args.set, auto=args.auto)
     return 0
 
 

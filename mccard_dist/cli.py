@@ -87,11 +87,13 @@ def run() -> None:
     main()
 
 
-def _open_store(path: Path):
+def _open_store(path):
+    """One store, or several of the same cells side by side (a list of paths)."""
     from .store import StoreMismatchError, open_results
 
-    if not path.exists():
-        raise SystemExit(f"error: no results store at {path}")
+    for p in path if isinstance(path, list) else [path]:
+        if not p.exists():
+            raise SystemExit(f"error: no results store at {p}")
     try:
         return open_results(path)
     except StoreMismatchError as exc:
@@ -101,22 +103,26 @@ def _open_store(path: Path):
 
 
 def report(argv=None) -> None:
-    """Console entry point ``mccard-report STORE --out DIR [--cell method,tau,psi,seed]
-    [--compare BASE_STORE]``.
+    """Console entry point ``mccard-report STORE [STORE ...] --out DIR [--cell
+    method,tau,psi,seed] [--compare BASE_STORE]``.
 
     Writes the paper's figures and ``report.md`` (summary tables, claims, cells done, config and
-    versions) into DIR and prints the claims table. Works on a partial store. Plain argparse: the
-    store carries its own config, there is nothing to compose.
+    versions) into DIR and prints the claims table. Works on a partial store. Several stores of
+    the same cells with different methods (e.g. K-fold and auto-width methods) are reported side
+    by side. Plain argparse: the store carries its own config, there is nothing to compose.
     """
     import argparse
 
-    from .analysis import claims_markdown, parse_cell, resolve_cell, write_report
+    from .analysis import (claims_markdown, compare_methods, method_comparison_markdown,
+                           parse_cell, resolve_cell, width_pairs, write_report)
 
     parser = argparse.ArgumentParser(
         prog="mccard-report",
         description="Figures, summary tables and a check of the paper's claims from a results "
                     "store (a partial store works: only finished cells count).")
-    parser.add_argument("store", help="path of a results store (<experiment>-<hash>.zarr)")
+    parser.add_argument("store", nargs="+",
+                        help="path of a results store (<experiment>-<hash>.zarr); several stores "
+                             "of the same cells with different methods are reported side by side")
     parser.add_argument("--compare", default=None, metavar="BASE_STORE",
                         help="also print a paired comparison of r, RMSE and F1 against another "
                              "store on the cells both finished (e.g. the same grid with cv=kfold), "
@@ -135,7 +141,7 @@ def report(argv=None) -> None:
         cell = parse_cell(args.cell) if args.cell is not None else None
     except ValueError as exc:
         parser.error(f"--cell: {exc}")
-    path = Path(args.store)
+    path = Path(args.store[0]) if len(args.store) == 1 else [Path(p) for p in args.store]
     ds = _open_store(path)
     if args.compare is not None:
         from .analysis import compare_stores, comparison_table
@@ -153,8 +159,13 @@ def report(argv=None) -> None:
             cell = resolve_cell(ds, cell)
         except ValueError as exc:
             raise SystemExit(f"error: --cell: {exc}") from None
-    out = write_report(ds, args.out, cell=cell, store_path=path)
+    out = write_report(ds, args.out, cell=cell,
+                       store_path=path if isinstance(path, Path) else " + ".join(map(str, path)))
     print(claims_markdown(out.claims))
+    pairs = width_pairs(ds)
+    if pairs:
+        print("\nKernel width set inside the fit against K-fold CV (paired, same cells):")
+        print(method_comparison_markdown(compare_methods(ds, pairs)))
     written = sum(f.path is not None for f in out.figures)
     print(f"\nreport: {out.path}  ({written} figure(s) in {out.path.parent})")
     for f in out.figures:

@@ -39,7 +39,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .data import PaperData, make_paper_data
-from .models import LSARDRegressor, MCCARDRegressor, MCCL1Regressor
+from .models import AUTO_WIDTH, LSARDRegressor, MCCARDRegressor, MCCL1Regressor
 
 __all__ = [
     "CLUSTER_KINDS",
@@ -251,9 +251,11 @@ class CVSpec:
 class MethodSpec:
     """One method: a registry estimator, its fixed params and its CV grid.
 
-    ``kernel_width`` is the grid of h (empty for estimators without one, e.g. LS-ARD);
-    ``alpha_ratio`` the grid of L1 penalties as fractions of ``alpha_max`` (empty for the ARD
-    estimators, which have no L1 penalty).
+    ``kernel_width`` is the grid of h (empty for estimators without one, e.g. LS-ARD, and for
+    ``auto_width``); ``alpha_ratio`` the grid of L1 penalties as fractions of ``alpha_max`` (empty
+    for the ARD estimators, which have no L1 penalty). ``auto_width`` (config
+    ``kernel_width: auto``): every fit sets its own width (``kernel_width="auto"``), so there is
+    no CV over h.
     """
 
     name: str
@@ -261,6 +263,7 @@ class MethodSpec:
     params: Mapping = field(default_factory=FrozenMap)
     kernel_width: tuple[float, ...] = ()
     alpha_ratio: tuple[float, ...] = ()
+    auto_width: bool = False
 
     @property
     def estimator_class(self) -> type:
@@ -281,11 +284,13 @@ class MethodSpec:
         """Whether the method selects hyper-parameters by CV (it has a non-empty grid)."""
         return bool(self.kernel_width or self.alpha_ratio)
 
-    def make_estimator(self, kernel_width: float | None = None, alpha: float | None = None):
+    def make_estimator(self, kernel_width: float | str | None = None,
+                       alpha: float | None = None):
         """A new, unfitted estimator with ``params`` plus ``kernel_width`` / ``alpha``.
 
-        ``kernel_width`` is required exactly when the estimator takes one, likewise ``alpha``
-        (the absolute penalty, i.e. ``alpha_ratio * alpha_max`` of the training data).
+        ``kernel_width`` (a number, or ``"auto"``) is required exactly when the estimator takes
+        one, likewise ``alpha`` (the absolute penalty, i.e. ``alpha_ratio * alpha_max`` of the
+        training data).
         """
         kwargs = dict(self.params)
         for pname, value, takes in (("kernel_width", kernel_width, self.takes_kernel_width),
@@ -295,14 +300,14 @@ class MethodSpec:
             if not takes and value is not None:
                 raise ValueError(f"method {self.name!r} ({self.estimator}) takes no {pname}")
             if takes:
-                kwargs[pname] = float(value)
+                kwargs[pname] = value if value == AUTO_WIDTH else float(value)
         return self.estimator_class(**kwargs)
 
     def to_dict(self) -> dict:
         return {
             "estimator": self.estimator,
             "params": dict(self.params),
-            "kernel_width": list(self.kernel_width),
+            "kernel_width": AUTO_WIDTH if self.auto_width else list(self.kernel_width),
             "alpha_ratio": list(self.alpha_ratio),
         }
 
@@ -602,7 +607,10 @@ def _parse_params(key: str, estimator: str, params, kernel_width, alpha_ratio) -
     # The estimator's own validation, on an instance with a placeholder grid point.
     extra = {}
     if "kernel_width" in accepted:
-        extra["kernel_width"] = kernel_width[0] if kernel_width else 1.0
+        if kernel_width == AUTO_WIDTH:
+            extra["kernel_width"] = AUTO_WIDTH
+        else:
+            extra["kernel_width"] = kernel_width[0] if kernel_width else 1.0
     if "alpha" in accepted:
         extra["alpha"] = 0.0
     try:
@@ -628,13 +636,24 @@ def _parse_method(name: str, section) -> MethodSpec:
         _fail(f"{key}.estimator", f"unknown estimator; known estimators are {', '.join(ESTIMATORS)}",
               estimator)
     accepted = _init_parameters(ESTIMATORS[estimator])
-    kernel_width = _float_list(f"{key}.kernel_width", section.get("kernel_width", []),
-                               low=0.0, low_open=True, allow_empty=True)
+    kernel_width = section.get("kernel_width", [])
+    auto_width = isinstance(kernel_width, str)
+    if auto_width:
+        if kernel_width != AUTO_WIDTH:
+            _fail(f"{key}.kernel_width", "must be a list of widths > 0 or 'auto' (lower case)",
+                  kernel_width)
+        if "kernel_width" not in accepted:
+            _fail(f"{key}.kernel_width", f"must be empty: {estimator} has no kernel width",
+                  kernel_width)
+        kernel_width = ()
+    else:
+        kernel_width = _float_list(f"{key}.kernel_width", kernel_width,
+                                   low=0.0, low_open=True, allow_empty=True)
     alpha_ratio = _float_list(f"{key}.alpha_ratio", section.get("alpha_ratio", []),
                               low=0.0, low_open=False, allow_empty=True)
-    if "kernel_width" in accepted and not kernel_width:
-        _fail(f"{key}.kernel_width", f"must not be empty: {estimator} is selected by CV over h",
-              [])
+    if "kernel_width" in accepted and not kernel_width and not auto_width:
+        _fail(f"{key}.kernel_width", f"must not be empty: {estimator} is selected by CV over h "
+                                     "(or set it to auto)", [])
     if "kernel_width" not in accepted and kernel_width:
         _fail(f"{key}.kernel_width", f"must be empty: {estimator} has no kernel width",
               list(kernel_width))
@@ -645,8 +664,8 @@ def _parse_method(name: str, section) -> MethodSpec:
         _fail(f"{key}.alpha_ratio", f"must be empty: {estimator} has no L1 penalty",
               list(alpha_ratio))
     params = _parse_params(f"{key}.params", estimator, section.get("params") or {},
-                           kernel_width, alpha_ratio)
-    return MethodSpec(name, estimator, params, kernel_width, alpha_ratio)
+                           AUTO_WIDTH if auto_width else kernel_width, alpha_ratio)
+    return MethodSpec(name, estimator, params, kernel_width, alpha_ratio, auto_width)
 
 
 def _parse_seeds(value) -> tuple[int, ...]:

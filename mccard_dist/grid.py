@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # no runtime import: config.py imports this module
     from .config import CVSpec, ExperimentSpec, MethodSpec
 
 __all__ = [
+    "AUTO_H",
     "GRID_VERSION",
     "SCALARS",
     "STATUS_DONE",
@@ -130,12 +131,20 @@ def cells(spec: ExperimentSpec) -> list[Cell]:
     ]
 
 
+#: The ``h`` of the candidates of a method whose fits set their own width (``kernel_width: auto``),
+#: in :func:`cv_candidates` and the store's ``h`` coordinate (real widths are > 0).
+AUTO_H = 0.0
+
+
 def cv_candidates(method_spec: MethodSpec) -> list[tuple[float, float]]:
     """The CV candidates ``(kernel_width, alpha_ratio)`` of a method, h varying slowest.
 
     ARD methods (a kernel-width grid, no L1 penalty) use ``alpha_ratio`` 0.0; a method without a
-    kernel-width grid (LS-ARD) has no candidates and no CV.
+    kernel-width grid (LS-ARD) has no candidates and no CV. A method with ``auto_width`` has
+    candidates ``(AUTO_H, ratio)`` for its L1 penalties only (none for ARD: one fit per cell).
     """
+    if method_spec.auto_width:
+        return [(AUTO_H, float(r)) for r in method_spec.alpha_ratio]
     ratios = method_spec.alpha_ratio or (0.0,)
     return [(float(h), float(r)) for h, r in itertools.product(method_spec.kernel_width, ratios)]
 
@@ -230,7 +239,8 @@ def coords(spec: ExperimentSpec) -> dict[str, np.ndarray]:
     """Coordinates of the results store (real values, not positions).
 
     ``method`` (names), ``tau``, ``psi``, ``seed`` in the spec's order; ``h`` the sorted union of the
-    methods' kernel-width grids; ``lam`` the sorted union of their ``alpha_ratio`` grids, plus 0.0
+    methods' kernel-width grids (with :data:`AUTO_H`, 0.0, for the lambda-only CV of a method
+    whose fits set their own width); ``lam`` the sorted union of their ``alpha_ratio`` grids, plus 0.0
     when an ARD method with CV is present (its candidates carry ``alpha_ratio`` 0.0); ``fold``
     ``0..n_folds-1`` (a single column 0 for ``cv.scheme=alo``); ``feature`` ``0..n_features-1``.
     """

@@ -19,6 +19,7 @@ Layout (``xarray.open_zarr(path)`` is enough to analyse it):
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import json
 import logging
@@ -245,14 +246,22 @@ class ResultsStore:
         zarr.consolidate_metadata(str(self.path), zarr_format=2)
 
 
-def open_results(path: str | Path, mask: bool = True):
+def open_results(path, mask: bool = True):
     """Open a results store for analysis.
 
     With ``mask`` (default), every per-cell variable (and ``cv_score``, ``coef``) is NaN where the
     cell is not done (pending or failed); ``status`` and ``error`` are kept as written, and
     ``status_name`` gives "pending" / "done" / "failed".
+
+    ``path`` may also be a list of stores of the same cells (tau, psi, seeds, data and CV) with
+    different methods, e.g. the K-fold and the auto-width methods run as two experiments: they are
+    opened side by side along ``method``, as if one store held them all (``h`` and ``lam`` are
+    the union of theirs).
     """
     import xarray as xr
+
+    if isinstance(path, (list, tuple)):
+        return _side_by_side([open_results(p, mask) for p in path], path)
 
     ds = xr.open_zarr(str(path), consolidated=True)
     if "grid_hash" not in ds.attrs:
@@ -266,3 +275,42 @@ def open_results(path: str | Path, mask: bool = True):
     status = ds["status"].load()
     ds["status_name"] = status.copy(data=names[status.values])
     return ds
+
+
+def _side_by_side(stores, paths):
+    """Stores of the same cells concatenated along ``method`` (:func:`open_results`)."""
+    import xarray as xr
+
+    if not stores:
+        raise ValueError("open_results: the list of stores is empty")
+    descriptions = [json.loads(ds.attrs["grid_description"]) for ds in stores]
+    first = descriptions[0]
+    names: list[str] = []
+    for path, ds, d in zip(paths, stores, descriptions):
+        for key in ("data", "cv"):
+            if d[key] != first[key]:
+                raise StoreMismatchError(f"{path} has other {key} settings than {paths[0]}: "
+                                         f"stores opened side by side must hold the same cells")
+        for key in ("tau", "psi", "seeds"):
+            if d["experiment"][key] != first["experiment"][key]:
+                raise StoreMismatchError(f"{path} has other experiment.{key} than {paths[0]}: "
+                                         f"stores opened side by side must hold the same cells")
+        clash = sorted(set(names) & {str(m) for m in ds["method"].values})
+        if clash:
+            raise StoreMismatchError(f"{path} repeats method(s) {', '.join(clash)} of an earlier "
+                                     "store: open stores with different methods side by side")
+        names += [str(m) for m in ds["method"].values]
+    combined = xr.concat(stores, dim="method", join="outer", data_vars="all", coords="different",
+                         compat="equals", combine_attrs="override")
+    config = json.loads(stores[0].attrs["config"])
+    description = copy.deepcopy(first)
+    for ds, d in zip(stores[1:], descriptions[1:]):
+        config["methods"].update(json.loads(ds.attrs["config"])["methods"])
+        description["methods"].update(d["methods"])
+    config["experiment"]["methods"] = names
+    description["experiment"]["methods"] = names
+    combined.attrs["config"] = json.dumps(config)
+    combined.attrs["grid_description"] = json.dumps(description)
+    combined.attrs["grid_hash"] = "+".join(ds.attrs["grid_hash"] for ds in stores)
+    combined.attrs["stores"] = json.dumps([str(p) for p in paths])
+    return combined

@@ -34,7 +34,7 @@ from .grid import (  # the record schema lives with the grid, shared with the st
     cv_candidates,
 )
 from .metrics import evaluate
-from .models import mcc_l1_alpha_max
+from .models import AUTO_WIDTH, mcc_l1_alpha_max
 
 __all__ = ["CellResult", "STATUS_DONE", "STATUS_FAILED", "STATUS_PENDING", "cv_loss",
            "race_survivors", "run_block", "run_cell"]
@@ -60,14 +60,17 @@ def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
 
 def _estimator(method: MethodSpec, X, y, h: float, ratio: float, alpha_max=None):
     """The candidate's estimator; ``alpha_max`` (a dict) caches alpha_max per kernel width for
-    the training set ``X, y`` (it does not depend on the ratio)."""
-    kw = h if method.takes_kernel_width else None
+    the training set ``X, y`` (it does not depend on the ratio). A method with ``auto_width``
+    gets ``kernel_width="auto"`` and alpha_max at the width its fits start from."""
+    kw = None
+    if method.takes_kernel_width:
+        kw = AUTO_WIDTH if method.auto_width else h
     alpha = None
     if method.takes_alpha:
         if ratio > 0:
             cache = {} if alpha_max is None else alpha_max
             if h not in cache:
-                cache[h] = mcc_l1_alpha_max(X, y, h)
+                cache[h] = mcc_l1_alpha_max(X, y, kw)
             alpha = ratio * cache[h]
         else:
             alpha = 0.0
@@ -207,7 +210,8 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None) ->
                           cv_score=scores)
     scalars = dict(metrics)
     scalars.update(
-        chosen_h=float(h), chosen_lam=float(ratio),
+        # the final fit's width: the CV choice, or where an auto width settled
+        chosen_h=float(getattr(est, "kernel_width_", h)), chosen_lam=float(ratio),
         chosen_alpha=np.nan if alpha is None else float(alpha),
         n_iter=int(est.n_iter_), converged=int(bool(est.converged_)), fit_seconds=fit_seconds,
         cell_seconds=time.perf_counter() - start, n_cv_failures=n_failures,

@@ -396,3 +396,107 @@ def test_compare_stores_pairs_shared_cells_against_seed_noise(ds):
     assert same.diff == 0.0 and same.within_seed_noise
     table = comparison_table(list(rows.values()))
     assert "differs" in table and "within seed noise" in table
+
+
+# --- auto widths: roles, paired methods, stores side by side ---------------------------------------
+def test_claims_with_roles_judge_another_method_in_a_role():
+    ds = constructed()
+    # a copy of the world where mcc_ard's values are played by "mcc_ard_auto" and the original
+    # mcc_ard is replaced by LS-ARD's (bad) values: the claims must follow the roles
+    auto = ds.sel({"method": ["mcc_ard"]}).assign_coords(method=["mcc_ard_auto"])
+    bad = ds.copy(deep=True)
+    for name in ("r", "rmse", "n_selected", "f1"):
+        bad[name].loc[{"method": "mcc_ard"}] = ds[name].sel({"method": "ls_ard"}).values
+    both = xr.concat([bad, auto], dim="method")
+    assert _claim(check_claims(both), "1").verdict != HOLDS
+    with_auto = check_claims(both, roles={"mcc_ard": "mcc_ard_auto"})
+    for c in with_auto[:5]:
+        assert c.verdict == HOLDS, [(p.part, p.verdict, p.note) for p in c.parts]
+    view = analysis.with_roles(both, {"mcc_ard": "mcc_ard_auto"})
+    assert list(view["method"].values) == ["mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
+    np.testing.assert_array_equal(view["r"].sel({"method": "mcc_ard"}).values,
+                                  ds["r"].sel({"method": "mcc_ard"}).values)
+
+
+def test_compare_methods_is_the_paired_difference_with_intervals_over_seeds_and_cells():
+    ds = constructed()
+    ds["rmse"].loc[{"method": "ls_ard", "tau": 2.0, "psi": 0.3, "seed": 1}] = np.nan  # unfinished
+    (row,) = analysis.compare_methods(ds, [("mcc_ard", "ls_ard")], metrics=("rmse",))
+    a = ds["rmse"].sel({"method": "mcc_ard"}).transpose("seed", "tau", "psi").values.reshape(N_SEEDS, -1)
+    b = ds["rmse"].sel({"method": "ls_ard"}).transpose("seed", "tau", "psi").values.reshape(N_SEEDS, -1)
+    d = b - a
+    ok = np.isfinite(d)
+    assert row.n_cells == ok.sum() == len(TAUS) * len(PSIS) * N_SEEDS - 1
+    assert row.diff == pytest.approx(d[ok].mean())
+    assert row.base_mean == pytest.approx(a[ok].mean())
+    per_seed = np.array([d[s][ok[s]].mean() for s in range(N_SEEDS)])
+    low, high = stats.t.interval(0.95, N_SEEDS - 1, loc=per_seed.mean(), scale=stats.sem(per_seed))
+    assert (row.seed_low, row.seed_high) == pytest.approx((low, high))
+    low, high = stats.t.interval(0.95, ok.sum() - 1, loc=d[ok].mean(), scale=stats.sem(d[ok]))
+    assert (row.cell_low, row.cell_high) == pytest.approx((low, high))
+    only_tau10 = analysis.compare_methods(ds, [("mcc_ard", "ls_ard")], metrics=("rmse",), tau=10.0)
+    assert only_tau10[0].n_cells == len(PSIS) * N_SEEDS
+    text = analysis.method_comparison_markdown([row])
+    assert "`ls_ard` vs `mcc_ard`" in text and f"{row.diff:+.3g}" in text
+
+
+@pytest.fixture(scope="module")
+def two_stores(tmp_path_factory):
+    """The same smoke cells in two stores: K-fold methods in one, an auto-width method in the
+    other."""
+    from mccard_dist.config import from_dictconfig
+    from conftest import compose_config
+
+    root = tmp_path_factory.mktemp("side")
+    specs = []
+    for name, methods in (("kfold", "[mcc_ard,ls_ard]"), ("auto", "[mcc_ard_auto]")):
+        spec = from_dictconfig(compose_config(["experiment=smoke", f"experiment.methods={methods}",
+                                               f"store.path={root / name}.zarr",
+                                               "run.progress=false"]))
+        run_serial(spec)
+        specs.append(spec)
+    return specs
+
+
+def test_stores_of_the_same_cells_open_side_by_side(two_stores):
+    kfold, auto = two_stores
+    ds = open_results([kfold.store_path(), auto.store_path()])
+    assert list(ds["method"].values) == ["mcc_ard", "ls_ard", "mcc_ard_auto"]
+    alone = open_results(auto.store_path())
+    np.testing.assert_array_equal(ds["r"].sel({"method": "mcc_ard_auto"}).values,
+                                  alone["r"].sel({"method": "mcc_ard_auto"}).values)
+    np.testing.assert_array_equal(ds["cv_score"].sel({"method": "mcc_ard", "h": 3.0}).values,
+                                  open_results(kfold.store_path())["cv_score"].sel(
+                                      {"method": "mcc_ard", "h": 3.0}).values)
+    assert analysis.width_pairs(ds) == [("mcc_ard", "mcc_ard_auto")]
+    rows = analysis.compare_methods(ds, analysis.width_pairs(ds))
+    assert {r.metric for r in rows} == {"r", "rmse", "f1", "n_selected"}
+    assert all(r.n_cells == 4 for r in rows)  # 1 tau x 2 psi x 2 seeds
+
+
+def test_stores_of_other_cells_or_the_same_methods_are_refused(two_stores, smoke_spec):
+    from mccard_dist.store import StoreMismatchError
+
+    kfold, auto = two_stores
+    with pytest.raises(StoreMismatchError, match="repeats method"):
+        open_results([kfold.store_path(), kfold.store_path()])
+    other = smoke_spec("experiment.methods=[ls_ard]", "experiment.seeds.count=1", name="other")
+    run_serial(other)
+    with pytest.raises(StoreMismatchError, match="other experiment.seeds"):
+        open_results([auto.store_path(), other.store_path()])
+
+
+def test_report_compares_auto_widths_with_kfold_and_checks_the_claims_with_them(two_stores,
+                                                                                tmp_path):
+    kfold, auto = two_stores
+    ds = open_results([kfold.store_path(), auto.store_path()])
+    report = analysis.write_report(ds, tmp_path)
+    text = report.path.read_text()
+    assert "## Kernel width set inside the fit against K-fold CV" in text
+    assert "| `mcc_ard_auto` vs `mcc_ard` | RMSE | 4 | 2 |" in text
+    assert "`mcc_ard_auto` as `mcc_ard`" in text
+    chosen_h = [f for f in report.figures if f.path is not None and "chosen_h" in f.path.name]
+    assert chosen_h  # the auto method's widths are drawn next to the CV-chosen ones
+    # a store with K-fold methods only has no such section
+    alone = analysis.write_report(open_results(kfold.store_path()), tmp_path / "alone")
+    assert "Kernel width set inside the fit" not in alone.path.read_text()

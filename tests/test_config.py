@@ -40,7 +40,8 @@ def bad(d, dotted, value):
 
 
 # -- composition ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("experiment", ["smoke", "quick", "paper"])
+@pytest.mark.parametrize("experiment", ["smoke", "quick", "paper", "reproduce", "paper_auto",
+                                        "reproduce_auto"])
 def test_every_experiment_composes_and_validates(compose, experiment):
     spec = from_dictconfig(compose([f"experiment={experiment}"]))
     assert isinstance(spec, ExperimentSpec)
@@ -241,6 +242,9 @@ BAD_VALUES = [
     ("methods.mcc_l1.alpha_ratio", [0.1, -0.01], "methods.mcc_l1.alpha_ratio"),
     ("methods.mcc_l1.alpha_ratio", [], "methods.mcc_l1.alpha_ratio"),
     ("methods.ls_ard.kernel_width", [1.0], "methods.ls_ard.kernel_width"),
+    ("methods.ls_ard.kernel_width", "auto", "methods.ls_ard.kernel_width"),
+    ("methods.mcc_ard.kernel_width", "Auto", "methods.mcc_ard.kernel_width"),
+    ("methods.mcc_ard.kernel_width", "", "methods.mcc_ard.kernel_width"),
     ("methods.mcc_ard.estimator", "sklearn.linear_model.Lasso", "methods.mcc_ard.estimator"),
     ("methods.mcc_ard.params", {"likelihood": "deviant", "bogus": 1, "lr": 2},
      "methods.mcc_ard.params"),
@@ -486,3 +490,47 @@ def test_race_is_for_kfold_only(compose):
     assert from_dictconfig(compose(["experiment=smoke", "cv.race=0.25"])).cv.race == 0.25
     with pytest.raises(ConfigError, match="only used with cv.scheme=kfold"):
         from_dictconfig(compose(["experiment=smoke", "cv=alo", "cv.race=0.25"]))
+
+
+# -- kernel_width: auto ------------------------------------------------------------------------------
+def test_auto_width_methods_have_no_cv_over_h(compose):
+    from mccard_dist.grid import AUTO_H, coords, cv_candidates, fits_per_cell
+
+    spec = from_dictconfig(compose(["experiment=reproduce_auto"]))
+    ard = spec.method("mcc_ard_auto")
+    assert ard.auto_width and ard.kernel_width == () and not ard.has_cv
+    assert cv_candidates(ard) == [] and fits_per_cell(ard, spec.cv) == 1
+    assert ard.make_estimator(kernel_width="auto").kernel_width == "auto"
+    l1 = spec.method("mcc_l1_auto")
+    assert cv_candidates(l1) == [(AUTO_H, r) for r in l1.alpha_ratio]
+    assert fits_per_cell(l1, spec.cv) == len(l1.alpha_ratio) * spec.cv.n_folds + 1
+    assert AUTO_H in coords(spec)["h"]
+    assert spec.method("mcc_ard").to_dict()["kernel_width"] == [0.1, 0.3, 1.0, 3.0, 10.0, 30.0,
+                                                                 100.0]
+    assert ard.to_dict()["kernel_width"] == "auto"
+    assert spec_from_dict(spec.to_dict()) == spec
+
+
+def test_auto_width_from_the_command_line(compose):
+    spec = from_dictconfig(compose(["experiment=smoke", "methods.mcc_ard.kernel_width=auto"]))
+    assert spec.method("mcc_ard").auto_width
+    with pytest.raises(ConfigError, match=r"^methods.mcc_ard.kernel_width: must be a list of "
+                                          r"widths > 0 or 'auto' \(lower case\)"):
+        from_dictconfig(compose(["experiment=smoke", "methods.mcc_ard.kernel_width=AUTO"]))
+    with pytest.raises(ConfigError, match=r"^methods.mcc_l1.params: kernel_width='auto' needs "
+                                          r"solver='cd' or 'lasso'"):
+        from_dictconfig(compose(["experiment=smoke", "methods.mcc_l1.kernel_width=auto",
+                                 "methods.mcc_l1.params.solver=em"]))
+
+
+@pytest.mark.parametrize("overrides, digest", [
+    (["experiment=smoke"], "d600f6241f194a6f38049b1a66d3c12b1a915c66e0df1c4a4f72bb688fbd28a4"),
+    (["experiment=paper"], "597bac29888dd5c612b7a1c11607ea9cd3d082f0c25d34b5145aa4e6818a68af"),
+    (["experiment=reproduce", "cv.race=0.25"],
+     "db7f62735c937eed3dea5e72f8c8f8af7ba40472157ae455ce512bdc8837813e"),
+], ids=["smoke", "paper", "reproduce-race"])
+def test_grid_hash_of_a_fixed_spec_is_pinned(compose, overrides, digest):
+    """A change that alters these hashes would orphan the stores users already have."""
+    from mccard_dist.grid import grid_hash
+
+    assert grid_hash(from_dictconfig(compose(overrides))) == digest

@@ -191,3 +191,30 @@ def test_race_keeps_plain_kfold_scores_for_the_finishers_and_drops_the_rest(smok
     cands = grid.cv_candidates(plain.method("mcc_ard"))
     finisher = np.flatnonzero(alive)[np.argmin(ref.cv_score[alive].mean(axis=1))]
     assert res.scalars["chosen_h"] == cands[finisher][0]
+
+
+def test_auto_width_methods_fit_once_per_cell_and_record_the_final_width(smoke_spec):
+    from mccard_dist import MCCARDRegressor
+
+    spec = smoke_spec("experiment.methods=[mcc_ard_auto,mcc_l1_auto]",
+                      "methods.mcc_l1_auto.alpha_ratio=[0.3,0.1]")
+    run_serial(spec)
+    ds = open_results(spec.store_path()).load()
+    assert (ds["status"].values == tasks.STATUS_DONE).all()
+    ard = ds.sel({"method": "mcc_ard_auto"})
+    assert np.isnan(ard["cv_score"].values).all()  # no CV at all
+    assert np.isnan(ard["chosen_lam"].values).all()
+    cell = grid.cells(spec)[1]
+    data = spec.data.make_data(cell.seed, cell.psi, cell.tau)
+    ref = MCCARDRegressor("auto", **dict(spec.method("mcc_ard_auto").params)).fit(
+        data.X_train, data.y_train)
+    stored = ard.sel(tau=cell.tau, psi=cell.psi, seed=cell.seed)
+    assert float(stored["chosen_h"]) == ref.kernel_width_
+    np.testing.assert_array_equal(stored["coef"].values, ref.coef_)
+    # MCC-L1: CV over lambda only, its scores at h = AUTO_H
+    l1 = ds.sel({"method": "mcc_l1_auto"})
+    scores = l1["cv_score"].sel(h=grid.AUTO_H, lam=[0.1, 0.3])
+    assert np.isfinite(scores.values).all()
+    assert np.isnan(l1["cv_score"].drop_sel(h=grid.AUTO_H).values).all()
+    assert set(np.unique(l1["chosen_lam"].values)) <= {0.1, 0.3}
+    assert (l1["chosen_h"].values > 0).all()
