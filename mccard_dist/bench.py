@@ -14,6 +14,7 @@ Timings are medians over datasets on one core (BLAS threads pinned to 1, reporte
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import time
@@ -65,10 +66,14 @@ def _estimator_cases(alpha_ratio=0.05):
         (f"MCC-ARD deviant h={h}", lambda X, y: MCCARDRegressor(h)),
         (f"MCC-ARD deviant h={h}, w_steps=1", lambda X, y: MCCARDRegressor(h, w_steps=1)),
         (f"MCC-ARD proper h={h}", lambda X, y: MCCARDRegressor(h, likelihood="proper")),
+        ("MCC-ARD deviant h=auto", lambda X, y: MCCARDRegressor("auto")),
+        ("MCC-ARD proper h=auto", lambda X, y: MCCARDRegressor("auto", likelihood="proper")),
         (f"MCC-L1 cd h={h} alpha={alpha_ratio}*max", l1("cd")),
         (f"MCC-L1 cd, full sweeps (previous) h={h}", l1("cd", working_set=False)),
         (f"MCC-L1 lasso (first implementation) h={h}", l1("lasso")),
         (f"MCC-L1 em h={h} alpha={alpha_ratio}*max", l1("em")),
+        ("MCC-L1 cd h=auto alpha=0.15*max(auto)", lambda X, y: MCCL1Regressor(
+            "auto", 0.15 * mcc_l1_alpha_max(X, y, "auto"))),
     ]
 
 
@@ -266,7 +271,7 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
             plan += [(f"{base_name}, baseline cells", base + overrides + sub),
                      (f"{main_name}, baseline cells", main + overrides + sub)]
         for name, overrides in plan:
-            spec = _paper_spec(root, name.replace(", ", "-").replace(" ", "_"), overrides)
+            spec = _paper_spec(root, re.sub(r"[^A-Za-z0-9]+", "_", name), overrides)
             n_fits = sum(block_fits(spec, b) for b in make_blocks(spec, cells(spec)))
             print(f"[{name}] {len(cells(spec))} cells, at most {n_fits} fits "
                   f"({' '.join(overrides)}) ...", file=out, flush=True)

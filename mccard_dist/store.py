@@ -253,10 +253,12 @@ def open_results(path, mask: bool = True):
     cell is not done (pending or failed); ``status`` and ``error`` are kept as written, and
     ``status_name`` gives "pending" / "done" / "failed".
 
-    ``path`` may also be a list of stores of the same cells (tau, psi, seeds, data and CV) with
+    ``path`` may also be a list of stores of the same cells (tau, psi, seeds and data) with
     different methods, e.g. the K-fold and the auto-width methods run as two experiments: they are
-    opened side by side along ``method``, as if one store held them all (``h`` and ``lam`` are
-    the union of theirs).
+    opened side by side along ``method``, as if one store held them all (``h``, ``lam`` and
+    ``fold`` are the union of theirs). The attribute ``stores`` lists each store's path, grid
+    hash, methods and CV settings (which may differ); ``config`` is the first store's, with every
+    store's methods.
     """
     import xarray as xr
 
@@ -287,7 +289,7 @@ def _side_by_side(stores, paths):
     first = descriptions[0]
     names: list[str] = []
     for path, ds, d in zip(paths, stores, descriptions):
-        for key in ("data", "cv"):
+        for key in ("data",):
             if d[key] != first[key]:
                 raise StoreMismatchError(f"{path} has other {key} settings than {paths[0]}: "
                                          f"stores opened side by side must hold the same cells")
@@ -312,5 +314,8 @@ def _side_by_side(stores, paths):
     combined.attrs["config"] = json.dumps(config)
     combined.attrs["grid_description"] = json.dumps(description)
     combined.attrs["grid_hash"] = "+".join(ds.attrs["grid_hash"] for ds in stores)
-    combined.attrs["stores"] = json.dumps([str(p) for p in paths])
+    combined.attrs["stores"] = json.dumps([{"path": str(p), "grid_hash": ds.attrs["grid_hash"],
+                                            "methods": [str(m) for m in ds["method"].values],
+                                            "cv": d["cv"]}
+                                           for p, ds, d in zip(paths, stores, descriptions)])
     return combined
