@@ -1,7 +1,7 @@
 """Analysis of a results store: tidy summaries, the paper's figures and a check of its claims.
 
 xarray in; tables, matplotlib figures and claim verdicts out. Everything here works on a partial
-store (a run still going, or interrupted): only finished cells (``status == 1``) count, whatever the
+store (a run still going, or interrupted): only finished cells (status "done") count, whatever the
 store was opened with (:func:`mccard_dist.open_results` masks unfinished cells, ``xarray.open_zarr``
 does not; both work), and the number missing is reported.
 
@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from .records import STATUS_DONE, STATUS_FAILED, STATUS_NAMES, STATUS_PENDING
 
 __all__ = [
     "ClaimPart",
@@ -76,7 +78,6 @@ log = logging.getLogger(__name__)
 METRICS = ("r", "rmse", "n_selected", "precision", "recall", "f1", "chosen_h", "chosen_lam",
            "fit_seconds")
 
-STATUS_PENDING, STATUS_DONE, STATUS_FAILED = 0, 1, 2
 
 #: value given to the undefined ``r`` of a finished cell with a constant prediction
 UNDEFINED_R = 0.0
@@ -182,7 +183,8 @@ def summary_table(ds, metrics=("r", "rmse", "f1", "n_selected")) -> str:
                 v = values[m].sel(sel).values
                 v = v[np.isfinite(v)]
                 cols.append(f"{np.mean(v):10.4f}" if v.size else f"{'-':>10s}")
-            row += " ".join(cols) + f" {int((st == 1).sum()):7d} {int((st == 2).sum()):6d}"
+            row += " ".join(cols) + (f" {int((st == STATUS_DONE).sum()):7d} "
+                                     f"{int((st == STATUS_FAILED).sum()):6d}")
             lines.append(row)
     return "\n".join(lines)
 
@@ -580,7 +582,7 @@ def fig_cv_curves(ds, cell=None):
         st = int(status.sel(sel))
         scores = ds["cv_score"].sel(sel).load()
         if st != STATUS_DONE or not bool(scores.notnull().any()):
-            name = {0: "pending", 1: "done", 2: "failed"}.get(st, str(st))
+            name = STATUS_NAMES.get(st, str(st))
             ax.text(0.5, 0.5, f"no CV scores for this cell\n(status: {name})",
                     transform=ax.transAxes, ha="center", va="center")
             continue

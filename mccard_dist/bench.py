@@ -251,7 +251,7 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
     from .config import ClusterSpec
     from .grid import block_fits, cells, make_blocks
     from .runner import run_experiment
-    from .store import open_results
+    from .store import open_results, store_path
 
     root = tempfile.mkdtemp(prefix="mccard-bench-paper-")
     cluster = ClusterSpec(kind="local", n_workers=workers, threads_per_worker=1,
@@ -276,7 +276,7 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
             print(f"[{name}] {len(cells(spec))} cells, at most {n_fits} fits "
                   f"({' '.join(overrides)}) ...", file=out, flush=True)
             report = run_experiment(spec, client=client, progress=False)
-            ds = open_results(spec.store_path())
+            ds = open_results(store_path(spec))
             methods = _per_method(spec, ds, paper_cells)
             made = sum(m["fits_per_cell"] * m["cells"] for m in methods.values())
             runs[name] = {"methods": methods, "wall": report.seconds, "fits": made,
@@ -404,7 +404,7 @@ def replay_race(ds, margin: float) -> dict:
     would make follows from the stored scores: per method, the number of finished cells where
     it equals plain K-fold's choice, and the CV fits the race would make against plain K-fold's.
     """
-    from .grid import STATUS_DONE
+    from .records import STATUS_DONE
     from .tasks import race_survivors
 
     out = {}

@@ -31,11 +31,12 @@ CONFIG_DIR = Path(os.environ.get("MCCARD_CONFIG_DIR",
 def run_from_spec(spec, *, stop_after_blocks=None):
     """Run ``spec`` into its store and log a summary table; returns the run report."""
     from .analysis import summary_table
+    from .records import STATUS_DONE, STATUS_FAILED
     from .runner import run_experiment
-    from .store import open_results
+    from .store import open_results, store_path
 
     log.info("experiment %s: %d method(s) x %d tau x %d psi x %d seed(s) -> %s", spec.name,
-             len(spec.methods), len(spec.tau), len(spec.psi), len(spec.seeds), spec.store_path())
+             len(spec.methods), len(spec.tau), len(spec.psi), len(spec.seeds), store_path(spec))
     if spec.cv.scheme == "alo":
         ard = [m.name for m in spec.methods if m.has_cv and not m.takes_alpha]
         if ard:
@@ -46,9 +47,9 @@ def run_from_spec(spec, *, stop_after_blocks=None):
                         ", ".join(ard))
     report = run_experiment(spec, stop_after_blocks=stop_after_blocks)
     ds = open_results(report.store_path)
-    n_done = int((ds["status"] == 1).sum())
+    n_done = int((ds["status"] == STATUS_DONE).sum())
     log.info("store %s: %d of %d cells done, %d failed; this run: %d blocks in %.1f s",
-             report.store_path, n_done, report.n_cells, int((ds["status"] == 2).sum()),
+             report.store_path, n_done, report.n_cells, int((ds["status"] == STATUS_FAILED).sum()),
              report.n_blocks_written, report.seconds)
     print(summary_table(ds))
     print(f"results: {report.store_path}  (xarray.open_zarr or mccard_dist.open_results)")

@@ -35,7 +35,6 @@ import numbers
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 
 from .data import PaperData, make_paper_data
@@ -495,18 +494,6 @@ class ExperimentSpec:
             "store": asdict(self.store),
             "cluster": self.cluster.to_dict(),
         }
-
-    def store_path(self) -> Path:
-        """``store.path`` if set, else ``<store.root>/<name>-<grid_hash[:10]>.zarr``.
-
-        Deterministic from the grid, so rerunning the same command finds (and resumes) the same
-        store. Relative paths are relative to the current directory (Hydra does not chdir).
-        """
-        if self.store.path is not None:
-            return Path(self.store.path)
-        from .grid import grid_hash
-
-        return Path(self.store.root) / f"{self.name}-{grid_hash(self)[:10]}.zarr"
 
 
 def _plain(value):

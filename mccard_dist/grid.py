@@ -20,7 +20,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,11 +31,6 @@ if TYPE_CHECKING:  # no runtime import: config.py imports this module
 __all__ = [
     "AUTO_H",
     "GRID_VERSION",
-    "SCALARS",
-    "STATUS_DONE",
-    "STATUS_FAILED",
-    "STATUS_PENDING",
-    "CellResult",
     "Block",
     "Cell",
     "block_fits",
@@ -52,34 +47,6 @@ __all__ = [
 
 #: Bumped when the meaning of a grid description changes (stores written before then are refused).
 GRID_VERSION = 1
-
-# -- what a finished cell reports (written by the tasks, laid out by the store) ------------------------
-STATUS_PENDING, STATUS_DONE, STATUS_FAILED = 0, 1, 2
-
-#: scalar per-cell results in the order the store lays them out (name -> natural dtype; the store
-#: keeps every one as float64, NaN where a cell has no value)
-SCALARS = {
-    "r": "f8", "rmse": "f8", "n_selected": "i4", "tp": "i4", "fp": "i4", "fn": "i4", "tn": "i4",
-    "precision": "f8", "recall": "f8", "f1": "f8", "chosen_h": "f8", "chosen_lam": "f8",
-    "chosen_alpha": "f8",
-    "n_iter": "i4", "converged": "i1", "fit_seconds": "f8", "cell_seconds": "f8",
-    "n_cv_failures": "i4",
-}
-
-
-@dataclass
-class CellResult:
-    """Small record of one finished cell (what travels back to the driver)."""
-
-    index: tuple[int, int, int, int]
-    status: int
-    error: str = ""
-    scalars: dict = field(default_factory=dict)
-    cv_score: np.ndarray | None = None  # (n_candidates, n_folds), loss, NaN where a fit failed
-    coef: np.ndarray | None = None
-
-
-
 
 @dataclass(frozen=True)
 class Cell:

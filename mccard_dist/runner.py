@@ -23,8 +23,8 @@ from .cluster import connect
 from .config import ExperimentSpec
 from .grid import cells as all_cells
 from .grid import grid_hash, make_blocks
+from .records import STATUS_FAILED
 from .store import ResultsStore
-from .grid import STATUS_FAILED
 from .tasks import run_block
 
 __all__ = ["RunReport", "run_experiment", "run_serial", "submission_order"]

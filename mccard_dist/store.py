@@ -29,16 +29,27 @@ import numpy as np
 
 from . import grid
 from .config import ExperimentSpec
-from .grid import SCALARS, STATUS_DONE, STATUS_FAILED, STATUS_PENDING, CellResult
+from .records import (SCALARS, STATUS_DONE, STATUS_FAILED, STATUS_NAMES, STATUS_PENDING,
+                      CellResult)
 
-__all__ = ["ResultsStore", "StoreMismatchError", "open_results", "package_versions"]
+__all__ = ["ResultsStore", "StoreMismatchError", "open_results", "package_versions", "store_path"]
+
+
+def store_path(spec: ExperimentSpec) -> Path:
+    """``store.path`` if set, else ``<store.root>/<name>-<grid_hash[:10]>.zarr``.
+
+    Deterministic from the grid, so rerunning the same command finds (and resumes) the same
+    store. Relative paths are relative to the current directory (Hydra does not chdir).
+    """
+    if spec.store.path is not None:
+        return Path(spec.store.path)
+    return Path(spec.store.root) / f"{spec.name}-{grid.grid_hash(spec)[:10]}.zarr"
 
 log = logging.getLogger(__name__)
 
 CELL_DIMS = ("method", "tau", "psi", "seed")
 CV_DIMS = CELL_DIMS + ("h", "lam", "fold")
 COEF_DIMS = CELL_DIMS + ("feature",)
-STATUS_NAMES = {STATUS_PENDING: "pending", STATUS_DONE: "done", STATUS_FAILED: "failed"}
 
 
 class StoreMismatchError(ValueError):
@@ -133,7 +144,7 @@ class ResultsStore:
             If the path holds a store of another grid (or something that is not a results store);
             nothing at the path is modified.
         """
-        path = Path(path) if path is not None else spec.store_path()
+        path = Path(path) if path is not None else store_path(spec)
         if path.exists():
             cls.check_compatible(path, spec)
             log.info("resuming results store %s", path)

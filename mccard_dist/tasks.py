@@ -24,20 +24,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
 from .config import CVSpec, ExperimentSpec, MethodSpec, spec_from_dict
-from .grid import (  # the record schema lives with the grid, shared with the store
-    STATUS_DONE,
-    STATUS_FAILED,
-    STATUS_PENDING,
-    Block,
-    Cell,
-    CellResult,
-    cv_candidates,
-)
+from .grid import Block, Cell, cv_candidates
 from .metrics import evaluate
 from .models import AUTO_WIDTH, mcc_l1_alpha_max
+from .records import STATUS_DONE, STATUS_FAILED, CellResult
 
-__all__ = ["CellResult", "STATUS_DONE", "STATUS_FAILED", "STATUS_PENDING", "cv_loss",
-           "race_survivors", "run_block", "run_cell"]
+__all__ = ["cv_loss", "race_survivors", "run_block", "run_cell"]
 
 
 def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:

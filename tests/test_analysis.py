@@ -9,7 +9,7 @@ import xarray as xr
 from matplotlib.colors import LogNorm
 from scipy import stats
 
-from mccard_dist import analysis
+from mccard_dist import analysis, records
 from mccard_dist.analysis import (
     FAILS,
     HOLDS,
@@ -22,7 +22,7 @@ from mccard_dist.analysis import (
     summarize,
 )
 from mccard_dist.runner import run_serial
-from mccard_dist.store import open_results
+from mccard_dist.store import open_results, store_path
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -72,13 +72,13 @@ def test_summarize_counts_failed_and_pending_cells(smoke_spec, monkeypatch):
 
     monkeypatch.setattr(tasks, "_fit", failing_fit)
     run_serial(spec)
-    g = zarr.open_group(str(spec.store_path()), mode="r+")
+    g = zarr.open_group(str(store_path(spec)), mode="r+")
     status = g["status"][...]
     status[1, 0, 0, 0] = 0  # mcc_ard (psi 0, seed 0) and (psi 0.2, seed 1): an interrupted run
     status[1, 0, 1, 1] = 0
     g["status"][...] = status
 
-    for opened in (open_results(spec.store_path()), xr.open_zarr(spec.store_path())):
+    for opened in (open_results(store_path(spec)), xr.open_zarr(store_path(spec))):
         s = summarize(opened)
         # dims (method, tau, psi): ls_ard then mcc_ard, one tau, psi 0 and 0.2
         np.testing.assert_array_equal(s["n_done"].values[:, 0], [[2, 1], [1, 1]])
@@ -86,7 +86,7 @@ def test_summarize_counts_failed_and_pending_cells(smoke_spec, monkeypatch):
         np.testing.assert_array_equal(s["n_pending"].values[:, 0], [[0, 0], [1, 1]])
         assert int(s["n_done"].sum() + s["n_failed"].sum() + s["n_pending"].sum()) == 8
         # means and std over the finished seeds only (values of pending cells are on disk)
-        raw = xr.open_zarr(spec.store_path())
+        raw = xr.open_zarr(store_path(spec))
         r = raw["r"].values
         assert s["r_mean"].values[0, 0, 1] == pytest.approx(r[0, 0, 1, 0])
         assert s["r_mean"].values[1, 0, 0] == pytest.approx(r[1, 0, 0, 1])
@@ -380,7 +380,7 @@ def test_compare_stores_pairs_shared_cells_against_seed_noise(ds):
     other = base.copy(deep=True)
     method = str(base["method"].values[0])
     other["r"].loc[{"method": method}] = other["r"].sel({"method": method}) - 0.3
-    other["status"].loc[{"method": method, "psi": 0.3}] = analysis.STATUS_PENDING  # unfinished
+    other["status"].loc[{"method": method, "psi": 0.3}] = records.STATUS_PENDING  # unfinished
     rows = {(r.method, r.metric): r for r in compare_stores(base, other)}
     row = rows[(method, "r")]
     va = base["r"].sel({"method": method}).drop_sel(psi=0.3).values
@@ -460,13 +460,13 @@ def two_stores(tmp_path_factory):
 
 def test_stores_of_the_same_cells_open_side_by_side(two_stores):
     kfold, auto = two_stores
-    ds = open_results([kfold.store_path(), auto.store_path()])
+    ds = open_results([store_path(kfold), store_path(auto)])
     assert list(ds["method"].values) == ["mcc_ard", "ls_ard", "mcc_ard_auto"]
-    alone = open_results(auto.store_path())
+    alone = open_results(store_path(auto))
     np.testing.assert_array_equal(ds["r"].sel({"method": "mcc_ard_auto"}).values,
                                   alone["r"].sel({"method": "mcc_ard_auto"}).values)
     np.testing.assert_array_equal(ds["cv_score"].sel({"method": "mcc_ard", "h": 3.0}).values,
-                                  open_results(kfold.store_path())["cv_score"].sel(
+                                  open_results(store_path(kfold))["cv_score"].sel(
                                       {"method": "mcc_ard", "h": 3.0}).values)
     assert analysis.width_pairs(ds) == [("mcc_ard", "mcc_ard_auto")]
     rows = analysis.compare_methods(ds, analysis.width_pairs(ds))
@@ -479,17 +479,17 @@ def test_stores_of_other_cells_or_the_same_methods_are_refused(two_stores, smoke
 
     kfold, auto = two_stores
     with pytest.raises(StoreMismatchError, match="repeats method"):
-        open_results([kfold.store_path(), kfold.store_path()])
+        open_results([store_path(kfold), store_path(kfold)])
     other = smoke_spec("experiment.methods=[ls_ard]", "experiment.seeds.count=1", name="other")
     run_serial(other)
     with pytest.raises(StoreMismatchError, match="other experiment.seeds"):
-        open_results([auto.store_path(), other.store_path()])
+        open_results([store_path(auto), store_path(other)])
 
 
 def test_report_compares_auto_widths_with_kfold_and_checks_the_claims_with_them(two_stores,
                                                                                 tmp_path):
     kfold, auto = two_stores
-    ds = open_results([kfold.store_path(), auto.store_path()])
+    ds = open_results([store_path(kfold), store_path(auto)])
     report = analysis.write_report(ds, tmp_path)
     text = report.path.read_text()
     assert "## Kernel width set inside the fit against K-fold CV" in text
@@ -498,5 +498,5 @@ def test_report_compares_auto_widths_with_kfold_and_checks_the_claims_with_them(
     chosen_h = [f for f in report.figures if f.path is not None and "chosen_h" in f.path.name]
     assert chosen_h  # the auto method's widths are drawn next to the CV-chosen ones
     # a store with K-fold methods only has no such section
-    alone = analysis.write_report(open_results(kfold.store_path()), tmp_path / "alone")
+    alone = analysis.write_report(open_results(store_path(kfold)), tmp_path / "alone")
     assert "Kernel width set inside the fit" not in alone.path.read_text()

@@ -5,6 +5,7 @@ import io
 import pytest
 
 from mccard_dist import bench
+from mccard_dist.store import store_path
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -64,7 +65,7 @@ def test_replay_race_predicts_what_a_racing_run_chooses(smoke_spec):
     margin = 0.1
     racing = smoke_spec(*grid_args, f"cv.race={margin}", name="race")
     run_serial(racing)
-    a, b = open_results(plain.store_path()), open_results(racing.store_path())
+    a, b = open_results(store_path(plain)), open_results(store_path(racing))
     same = (a["chosen_h"] == b["chosen_h"]) & (a["chosen_lam"] == b["chosen_lam"])
     replay = bench.replay_race(a, margin)
     for method in ("mcc_ard", "mcc_l1"):

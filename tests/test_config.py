@@ -17,6 +17,7 @@ from mccard_dist.config import (
     from_dictconfig,
     spec_from_dict,
 )
+from mccard_dist.store import store_path
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +117,7 @@ def test_hydra_node_and_interpolations(compose):
     assert OmegaConf.to_container(cfg.hydra.sweep)["subdir"] == "${hydra.job.num}"
     spec = from_dictconfig(cfg)  # the hydra node (unresolvable outside a job) is ignored
     assert spec.store.root == "smoke_results"
-    assert spec.store_path().parent == Path("smoke_results")
+    assert store_path(spec).parent == Path("smoke_results")
 
 
 def test_data_spec_builds_the_cells_data(compose):
@@ -187,21 +188,21 @@ def test_seeds_as_list(smoke_dict):
 
 def test_store_path(smoke_dict, tmp_path):
     spec = spec_from_dict(smoke_dict)
-    path = spec.store_path()
-    assert path == spec_from_dict(copy.deepcopy(smoke_dict)).store_path()
+    path = store_path(spec)
+    assert path == store_path(spec_from_dict(copy.deepcopy(smoke_dict)))
     assert path.parent == Path("results") and path.suffix == ".zarr"
     assert path.name.startswith("smoke-") and len(path.stem) == len("smoke-") + 10
-    other = spec_from_dict(bad(smoke_dict, "data.n_features", 70)).store_path()
+    other = store_path(spec_from_dict(bad(smoke_dict, "data.n_features", 70)))
     assert other != path
     # run/cluster settings do not move the store, an explicit path wins
-    assert spec_from_dict(bad(smoke_dict, "run.fits_per_block", 3)).store_path() == path
+    assert store_path(spec_from_dict(bad(smoke_dict, "run.fits_per_block", 3))) == path
     explicit = spec_from_dict(bad(smoke_dict, "store.path", str(tmp_path / "x.zarr")))
-    assert explicit.store_path() == tmp_path / "x.zarr"
+    assert store_path(explicit) == tmp_path / "x.zarr"
 
 
 def test_multirun_style_override_changes_store(compose):
-    a = from_dictconfig(compose(["experiment=smoke", "data.n_features=50"])).store_path()
-    b = from_dictconfig(compose(["experiment=smoke", "data.n_features=60"])).store_path()
+    a = store_path(from_dictconfig(compose(["experiment=smoke", "data.n_features=50"])))
+    b = store_path(from_dictconfig(compose(["experiment=smoke", "data.n_features=60"])))
     assert a != b
 
 

@@ -11,7 +11,7 @@ import xarray as xr
 
 from mccard_dist import grid
 from mccard_dist.runner import run_experiment, run_serial
-from mccard_dist.store import ResultsStore, StoreMismatchError, open_results
+from mccard_dist.store import ResultsStore, StoreMismatchError, open_results, store_path
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -28,7 +28,7 @@ def test_distributed_run_equals_serial_run(smoke_spec, local_client):
     spec = smoke_spec(name="dist")
     report = run_experiment(spec, client=local_client)
     assert report.complete and report.n_blocks_written == report.n_blocks
-    ds = open_results(spec.store_path())
+    ds = open_results(store_path(spec))
     assert (ds["status"] == 1).all()
     c = grid.coords(spec)
     for dim in ("method", "tau", "psi", "seed", "h", "lam", "fold", "feature"):
@@ -37,7 +37,7 @@ def test_distributed_run_equals_serial_run(smoke_spec, local_client):
         "mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
     serial = smoke_spec(name="serial")
     run_serial(serial)
-    assert_same_results(spec.store_path(), serial.store_path())
+    assert_same_results(store_path(spec), store_path(serial))
     # labelled values: the CV picked an h from the grid for every MCC-ARD cell
     assert set(np.unique(ds["chosen_h"].sel({"method": "mcc_ard"}).values)) <= {0.3, 3.0}
     assert np.isnan(ds["chosen_h"].sel({"method": "ls_ard"})).all()
@@ -58,7 +58,7 @@ def test_interrupted_run_resumes_only_missing_blocks(smoke_spec, local_client):
     assert second.n_blocks_written < total
     reference = smoke_spec(name="reference")
     run_serial(reference)
-    assert_same_results(spec.store_path(), reference.store_path())
+    assert_same_results(store_path(spec), store_path(reference))
     third = run_experiment(spec, client=local_client)  # nothing left
     assert third.n_blocks == 0
 
@@ -68,23 +68,23 @@ def test_many_small_blocks_lose_no_value(smoke_spec, local_client):
     spec = smoke_spec("run.fits_per_block=1", "experiment.seeds.count=4", name="small")
     report = run_experiment(spec, client=local_client)
     assert report.n_blocks == 32 and report.n_blocks_written == 32
-    ds = xr.open_zarr(spec.store_path())
+    ds = xr.open_zarr(store_path(spec))
     assert int((ds["status"] == 1).sum()) == 32
     assert int(np.isfinite(ds["r"]).sum()) == 32
     assert int(np.isfinite(ds["coef"]).all("feature").sum()) == 32
     reference = smoke_spec("run.fits_per_block=1000", "experiment.seeds.count=4", name="big")
     run_serial(reference)
-    assert_same_results(spec.store_path(), reference.store_path())
+    assert_same_results(store_path(spec), store_path(reference))
 
 
 def test_store_of_another_grid_is_refused_and_left_intact(smoke_spec, local_client):
     spec = smoke_spec(name="shared")
     run_experiment(spec, client=local_client)
-    before = xr.open_zarr(spec.store_path()).load()
+    before = xr.open_zarr(store_path(spec)).load()
     other = smoke_spec("data.n_features=50", name="shared")
     with pytest.raises(StoreMismatchError, match="data.n_features: 60 != 50"):
         run_experiment(other, client=local_client)
-    after = xr.open_zarr(spec.store_path()).load()
+    after = xr.open_zarr(store_path(spec)).load()
     xr.testing.assert_identical(before, after)
 
 
@@ -101,7 +101,7 @@ def test_run_survives_a_killed_worker(smoke_spec):
         runner = threading.Thread(target=lambda: reports.append(run_experiment(spec, client=client)))
         runner.start()
         def store_status():  # read-only look at the store the runner is filling
-            path = spec.store_path()
+            path = store_path(spec)
             if not path.exists():  # created whole by a rename, so existence means complete
                 return np.zeros(1)
             return xr.open_zarr(path)["status"].values
@@ -115,4 +115,4 @@ def test_run_survives_a_killed_worker(smoke_spec):
     assert reports and reports[0].complete
     reference = smoke_spec("experiment.seeds.count=6", name="undisturbed")
     run_serial(reference)
-    assert_same_results(spec.store_path(), reference.store_path())
+    assert_same_results(store_path(spec), store_path(reference))

@@ -8,7 +8,7 @@ import pytest
 
 from mccard_dist import analysis, cli
 from mccard_dist.runner import run_serial
-from mccard_dist.store import open_results
+from mccard_dist.store import open_results, store_path
 
 METHODS = ("mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1")
 
@@ -107,7 +107,7 @@ def test_mccard_report_in_a_subprocess(store, tmp_path):
 def test_figures_a_store_cannot_make_are_skipped_with_a_note(smoke_spec, tmp_path):
     spec = smoke_spec("experiment.methods=[ls_ard]")
     run_serial(spec)
-    out = analysis.write_report(open_results(spec.store_path()), tmp_path / "out")
+    out = analysis.write_report(open_results(store_path(spec)), tmp_path / "out")
     skipped = {f.key for f in out.figures if f.path is None}
     assert skipped == {"deviant_vs_proper", "cv_curves", "chosen_h"}
     text = out.path.read_text()

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from mccard_dist import grid, tasks
+from mccard_dist import grid, records, tasks
 from mccard_dist.config import CVSpec
 from mccard_dist.runner import run_serial
-from mccard_dist.store import open_results
+from mccard_dist.store import open_results, store_path
 
 
 @pytest.mark.parametrize("score, expected", [
@@ -33,7 +33,7 @@ def test_cell_picks_the_lowest_mean_cv_loss(smoke_spec):
     spec = smoke_spec()
     cell = grid.cells(spec)[2]  # mcc_ard, psi = 0.2
     res = tasks.run_cell(spec, cell)
-    assert res.status == tasks.STATUS_DONE
+    assert res.status == records.STATUS_DONE
     cands = grid.cv_candidates(spec.method(cell.method))
     best = cands[int(np.argmin(res.cv_score.mean(axis=1)))]
     assert res.scalars["chosen_h"] == best[0]
@@ -57,7 +57,7 @@ def test_failed_and_pending_cells_are_masked_and_counted(smoke_spec, monkeypatch
     _y0 = spec.data.make_data(cells[1].seed, cells[1].psi, cells[1].tau).y_train
     monkeypatch.setattr(tasks, "_fit", failing_fit)
     run_serial(spec)
-    ds = open_results(spec.store_path())
+    ds = open_results(store_path(spec))
     assert int((ds["status"] == 2).sum()) == 1
     failed = ds.isel(method=0, tau=0, psi=0, seed=1)
     assert "injected failure" in str(failed["error"].values)
@@ -67,9 +67,9 @@ def test_failed_and_pending_cells_are_masked_and_counted(smoke_spec, monkeypatch
     # a pending cell: reset one status by hand
     import zarr
 
-    g = zarr.open_group(str(spec.store_path()), mode="r+")
+    g = zarr.open_group(str(store_path(spec)), mode="r+")
     g["status"][0, 0, 1, 0] = 0
-    ds = open_results(spec.store_path())
+    ds = open_results(store_path(spec))
     assert np.isnan(ds["r"].values[0, 0, 1, 0])
     summary = summarize(ds)
     assert int(summary["n_pending"].sum()) == 1 and int(summary["n_done"].sum()) == 2
@@ -88,7 +88,7 @@ def test_alo_cell_fits_each_candidate_once_and_keeps_the_best_fit(smoke_spec, mo
     monkeypatch.setattr(tasks, "_fit", lambda est, X, y: n_fits.append(X.shape[0]) or
                         real_fit(est, X, y))
     res = tasks.run_cell(spec, cell)
-    assert res.status == tasks.STATUS_DONE
+    assert res.status == records.STATUS_DONE
     # one fit per candidate, all on the whole training set, no refit
     assert n_fits == [spec.data.n_train] * len(cands) == [spec.data.n_train] * grid.fits_per_cell(
         method, spec.cv)
@@ -107,9 +107,9 @@ def test_alo_cell_fits_each_candidate_once_and_keeps_the_best_fit(smoke_spec, mo
 def test_alo_run_writes_one_score_column(smoke_spec):
     spec = smoke_spec("cv=alo", "experiment.methods=[mcc_l1,ls_ard]")
     run_serial(spec)
-    ds = open_results(spec.store_path())
+    ds = open_results(store_path(spec))
     assert ds.sizes["fold"] == 1
-    done = ds["status"].values == tasks.STATUS_DONE
+    done = ds["status"].values == records.STATUS_DONE
     assert done.all()
     l1 = ds["cv_score"].sel({"method": "mcc_l1"})
     assert np.isfinite(l1.sel(lam=[r for r in ds.lam.values if r > 0])).any()
@@ -199,8 +199,8 @@ def test_auto_width_methods_fit_once_per_cell_and_record_the_final_width(smoke_s
     spec = smoke_spec("experiment.methods=[mcc_ard_auto,mcc_l1_auto]",
                       "methods.mcc_l1_auto.alpha_ratio=[0.3,0.1]")
     run_serial(spec)
-    ds = open_results(spec.store_path()).load()
-    assert (ds["status"].values == tasks.STATUS_DONE).all()
+    ds = open_results(store_path(spec)).load()
+    assert (ds["status"].values == records.STATUS_DONE).all()
     ard = ds.sel({"method": "mcc_ard_auto"})
     assert np.isnan(ard["cv_score"].values).all()  # no CV at all
     assert np.isnan(ard["chosen_lam"].values).all()

@@ -1,0 +1,40 @@
+"""The record of one cell: what a worker returns and the store lays out.
+
+Used by name everywhere (tasks, store, runner, analysis, cli): the status codes, the scalar
+results and :class:`CellResult`. No imports from the rest of the package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["SCALARS", "STATUS_DONE", "STATUS_FAILED", "STATUS_NAMES", "STATUS_PENDING",
+           "CellResult"]
+
+#: a cell's status in the store
+STATUS_PENDING, STATUS_DONE, STATUS_FAILED = 0, 1, 2
+STATUS_NAMES = {STATUS_PENDING: "pending", STATUS_DONE: "done", STATUS_FAILED: "failed"}
+
+#: scalar per-cell results in the order the store lays them out (name -> natural dtype; the store
+#: keeps every one as float64, NaN where a cell has no value)
+SCALARS = {
+    "r": "f8", "rmse": "f8", "n_selected": "i4", "tp": "i4", "fp": "i4", "fn": "i4", "tn": "i4",
+    "precision": "f8", "recall": "f8", "f1": "f8", "chosen_h": "f8", "chosen_lam": "f8",
+    "chosen_alpha": "f8",
+    "n_iter": "i4", "converged": "i1", "fit_seconds": "f8", "cell_seconds": "f8",
+    "n_cv_failures": "i4",
+}
+
+
+@dataclass
+class CellResult:
+    """Small record of one finished cell (what travels back to the driver)."""
+
+    index: tuple[int, int, int, int]
+    status: int
+    error: str = ""
+    scalars: dict = field(default_factory=dict)
+    cv_score: np.ndarray | None = None  # (n_candidates, n_folds), loss, NaN where a fit failed
+    coef: np.ndarray | None = None
