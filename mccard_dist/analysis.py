@@ -401,7 +401,7 @@ def fig_densities(h_values=(0.25, 1.0, 4.0), h_compare=1.0):
     """
     from matplotlib import colormaps
 
-    from .models._likelihoods import log_density
+    from .models import log_density
 
     h_values = tuple(float(h) for h in h_values)
     e_max = 4.0 * math.sqrt(max(h_values + (float(h_compare),)))

@@ -123,8 +123,7 @@ def _compose_spec(overrides):
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
-    from .cli import CONFIG_DIR
-    from .config import spec_from_dict
+    from .config import CONFIG_DIR, spec_from_dict
 
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
@@ -348,7 +347,7 @@ def bench_floor(repeats=2, psis=(0.0, 0.3, 0.6, 1.0), tau=10.0, out=sys.stdout):
     """
     from threadpoolctl import threadpool_limits
 
-    from .models._linalg import floor_flops, trace_solves
+    from .models import floor_flops, trace_solves
 
     spec = _compose_spec(["experiment=paper"])
     methods = [m for m in spec.methods if m.estimator == "mcc_ard"]

@@ -15,17 +15,14 @@ Examples::
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from pathlib import Path
+
+from .config import CONFIG_DIR
 
 __all__ = ["CONFIG_DIR", "report", "run", "run_from_spec"]
 
 log = logging.getLogger("mccard_dist")
-
-#: the config directory: $MCCARD_CONFIG_DIR, else conf/ next to the package (source checkout)
-CONFIG_DIR = Path(os.environ.get("MCCARD_CONFIG_DIR",
-                                 Path(__file__).resolve().parent.parent / "conf"))
 
 
 def run_from_spec(spec, *, stop_after_blocks=None):

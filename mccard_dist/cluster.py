@@ -18,8 +18,7 @@ import inspect
 import logging
 import shlex
 
-from .config import ClusterSpec
-from .config import _plain  # FrozenMap / tuples -> dicts / lists for the backends
+from .config import ClusterSpec, to_plain
 
 __all__ = ["connect", "BLAS_ENV", "jobqueue_kwargs", "job_script"]
 
@@ -38,7 +37,7 @@ def connect(spec: ClusterSpec):
     from distributed import Client, LocalCluster
 
     if spec.kind == "local":
-        options = _plain(spec.options)
+        options = to_plain(spec.options)
         cluster = LocalCluster(
             n_workers=spec.n_workers,
             threads_per_worker=spec.threads_per_worker,
@@ -55,10 +54,10 @@ def connect(spec: ClusterSpec):
         finally:
             cluster.close()
     elif spec.kind == "address":
-        with Client(spec.address, **_plain(spec.options)) as client:
+        with Client(spec.address, **to_plain(spec.options)) as client:
             yield client
     elif spec.kind == "scheduler_file":
-        with Client(scheduler_file=spec.scheduler_file, **_plain(spec.options)) as client:
+        with Client(scheduler_file=spec.scheduler_file, **to_plain(spec.options)) as client:
             yield client
     elif spec.kind in ("slurm", "pbs"):
         with _jobqueue_client(spec) as client:
@@ -93,7 +92,7 @@ def jobqueue_kwargs(spec: ClusterSpec) -> dict:
     """
     if spec.kind not in ("slurm", "pbs"):
         raise ValueError(f"cluster.kind={spec.kind} is not a dask-jobqueue kind (slurm, pbs)")
-    options = _plain(spec.options)
+    options = to_plain(spec.options)
     per_job = spec.workers_per_job
     worker_args = list(options.pop("worker_extra_args", None) or [])
     if per_job < spec.cores:

@@ -32,9 +32,11 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 
 from .data import PaperData, make_paper_data
@@ -55,8 +57,10 @@ __all__ = [
     "MethodSpec",
     "RunSpec",
     "StoreSpec",
+    "CONFIG_DIR",
     "from_dictconfig",
     "spec_from_dict",
+    "to_plain",
 ]
 
 #: The fixed estimator registry: ``methods.<name>.estimator`` must be one of these keys.
@@ -70,6 +74,10 @@ CV_SCHEMES = ("kfold", "alo")
 
 #: Cluster backends (``slurm`` and ``pbs`` through dask-jobqueue, see :class:`ClusterSpec`).
 CLUSTER_KINDS = ("local", "address", "scheduler_file", "slurm", "pbs")
+
+#: the config directory: $MCCARD_CONFIG_DIR, else conf/ next to the package (source checkout)
+CONFIG_DIR = Path(os.environ.get("MCCARD_CONFIG_DIR",
+                                 Path(__file__).resolve().parent.parent / "conf"))
 
 _MISSING = "???"  # OmegaConf's mandatory-value marker, left as a string by to_container
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -413,7 +421,7 @@ class ClusterSpec:
         return None if self.lifetime_stagger is None else _duration_seconds(self.lifetime_stagger)
 
     def to_dict(self) -> dict:
-        d = {name: _plain(getattr(self, name)) for name in _CLUSTER_FIELDS}
+        d = {name: to_plain(getattr(self, name)) for name in _CLUSTER_FIELDS}
         d["adaptive"] = None if self.adaptive is None else asdict(self.adaptive)
         return d
 
@@ -496,12 +504,13 @@ class ExperimentSpec:
         }
 
 
-def _plain(value):
-    """Mappings and tuples to dicts and lists, recursively."""
+def to_plain(value):
+    """Mappings and tuples to dicts and lists, recursively (e.g. ``cluster.options`` for the
+    Dask backends)."""
     if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [to_plain(v) for v in value]
     return value
 
 

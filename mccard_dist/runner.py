@@ -122,7 +122,6 @@ def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress
     n_workers = max(1, len(client.scheduler_info().get("workers", {})),
                     spec.cluster.target_workers or 0)
     max_in_flight = max(1, spec.run.blocks_per_worker * n_workers)
-    spec_dict = spec.to_dict()  # plain Python: no config objects travel to workers
     token = f"{grid_hash(spec)[:8]}-{uuid.uuid4().hex[:6]}"
     queue = iter(blocks)
     in_flight = {}
@@ -132,7 +131,7 @@ def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress
         block = next(queue, None)
         if block is None:
             return False
-        future = client.submit(run_block, spec_dict, block, key=f"block-{token}-{block.key}",
+        future = client.submit(run_block, spec, block, key=f"block-{token}-{block.key}",
                                retries=spec.run.retries)
         in_flight[future] = block
         futures.add(future)
@@ -179,10 +178,9 @@ def run_serial(spec: ExperimentSpec, store_path=None) -> RunReport:
     report = RunReport(store.path, len(all_cells(spec)), len(pending))
     blocks = make_blocks(spec, pending)
     report.n_blocks = len(blocks)
-    spec_dict = spec.to_dict()
     started = _now()
     for block in blocks:
-        results = run_block(spec_dict, block)
+        results = run_block(spec, block)
         store.write_block(block, results)
         report.n_blocks_written += 1
         report.n_failed_cells += sum(r.status == STATUS_FAILED for r in results)

@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
-from .config import CVSpec, ExperimentSpec, MethodSpec, spec_from_dict
+from .config import CVSpec, ExperimentSpec, MethodSpec
 from .grid import Block, Cell, cv_candidates
 from .metrics import evaluate
 from .models import AUTO_WIDTH, mcc_l1_alpha_max
@@ -212,14 +212,13 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None) ->
     return CellResult(cell.index, STATUS_DONE, scalars=scalars, cv_score=scores, coef=coef)
 
 
-def run_block(spec_dict: dict, block: Block) -> list[CellResult]:
+def run_block(spec: ExperimentSpec, block: Block) -> list[CellResult]:
     """Run every cell of a block (the unit of distribution) with one BLAS thread.
 
-    ``spec_dict`` is the resolved, plain-Python spec (``ExperimentSpec.to_dict()``); no Hydra or
-    config objects travel to workers.
+    ``spec`` is the validated spec itself (plain frozen dataclasses: it pickles, and no Hydra
+    object is in it), so a worker does not parse the config again for every block.
     """
     from threadpoolctl import threadpool_limits
 
-    spec = spec_from_dict(spec_dict)
     with threadpool_limits(limits=1):
         return [run_cell(spec, cell) for cell in block.cells]

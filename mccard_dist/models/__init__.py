@@ -1,5 +1,7 @@
 """Estimators: MCC-ARD (deviant and proper likelihood), LS-ARD and MCC-L1."""
 
+from ._likelihoods import log_density
+from ._linalg import floor_flops, trace_solves
 from ._width import AUTO as AUTO_WIDTH
 from .ls_ard import LSARDRegressor
 from .mcc_ard import MCCARDRegressor
@@ -10,6 +12,9 @@ __all__ = [
     "LSARDRegressor",
     "MCCARDRegressor",
     "MCCL1Regressor",
+    "floor_flops",
+    "log_density",
     "mcc_l1_alpha_max",
     "mcc_l1_objective",
+    "trace_solves",
 ]

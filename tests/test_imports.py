@@ -1,0 +1,88 @@
+"""The house rules of ARCHITECTURE.md, checked on the source: arrows point down only (no import
+cycle between rooms), no private name or private module of another room is imported, and every
+module imports on its own."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mccard_dist"
+
+#: each room's layer; a room may import rooms of lower layers only (the house plan's picture)
+LAYERS = {
+    "records": 0, "data": 0, "metrics": 0, "models": 0,
+    "config": 1,
+    "grid": 2,
+    "tasks": 3, "store": 3, "cluster": 3,
+    "runner": 4, "analysis": 4,
+    "cli": 5, "bench": 5,
+    "__init__": 6,
+}
+
+
+def modules():
+    return sorted(p for p in PACKAGE.rglob("*.py"))
+
+
+def room_of(path: Path) -> str:
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def imports(path: Path):
+    """``(room, names, module_path)`` of every import of the package made by ``path``, at module
+    level or inside functions; ``module_path`` is the dotted path inside the package."""
+    tree = ast.parse(path.read_text())
+    package = path.relative_to(PACKAGE).parent.parts
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(package[: len(package) - node.level + 1])
+                target = base + (node.module.split(".") if node.module else [])
+            elif node.module and node.module.startswith("mccard_dist"):
+                target = node.module.split(".")[1:]
+            else:
+                continue
+            names = [a.name for a in node.names]
+            if not target:  # "from . import grid"
+                for name in names:
+                    yield name, [], [name]
+            else:
+                yield target[0], names, target
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("mccard_dist."):
+                    target = alias.name.split(".")[1:]
+                    yield target[0], [], target
+
+
+def test_the_layers_cover_every_room():
+    assert {room_of(p) for p in modules()} == set(LAYERS)
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_arrows_point_down_and_nothing_private_crosses_a_room(path):
+    room = room_of(path)
+    for target, names, module_path in imports(path):
+        if target == room:
+            continue  # inside a room (e.g. models/) anything goes
+        assert LAYERS[target] < LAYERS[room], (
+            f"{path.name} ({room}, layer {LAYERS[room]}) imports {target} "
+            f"(layer {LAYERS[target]}): the arrow points up")
+        private = [n for n in names if n.startswith("_")] + [
+            m for m in module_path[1:] if m.startswith("_")]
+        assert not private, f"{path.name} imports private {private} of {target}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [p for p in modules() if p.name != "__main__.py"],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_module_imports_on_its_own(path):
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    name = ".".join(p for p in rel.parts if p != "__init__")
+    done = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
