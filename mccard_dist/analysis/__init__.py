@@ -1,0 +1,89 @@
+"""Analysis of a results store: tidy summaries, the paper's figures and a check of its claims.
+
+xarray in; tables, matplotlib figures and claim verdicts out. Everything here works on a partial
+store (a run still going, or interrupted): only finished cells (status "done") count, whatever the
+store was opened with (:func:`mccard_dist.open_results` masks unfinished cells, ``xarray.open_zarr``
+does not; both work), and the number missing is reported.
+
+Two conventions shared by the summaries, the figures and the claim checks:
+
+- ``r`` of a finished cell whose prediction is constant (a fit that kept no feature predicts its
+  intercept everywhere) is undefined (``nan`` in the store); it counts as ``r = 0`` (a constant
+  prediction carries no linear information about the target). Skipping those cells instead would
+  credit a method for its collapses. :func:`summarize` counts them (``n_r_undefined``).
+- The seeds are paired by construction (every method sees the same data for the same
+  ``(tau, psi, seed)``, and the data share random numbers across ``psi`` and ``tau``), so every
+  comparison is made seed by seed, on the seeds where all the cells it needs are finished.
+
+Select methods with a dict (``ds.sel({"method": "mcc_ard"})``): ``Dataset.sel`` has its own keyword
+argument called ``method``.
+"""
+
+from __future__ import annotations
+
+from .claims import (
+    FAILS,
+    HOLDS,
+    NO_DATA,
+    NOT_TESTABLE,
+    PAPER_TAUS,
+    SIMILAR_TOLERANCE,
+    VERDICTS,
+    ClaimPart,
+    ClaimResult,
+    check_claims,
+    claims_markdown,
+    claims_table,
+    with_roles,
+)
+from .compare import (
+    MethodComparison,
+    compare_methods,
+    compare_stores,
+    comparison_table,
+    method_comparison_markdown,
+    paired_interval,
+    width_pairs,
+)
+from .figures import (
+    FIGURES,
+    FigureFile,
+    FigureUnavailable,
+    fig_chosen_h,
+    fig_cv_curves,
+    fig_densities,
+    fig_deviant_vs_proper,
+    fig_prediction,
+    fig_selection,
+    parse_cell,
+    resolve_cell,
+    write_figures,
+)
+from .report import (
+    Report,
+    report_markdown,
+    write_report,
+)
+from .values import (
+    METRICS,
+    ROLES,
+    UNDEFINED_R,
+    cell_values,
+    method_style,
+    n_relevant,
+    summarize,
+    summary_markdown,
+    summary_table,
+)
+
+__all__ = [
+    "ClaimPart", "ClaimResult", "FAILS", "FIGURES", "FigureFile", "FigureUnavailable", "HOLDS",
+    "METRICS", "MethodComparison", "NOT_TESTABLE", "NO_DATA", "PAPER_TAUS", "ROLES", "Report",
+    "SIMILAR_TOLERANCE", "UNDEFINED_R", "VERDICTS", "cell_values", "check_claims",
+    "claims_markdown", "claims_table", "compare_methods", "compare_stores", "comparison_table",
+    "fig_chosen_h", "fig_cv_curves", "fig_densities", "fig_deviant_vs_proper",
+    "fig_prediction", "fig_selection", "method_comparison_markdown", "method_style",
+    "n_relevant", "paired_interval", "parse_cell", "report_markdown", "resolve_cell",
+    "summarize", "summary_markdown", "summary_table", "width_pairs", "with_roles",
+    "write_figures", "write_report",
+]

@@ -1,0 +1,196 @@
+"""Paired comparisons: of two stores on their shared cells, and of methods of one store."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .values import _LABELS, _auto_width_methods, _config, _num, cell_values
+
+
+def paired_interval(diffs, level: float = 0.95) -> tuple[float, float, float, int]:
+    """Mean and t-interval of paired differences (NaN entries ignored).
+
+    Returns ``(mean, low, high, n)``; ``low`` and ``high`` are NaN with fewer than 2 values.
+    The interval is ``mean ± t_{(1+level)/2, n-1} * sd / sqrt(n)`` (``sd`` with ddof=1).
+    """
+    from scipy import stats
+
+    d = np.asarray(diffs, dtype=float)
+    d = d[np.isfinite(d)]
+    n = int(d.size)
+    if n == 0:
+        return math.nan, math.nan, math.nan, 0
+    mean = float(d.mean())
+    if n < 2:
+        return mean, math.nan, math.nan, n
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * float(d.std(ddof=1)) / math.sqrt(n)
+    return mean, mean - half, mean + half, n
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One (method, metric) row of :func:`compare_stores`."""
+
+    method: str
+    metric: str
+    n_cells: int
+    base_mean: float
+    other_mean: float
+    diff: float
+    low: float
+    high: float
+    seed_sd: float
+    n_seeds: int
+
+    @property
+    def within_seed_noise(self) -> bool:
+        """``|diff| <= seed_sd / sqrt(n_seeds)``: the mean change is smaller than the standard
+        error that seed-to-seed noise puts on a (tau, psi) mean of the baseline."""
+        if not (np.isfinite(self.diff) and np.isfinite(self.seed_sd)) or self.n_seeds < 2:
+            return False
+        return abs(self.diff) <= self.seed_sd / math.sqrt(self.n_seeds)
+
+
+def compare_stores(base, other, metrics=("r", "rmse", "f1"), level: float = 0.95
+                   ) -> list[Comparison]:
+    """Paired comparison of two stores on the cells both finished (same method, tau, psi, seed).
+
+    For each method and metric: both means over the shared cells, the mean paired difference
+    ``other - base`` with its t-interval (:func:`paired_interval`), and the baseline's pooled
+    seed-to-seed standard deviation (within each (tau, psi), over seeds; the noise a rerun with
+    other seeds would show). Typical use: the same grid run by two implementations or two model
+    selection schemes (``cv.scheme``).
+    """
+    import xarray as xr
+
+    rows = []
+    methods = [m for m in base["method"].values if m in set(other["method"].values)]
+    for metric in metrics:
+        if metric not in base or metric not in other:
+            continue
+        a, b = xr.align(cell_values(base, metric), cell_values(other, metric), join="inner")
+        for method in methods:
+            va = a.sel({"method": method})
+            vb = b.sel({"method": method})
+            both = np.isfinite(va.values) & np.isfinite(vb.values)
+            if not both.any():
+                continue
+            diffs = (vb.values - va.values)[both]
+            mean, low, high, n = paired_interval(diffs, level)
+            shared = va.where(both)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                var = shared.var("seed", ddof=1, skipna=True).values
+                seeds = np.isfinite(shared.values).sum(axis=-1)
+            var = var[np.isfinite(var)]
+            seed_sd = float(np.sqrt(var.mean())) if var.size else math.nan
+            rows.append(Comparison(str(method), metric, n, float(va.values[both].mean()),
+                                   float(vb.values[both].mean()), mean, low, high, seed_sd,
+                                   int(np.median(seeds[seeds > 0])) if (seeds > 0).any() else 0))
+    return rows
+
+
+@dataclass(frozen=True)
+class MethodComparison:
+    """One metric of one method against another in the same store (:func:`compare_methods`):
+    means over the cells both finished, the mean paired difference ``other - base`` and two
+    t-intervals of it, over seeds (each seed's difference averaged over its cells) and over
+    cells."""
+
+    base: str
+    other: str
+    metric: str
+    n_cells: int
+    n_seeds: int
+    base_mean: float
+    other_mean: float
+    diff: float
+    seed_low: float
+    seed_high: float
+    cell_low: float
+    cell_high: float
+
+
+def compare_methods(ds, pairs, metrics=("r", "rmse", "f1", "n_selected"), level: float = 0.95,
+                    **where) -> list[MethodComparison]:
+    """Paired comparison of methods of one store on the same cells (same data and folds).
+
+    ``pairs`` is a list of ``(base, other)`` method names, e.g. :func:`width_pairs`; ``where``
+    restricts the cells, e.g. ``tau=10.0`` or ``psi=[0.0, 0.05]``. A seed counts in the
+    interval over seeds when both methods finished at least one of its cells.
+    """
+    rows = []
+    for base, other in pairs:
+        for metric in metrics:
+            if metric not in ds:
+                continue
+            v = cell_values(ds, metric).sel({"method": [base, other]})
+            if where:
+                v = v.sel(where)
+            v = v.transpose("method", "seed", ...).values.reshape(2, v.sizes["seed"], -1)
+            both = np.isfinite(v[0]) & np.isfinite(v[1])
+            if not both.any():
+                continue
+            d = np.where(both, v[1] - v[0], np.nan)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                per_seed = np.nanmean(d, axis=1)
+            mean, cell_low, cell_high, n_cells = paired_interval(d.ravel(), level)
+            _, seed_low, seed_high, n_seeds = paired_interval(per_seed, level)
+            rows.append(MethodComparison(base, other, metric, n_cells, n_seeds,
+                                         float(v[0][both].mean()), float(v[1][both].mean()),
+                                         mean, seed_low, seed_high, cell_low, cell_high))
+    return rows
+
+
+def method_comparison_markdown(rows: list[MethodComparison], level: float = 0.95) -> str:
+    """:func:`compare_methods` rows as a markdown table."""
+    lines = [f"| other vs base | metric | cells | seeds | base | other | other − base | "
+             f"{level:.0%} interval (seeds) | {level:.0%} interval (cells) |",
+             "|---|---|---:|---:|---:|---:|---:|---|---|"]
+    for r in rows:
+        lines.append(f"| `{r.other}` vs `{r.base}` | {_LABELS.get(r.metric, r.metric)} | "
+                     f"{r.n_cells} | {r.n_seeds} | {r.base_mean:.4g} | {r.other_mean:.4g} | "
+                     f"{r.diff:+.3g} | [{_num(r.seed_low)}, {_num(r.seed_high)}] | "
+                     f"[{_num(r.cell_low)}, {_num(r.cell_high)}] |")
+    return "\n".join(lines)
+
+
+def comparison_table(rows: list[Comparison], base_name="base", other_name="other") -> str:
+    """Plain-text table of :func:`compare_stores` rows."""
+    header = (f"{'method':16s} {'metric':6s} {'cells':>5s} {base_name:>9s} {other_name:>9s} "
+              f"{'diff [95% CI]':>26s} {'seed sd':>8s}  verdict")
+    lines = [header, "-" * len(header)]
+    for r in sorted(rows, key=lambda r: (r.method, r.metric)):
+        ci = f"{r.diff:+.4f} [{r.low:+.4f}, {r.high:+.4f}]"
+        verdict = "within seed noise" if r.within_seed_noise else "differs"
+        lines.append(f"{r.method:16s} {r.metric:6s} {r.n_cells:5d} {r.base_mean:9.4f} "
+                     f"{r.other_mean:9.4f} {ci:>26s} {r.seed_sd:8.4f}  {verdict}")
+    lines.append("(diff: other - base, paired over shared cells; within seed noise: |diff| <= seed "
+                 "sd / sqrt(seeds per cell))")
+    return "\n".join(lines)
+
+
+
+def width_pairs(ds) -> list[tuple[str, str]]:
+    """``(kfold_method, auto_method)`` pairs of the store: the same estimator and parameters, the
+    kernel width chosen by CV over a grid in the first and set inside the fit in the second."""
+    config = _config(ds).get("methods", {})
+    names = [str(m) for m in ds["method"].values]
+    auto = _auto_width_methods(ds)
+    pairs = []
+    for a in names:
+        if a not in auto:
+            continue
+        for b in names:
+            cb, ca = config.get(b, {}), config.get(a, {})
+            if (b not in auto and isinstance(cb.get("kernel_width"), list) and cb["kernel_width"]
+                    and cb.get("estimator") == ca.get("estimator")
+                    and cb.get("params") == ca.get("params")):
+                pairs.append((b, a))
+                break
+    return pairs

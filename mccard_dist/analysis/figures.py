@@ -1,0 +1,475 @@
+"""The paper-style figures of a store (matplotlib)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..records import STATUS_DONE, STATUS_NAMES
+from .values import (
+    _auto_width_methods,
+    _config,
+    _done,
+    cell_values,
+    method_style,
+    n_relevant,
+    summarize,
+)
+
+log = logging.getLogger("mccard_dist.analysis")
+
+# ------------------------------------------------------------------------------------------------
+# figures
+# ------------------------------------------------------------------------------------------------
+class FigureUnavailable(ValueError):
+    """The store lacks what a figure needs (the message says what)."""
+
+
+def _figure(nrows: int, ncols: int, width: float, height: float):
+    """A pyplot-free Figure (no global state; PNG through the Agg canvas) and its axes grid."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    return fig, axes
+
+
+def _plain_log_ticks(axis, ticks=None) -> None:
+    """Plain numbers (``30``, not ``3 x 10^1``) on a log axis; ticks at ``ticks`` if given,
+    else at 1, 2, 5 x 10^k."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
+    if ticks is None:
+        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    else:
+        axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _dodge(psi: np.ndarray, n: int) -> np.ndarray:
+    """Small horizontal offsets so that error bars of n methods at the same psi do not overlap."""
+    if n <= 1 or psi.size < 2:
+        return np.zeros(max(n, 1))
+    step = float(np.min(np.diff(np.sort(psi))))
+    return (np.arange(n) - (n - 1) / 2) * (0.3 * step / max(n - 1, 1))
+
+
+_TAU_TITLE = "τ = {tau:g} (Laplace scale of the outliers)"
+_PSI_LABEL = "outlier proportion ψ"
+
+
+def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
+    """Rows of metrics against psi, one column per tau, mean ± std over seeds per method.
+
+    ``rows``: (metric, y label, log scale); ``hline``: (y, label) drawn in every panel of the
+    first row; ``reference``: methods drawn thinner and dashed, for comparison.
+    """
+    s = summarize(ds)
+    taus = ds["tau"].values
+    psi = ds["psi"].values.astype(float)
+    all_methods = [str(m) for m in ds["method"].values]
+    shown = list(methods) + [m for m in reference if m not in methods]
+    offsets = _dodge(psi, len(shown))
+    fig, axes = _figure(len(rows), len(taus), 4.3 * len(taus) + 0.4, 3.0 * len(rows) + 0.9)
+    for j, tau in enumerate(taus):
+        for i, (metric, ylabel, log) in enumerate(rows):
+            ax = axes[i, j]
+            for k, m in enumerate(shown):
+                style = method_style(m, all_methods)
+                sel = {"method": m, "tau": tau}
+                mean = s[f"{metric}_mean"].sel(sel).values
+                std = s[f"{metric}_std"].sel(sel).values
+                ref = m in reference and m not in methods
+                ax.errorbar(psi + offsets[k], mean, yerr=np.nan_to_num(std, nan=0.0),
+                            color=style["color"], marker=style["marker"], ms=3.5 if ref else 4.5,
+                            lw=1.0 if ref else 1.6, ls="--" if ref else "-", capsize=2,
+                            elinewidth=0.8, label=style["label"] + (" (reference)" if ref else ""))
+            if hline is not None and i == 0:
+                ax.axhline(hline[0], color="black", ls=":", lw=1.2, label=hline[1])
+            if log:
+                finite = s[f"{metric}_mean"].sel({"tau": tau}).values
+                finite = finite[np.isfinite(finite)]
+                if finite.size and np.all(finite > 0):
+                    ax.set_yscale("log")
+                    _plain_log_ticks(ax.yaxis)
+            ax.set_ylabel(ylabel)
+            ax.grid(True, alpha=0.3)
+            if i == 0:
+                ax.set_title(_TAU_TITLE.format(tau=tau), fontsize=10)
+            if i == len(rows) - 1:
+                ax.set_xlabel(_PSI_LABEL)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 5),
+               frameon=False)
+    n_seeds = ds.sizes["seed"]
+    fig.suptitle(f"{title}: mean ± std over seeds ({n_seeds} seed(s) in the grid, finished cells "
+                 "only)", fontsize=11)
+    return fig
+
+
+def fig_prediction(ds):
+    """Figure 1: test r and RMSE against psi, one panel per tau, every method (mean ± std)."""
+    methods = [str(m) for m in ds["method"].values]
+    return _metric_panels(ds, methods, [("r", "test r (Pearson, unitless)", False),
+                                        ("rmse", "test RMSE (units of y)", False)],
+                          "Prediction performance")
+
+
+def fig_selection(ds):
+    """Figure 2: number of selected features (true count as a dotted line, log scale when all
+    means are positive) and F1 against psi, one panel per tau, every method."""
+    methods = [str(m) for m in ds["method"].values]
+    k = n_relevant(ds)
+    hline = (k, f"true count ({k} relevant features)") if k is not None else None
+    return _metric_panels(ds, methods, [("n_selected", "selected features (count)", True),
+                                        ("f1", "F1 of the selection (unitless)", False)],
+                          "Feature selection", hline=hline)
+
+
+def fig_deviant_vs_proper(ds):
+    """Figure 3: deviant (``mcc_ard``) vs proper (``mcc_ard_proper``) MCC-ARD, test r and RMSE
+    against psi per tau; LS-ARD dashed for reference when present.
+
+    Raises
+    ------
+    FigureUnavailable
+        If either method is not in the store.
+    """
+    methods = [str(m) for m in ds["method"].values]
+    missing = [m for m in ("mcc_ard", "mcc_ard_proper") if m not in methods]
+    if missing:
+        raise FigureUnavailable(f"figure 3 (deviant vs proper likelihood) needs the methods "
+                                f"mcc_ard and mcc_ard_proper; the store lacks {missing} "
+                                f"(it has {methods})")
+    reference = ("ls_ard",) if "ls_ard" in methods else ()
+    return _metric_panels(ds, ["mcc_ard", "mcc_ard_proper"],
+                          [("r", "test r (Pearson, unitless)", False),
+                           ("rmse", "test RMSE (units of y)", False)],
+                          "Deviant C vs proper C' likelihood", reference=reference)
+
+
+def fig_densities(h_values=(0.25, 1.0, 4.0), h_compare=1.0):
+    """Figure 4: the correntropy noise "densities" (no store needed).
+
+    Left: ``C(e|0,h) = exp(exp(-e^2/2h))`` for several kernel widths h. Right: ``C`` against the
+    proper ``C'(e|0,h) = exp(exp(-e^2/2h)) - 1`` at one h. ``C`` tends to 1 far from 0 (it cannot
+    be normalised); ``C'`` tends to 0 (its integral is about 3.697 sqrt(h)).
+    """
+    from matplotlib import colormaps
+
+    from ..models import log_density
+
+    h_values = tuple(float(h) for h in h_values)
+    e_max = 4.0 * math.sqrt(max(h_values + (float(h_compare),)))
+    e = np.linspace(-e_max, e_max, 801)
+    fig, axes = _figure(1, 2, 10.5, 4.0)
+    left, right = axes[0]
+    colors = colormaps["viridis"](np.linspace(0.0, 0.85, len(h_values)))
+    for h, color in zip(h_values, colors):
+        left.plot(e, np.exp(log_density(e, h, "deviant")), color=color, lw=1.8, label=f"h = {h:g}")
+    left.set_title("deviant C(e | 0, h) = exp(exp(−e²/2h))", fontsize=10)
+    left.legend(title="kernel width (units of y²)", fontsize=8, title_fontsize=8)
+    h = float(h_compare)
+    right.plot(e, np.exp(log_density(e, h, "deviant")), color="tab:blue", lw=1.8,
+               label="deviant C = exp(exp(−e²/2h))")
+    right.plot(e, np.exp(log_density(e, h, "proper")), color="tab:purple", lw=1.8, ls="--",
+               label="proper C' = exp(exp(−e²/2h)) − 1")
+    right.axhline(1.0, color="gray", lw=0.8, ls=":")
+    right.axhline(0.0, color="gray", lw=0.8, ls=":")
+    right.set_title(f"C vs C' at h = {h:g}: C → 1 (not normalisable), C' → 0", fontsize=10)
+    right.legend(fontsize=8, loc="center right")
+    for ax in (left, right):
+        ax.set_xlabel("residual e (units of y)")
+        ax.set_ylabel("unnormalised density value")
+        ax.grid(True, alpha=0.3)
+    fig.suptitle("Correntropy noise models", fontsize=11)
+    return fig
+
+
+def parse_cell(text: str) -> tuple:
+    """Parse ``"method,tau,psi,seed"`` (method ``all``: every method) into a tuple.
+
+    Returns ``(method or None, tau, psi, seed)``.
+
+    Raises
+    ------
+    ValueError
+        If the text does not have four comma-separated fields of the right types.
+    """
+    fields = [f.strip() for f in str(text).split(",")]
+    if len(fields) != 4:
+        raise ValueError(f"a cell is 'method,tau,psi,seed' (e.g. mcc_l1,10,0.3,0); got {text!r}")
+    method, tau, psi, seed = fields
+    try:
+        return (None if method in ("all", "*", "") else method, float(tau), float(psi), int(seed))
+    except ValueError:
+        raise ValueError(f"a cell is 'method,tau,psi,seed' with numbers for tau and psi and an "
+                         f"integer seed (e.g. mcc_l1,10,0.3,0); got {text!r}") from None
+
+
+def _coord_value(ds, dim: str, value):
+    """The coordinate value of ``dim`` matching ``value`` (floats within 1e-9), or ValueError."""
+    coords = ds[dim].values
+    if dim == "method":
+        if value in [str(c) for c in coords]:
+            return str(value)
+    else:
+        hit = np.flatnonzero(np.isclose(coords.astype(float), float(value), rtol=0, atol=1e-9))
+        if hit.size:
+            return coords[hit[0]]
+    shown = ", ".join(str(c) if dim == "method" else f"{c:g}" for c in coords)
+    raise ValueError(f"{dim} = {value} is not in the store ({dim}: {shown})")
+
+
+def resolve_cell(ds, cell) -> tuple:
+    """``(method, tau, psi, seed)`` (or ``"method,tau,psi,seed"``) as the store's coordinate values.
+
+    ``method`` None stays None (every method with CV).
+
+    Raises
+    ------
+    ValueError
+        If the text is malformed or a value is not in the store (the message lists the store's
+        values).
+    """
+    if isinstance(cell, str):
+        cell = parse_cell(cell)
+    method, tau, psi, seed = cell
+    return (None if method is None else _coord_value(ds, "method", method),
+            _coord_value(ds, "tau", tau), _coord_value(ds, "psi", psi),
+            _coord_value(ds, "seed", seed))
+
+
+def _cv_methods(ds) -> list[str]:
+    """Methods with a kernel width (a chosen h in at least one finished cell), in the store's
+    order: chosen by CV, or set inside the fit (``kernel_width: auto``)."""
+    if "chosen_h" not in ds:
+        return []
+    has_h = cell_values(ds, "chosen_h").notnull().any(("tau", "psi", "seed"))
+    return [str(m) for m, ok in zip(ds["method"].values, has_h.values) if ok]
+
+
+def _default_cell(ds, methods):
+    """Middle tau, the psi > 0 closest to 0.3 (a moderately contaminated cell), and the first seed
+    where every shown method's cell is finished (else the first seed)."""
+    taus = np.sort(ds["tau"].values)
+    tau = taus[len(taus) // 2]
+    psi = ds["psi"].values
+    positive = psi[psi > 0]
+    psi0 = positive[np.argmin(np.abs(positive - 0.3))] if positive.size else psi[0]
+    done = _done(ds).sel({"method": methods, "tau": tau, "psi": psi0}).all("method").values
+    seeds = ds["seed"].values
+    seed = seeds[np.argmax(done)] if done.any() else seeds[0]
+    return tau, psi0, seed
+
+
+def fig_cv_curves(ds, cell=None):
+    """Figure 5: CV curves of one cell: mean validation loss over the folds against h, one line
+    per lambda (MCC-L1; ARD methods have no L1 penalty, lam = 0), with the CV pick marked.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A results store.
+    cell : tuple or str, optional
+        ``(method, tau, psi, seed)`` or ``"method,tau,psi,seed"``; ``method`` None (or ``"all"``)
+        shows every method with CV side by side. Default: every method with CV at the middle
+        tau, the psi > 0 closest to 0.3 and the first seed where they are all finished.
+
+    Raises
+    ------
+    FigureUnavailable
+        If no method in the store has CV candidates.
+    ValueError
+        If a coordinate of ``cell`` is not in the store (the message lists the store's values).
+    """
+    from matplotlib import colormaps
+
+    auto = _auto_width_methods(ds)
+    cv_methods = [m for m in _cv_methods(ds) if m not in auto]
+    if "cv_score" not in ds or not cv_methods:
+        raise FigureUnavailable("figure 5 (CV curves) needs a method with CV candidates "
+                                "(kernel width / lambda grid) with finished cells in the store")
+    if cell is None:
+        methods = cv_methods
+        tau, psi, seed = _default_cell(ds, methods)
+    else:
+        method, tau, psi, seed = resolve_cell(ds, cell)
+        methods = cv_methods if method is None else [method]
+    cv = _config(ds).get("cv", {})
+    score = cv.get("score", "loss")
+    unit = " (unitless)" if score == "correntropy" else " (units of y)"
+    all_methods = [str(m) for m in ds["method"].values]
+    status = ds["status"].load()
+    fig, axes = _figure(1, len(methods), 4.8 * len(methods) + 0.3, 4.2)
+    for ax, m in zip(axes[0], methods):
+        sel = {"method": m, "tau": tau, "psi": psi, "seed": seed}
+        style = method_style(m, all_methods)
+        ax.set_title(f"{style['label']}: τ = {tau:g}, ψ = {psi:g}, seed {seed}", fontsize=10)
+        ax.set_xlabel("kernel width h (units of y², log scale)")
+        ax.set_ylabel(f"validation {score.upper()}{unit}, mean over folds")
+        ax.grid(True, alpha=0.3)
+        st = int(status.sel(sel))
+        scores = ds["cv_score"].sel(sel).load()
+        if st != STATUS_DONE or not bool(scores.notnull().any()):
+            name = STATUS_NAMES.get(st, str(st))
+            ax.text(0.5, 0.5, f"no CV scores for this cell\n(status: {name})",
+                    transform=ax.transAxes, ha="center", va="center")
+            continue
+        # as the runner: a candidate with a failed fold is ruled out
+        mean = scores.mean("fold", skipna=False)
+        h = ds["h"].values.astype(float)
+        mean, h = mean.isel(h=h > 0), h[h > 0]  # h = 0: lambda-only CV of an auto-width method
+        lams = [lam for lam in ds["lam"].values if bool(scores.sel(lam=lam).notnull().any())]
+        l1 = [lam for lam in lams if lam > 0]
+        colors = dict(zip(l1, colormaps["viridis"](np.linspace(0.0, 0.85, max(len(l1), 1)))))
+        for lam in lams:
+            y = mean.sel(lam=lam).values
+            keep = np.isfinite(y)
+            if lam > 0:
+                ax.plot(h[keep], y[keep], marker="o", ms=4, color=colors[lam],
+                        label=f"λ = {lam:g} λ_max")
+            else:
+                ax.plot(h[keep], y[keep], marker=style["marker"], ms=4, color=style["color"],
+                        label="no L1 penalty (ARD)")
+        ax.set_xscale("log")
+        _plain_log_ticks(ax.xaxis, h)
+        if len(h) > 6:
+            ax.tick_params(axis="x", labelrotation=45)
+        chosen_h = float(cell_values(ds, "chosen_h").sel(sel)) if "chosen_h" in ds else math.nan
+        chosen_lam = float(cell_values(ds, "chosen_lam").sel(sel)) if "chosen_lam" in ds else 0.0
+        if math.isfinite(chosen_h):
+            hi = int(np.argmin(np.abs(h - chosen_h)))
+            lam_i = int(np.argmin(np.abs(ds["lam"].values - (chosen_lam if math.isfinite(
+                chosen_lam) else 0.0))))
+            y = float(mean.isel(h=hi, lam=lam_i))
+            what = f"h = {chosen_h:g}" + (f", λ = {chosen_lam:g} λ_max" if chosen_lam > 0 else "")
+            ax.axvline(chosen_h, color="black", ls=":", lw=1.0)
+            ax.plot([chosen_h], [y], marker="*", ms=16, color="gold", markeredgecolor="black",
+                    ls="none", label=f"CV pick: {what}", zorder=5)
+        ax.legend(fontsize=8)
+    n_folds = ds.sizes.get("fold", 0)
+    fig.suptitle(f"Cross-validation over the kernel width ({n_folds}-fold, lower is better)",
+                 fontsize=11)
+    return fig
+
+
+def fig_chosen_h(ds):
+    """Figure 6: heat map of the chosen h over (psi, tau), its geometric mean over seeds, one
+    panel per method with a kernel width, chosen by CV or set inside the fit (log colour scale
+    shared by the panels; grey: no finished cell).
+
+    Raises
+    ------
+    FigureUnavailable
+        If no method in the store has a chosen h.
+    """
+    from matplotlib import colormaps
+    from matplotlib.colors import LogNorm
+
+    methods = _cv_methods(ds)
+    if not methods:
+        raise FigureUnavailable("figure 6 (chosen h) needs a method with CV over the kernel width "
+                                "and finished cells in the store")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        h_values = cell_values(ds, "chosen_h")
+        mean_h = np.exp(np.log(h_values.where(h_values > 0)).mean("seed", skipna=True))
+    finite = mean_h.sel({"method": methods}).values
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    grid_h = ds["h"].values.astype(float) if "h" in ds.coords else finite
+    grid_h = grid_h[grid_h > 0]
+    vmin = float(min(grid_h.min(), finite.min())) if finite.size else float(grid_h.min())
+    vmax = float(max(grid_h.max(), finite.max())) if finite.size else float(grid_h.max())
+    if vmax <= vmin:
+        vmin, vmax = vmin / 2, vmax * 2
+    norm = LogNorm(vmin=vmin, vmax=vmax)
+    cmap = colormaps["viridis"].with_extremes(bad="lightgray")
+    psi = ds["psi"].values.astype(float)
+    taus = ds["tau"].values.astype(float)
+    all_methods = [str(m) for m in ds["method"].values]
+    fig, axes = _figure(1, len(methods), 4.6 * len(methods) + 1.2, 1.2 + 0.55 * len(taus) + 1.4)
+    step = max(1, math.ceil(len(psi) / 11))
+    image = None
+    for ax, m in zip(axes[0], methods):
+        values = mean_h.sel({"method": m}).transpose("tau", "psi").values
+        image = ax.imshow(np.ma.masked_invalid(values), norm=norm, cmap=cmap, aspect="auto",
+                          origin="lower", interpolation="nearest")
+        ax.set_xticks(np.arange(len(psi))[::step], [f"{p:g}" for p in psi[::step]])
+        ax.set_yticks(np.arange(len(taus)), [f"{t:g}" for t in taus])
+        ax.set_xlabel(_PSI_LABEL)
+        ax.set_ylabel("τ (Laplace scale of the outliers)")
+        ax.set_title(method_style(m, all_methods)["label"], fontsize=10)
+        if len(psi) <= 11:
+            for ti in range(len(taus)):
+                for pi in range(len(psi)):
+                    v = values[ti, pi]
+                    if np.isfinite(v):
+                        dark = norm(v) < 0.6
+                        ax.text(pi, ti, f"{v:.2g}", ha="center", va="center", fontsize=7,
+                                color="white" if dark else "black")
+    bar = fig.colorbar(image, ax=list(axes[0]),
+                       label="geometric mean of h over seeds (units of y², log)")
+    ticks = grid_h[(grid_h >= vmin) & (grid_h <= vmax)] if grid_h.size else None
+    _plain_log_ticks(bar.ax.yaxis, ticks if ticks is not None and ticks.size else None)
+    fig.suptitle("Kernel width: chosen by CV, or set inside the fit (auto h)", fontsize=11)
+    return fig
+
+
+#: the figures written by :func:`write_figures`: key -> (file name, title)
+FIGURES = {
+    "prediction": ("fig1_prediction.png", "r and RMSE against psi (all methods)"),
+    "selection": ("fig2_selection.png", "selected features and F1 against psi"),
+    "deviant_vs_proper": ("fig3_deviant_vs_proper.png", "deviant vs proper MCC-ARD"),
+    "densities": ("fig4_densities.png", "noise densities C and C'"),
+    "cv_curves": ("fig5_cv_curves.png", "CV curves of one cell"),
+    "chosen_h": ("fig6_chosen_h.png", "chosen kernel width over (psi, tau)"),
+}
+
+
+@dataclass(frozen=True)
+class FigureFile:
+    """A figure written by :func:`write_figures` (``path`` None and ``note`` set when skipped)."""
+
+    key: str
+    title: str
+    path: Path | None
+    note: str = ""
+
+
+def write_figures(ds, out_dir, cell=None, dpi: int = 120) -> list[FigureFile]:
+    """Write the six figures as PNG files with the stable names of :data:`FIGURES`.
+
+    A figure the store cannot make (:class:`FigureUnavailable`, e.g. figure 3 without the proper
+    variant) is skipped with a note and a log message; a stale file of that name is removed.
+    ``cell`` is passed to :func:`fig_cv_curves`.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    makers = {
+        "prediction": lambda: fig_prediction(ds),
+        "selection": lambda: fig_selection(ds),
+        "deviant_vs_proper": lambda: fig_deviant_vs_proper(ds),
+        "densities": fig_densities,
+        "cv_curves": lambda: fig_cv_curves(ds, cell),
+        "chosen_h": lambda: fig_chosen_h(ds),
+    }
+    written = []
+    for key, (name, title) in FIGURES.items():
+        path = out_dir / name
+        try:
+            fig = makers[key]()
+        except FigureUnavailable as exc:
+            log.info("skipped %s: %s", name, exc)
+            path.unlink(missing_ok=True)
+            written.append(FigureFile(key, title, None, str(exc)))
+            continue
+        fig.savefig(path, dpi=dpi, format="png")
+        written.append(FigureFile(key, title, path))
+    return written

@@ -1,0 +1,127 @@
+"""``report.md`` and its figures: what ``mccard-report`` writes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
+from .claims import check_claims, claims_markdown
+from .compare import compare_methods, method_comparison_markdown, width_pairs
+from .figures import method_style, write_figures
+from .values import _config, summarize, summary_markdown
+
+
+# ------------------------------------------------------------------------------------------------
+# report
+# ------------------------------------------------------------------------------------------------
+def _cells_markdown(ds) -> str:
+    status = ds["status"].load()
+    methods = [str(m) for m in ds["method"].values]
+    lines = ["| method | done | failed | pending | total |", "|---|---:|---:|---:|---:|"]
+    totals = np.zeros(3, int)
+    for m in methods:
+        st = status.sel({"method": m}).values
+        counts = np.array([(st == s).sum() for s in (STATUS_DONE, STATUS_FAILED, STATUS_PENDING)])
+        totals += counts
+        label = method_style(m, methods)["label"]
+        lines.append(f"| {label} (`{m}`) | " + " | ".join(str(c) for c in counts) +
+                     f" | {st.size} |")
+    lines.append("| **all** | " + " | ".join(str(c) for c in totals) + f" | {status.size} |")
+    failed = np.argwhere(status.transpose("method", "tau", "psi", "seed").values == STATUS_FAILED)
+    if failed.size:
+        lines += ["", f"Failed cells ({len(failed)}; first 10 shown):", ""]
+        errors = ds["error"].load().transpose("method", "tau", "psi", "seed").values \
+            if "error" in ds else None
+        for mi, ti, pi, si in failed[:10]:
+            msg = str(errors[mi, ti, pi, si]).splitlines()[-1][:200] if errors is not None else ""
+            lines.append(f"- {methods[mi]}, tau={ds['tau'].values[ti]:g}, "
+                         f"psi={ds['psi'].values[pi]:g}, seed={ds['seed'].values[si]}: {msg}")
+    return "\n".join(lines)
+
+
+def report_markdown(ds, claims, figures, store_path=None) -> str:
+    """The text of ``report.md``: store and cells, figures, claims, summary tables, config and
+    versions (from the store's attributes)."""
+    attrs = ds.attrs
+    config = _config(ds)
+    name = config.get("experiment", {}).get("name", "?")
+    methods = [str(m) for m in ds["method"].values]
+    s = summarize(ds)
+    n_undefined = int(s["n_r_undefined"].sum()) if "n_r_undefined" in s else 0
+    out = [f"# mccard-dist report: experiment `{name}`", ""]
+    if store_path is not None:
+        out.append(f"- store: `{store_path}`")
+    out += [f"- grid hash: `{attrs.get('grid_hash', '?')}`",
+            f"- created: {attrs.get('created', '?')}",
+            "- methods: " + ", ".join(f"{method_style(m, methods)['label']} (`{m}`)"
+                                      for m in methods),
+            "- tau: " + ", ".join(f"{t:g}" for t in ds["tau"].values),
+            "- psi: " + ", ".join(f"{p:g}" for p in ds["psi"].values),
+            f"- seeds: {ds.sizes['seed']} ({ds['seed'].values.min()}–{ds['seed'].values.max()})",
+            "", "## Cells", "", _cells_markdown(ds), ""]
+    if n_undefined:
+        out += [f"{n_undefined} finished cell(s) predict a constant (no feature kept): their r is "
+                "undefined and counts as 0 in the tables, figures and claims.", ""]
+    out += ["Only finished cells count; pending and failed cells are left out (a partial store "
+            "gives partial answers).", "", "## Figures", ""]
+    for f in figures:
+        if f.path is not None:
+            out += [f"### {f.title}", "", f"![{f.title}]({f.path.name})", ""]
+        else:
+            out += [f"### {f.title}", "", f"Skipped: {f.note}", ""]
+    out += ["## Claims of the paper", "",
+            "Paired comparisons over seeds (same data for every method), mean and 95% t-interval "
+            "of the per-seed quantity; rules in `mccard_dist.analysis.check_claims`.", "",
+            claims_markdown(claims), ""]
+    pairs = width_pairs(ds)
+    if pairs:
+        out += ["## Kernel width set inside the fit against K-fold CV", "",
+                "Each auto-width method against the method with the same estimator and "
+                "parameters whose width K-fold CV chose, on the cells both finished (same data "
+                "and folds): means, the mean paired difference and its 95% t-intervals over "
+                "seeds (each seed's difference averaged over its cells) and over cells.", "",
+                method_comparison_markdown(compare_methods(ds, pairs)), "",
+                "### Claims of the paper with the auto widths", "",
+                "The same checks with " + ", ".join(f"`{a}` as `{b}`" for b, a in pairs) + ".",
+                "", claims_markdown(check_claims(ds, roles=dict(pairs))), ""]
+    out += ["## Summary per tau", "", summary_markdown(ds, s), "",
+            "## Config", "", "```json", json.dumps(config, indent=2, sort_keys=True), "```", "",
+            "## Package versions (as written in the store)", "", "| package | version |",
+            "|---|---|"]
+    try:
+        versions = json.loads(attrs.get("versions", "{}"))
+    except (TypeError, ValueError):
+        versions = {}
+    out += [f"| {k} | {v} |" for k, v in sorted(versions.items())]
+    try:
+        runs = json.loads(attrs.get("runs", "[]"))
+    except (TypeError, ValueError):
+        runs = []
+    if runs:
+        out += ["", "## Runs", "", "| started | finished | blocks | note |", "|---|---|---:|---|"]
+        out += [f"| {r.get('started')} | {r.get('finished')} | {r.get('blocks')} | "
+                f"{r.get('note', '')} |" for r in runs]
+    return "\n".join(out) + "\n"
+
+
+@dataclass(frozen=True)
+class Report:
+    """What :func:`write_report` wrote."""
+
+    path: Path
+    figures: list
+    claims: list
+
+
+def write_report(ds, out_dir, cell=None, store_path=None) -> Report:
+    """Write the figures and ``report.md`` into ``out_dir`` (created if needed)."""
+    out_dir = Path(out_dir)
+    figures = write_figures(ds, out_dir, cell=cell)
+    claims = check_claims(ds)
+    path = out_dir / "report.md"
+    path.write_text(report_markdown(ds, claims, figures, store_path), encoding="utf-8")
+    return Report(path, figures, claims)

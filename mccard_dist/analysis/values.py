@@ -1,0 +1,220 @@
+"""Per-cell values of a store, their summaries over seeds and the summary tables."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+
+from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
+
+#: per-cell metrics summarised over seeds
+METRICS = ("r", "rmse", "n_selected", "precision", "recall", "f1", "chosen_h", "chosen_lam",
+           "fit_seconds")
+
+
+#: value given to the undefined ``r`` of a finished cell with a constant prediction
+UNDEFINED_R = 0.0
+
+
+# ------------------------------------------------------------------------------------------------
+# values and summaries
+# ------------------------------------------------------------------------------------------------
+def _config(ds) -> dict:
+    try:
+        return json.loads(ds.attrs.get("config", "{}"))
+    except (TypeError, ValueError):
+        return {}
+
+
+def n_relevant(ds) -> int | None:
+    """The true number of relevant features of the store's data.
+
+    ``data.n_relevant`` of the ``config`` attribute; else ``tp + fn`` of any finished cell (the
+    relevant features are either found or missed); ``None`` if neither is available.
+    """
+    k = _config(ds).get("data", {}).get("n_relevant")
+    if k is not None:
+        return int(k)
+    if "tp" in ds and "fn" in ds:
+        total = (cell_values(ds, "tp") + cell_values(ds, "fn")).values
+        total = total[np.isfinite(total)]
+        if total.size:
+            return int(total[0])
+    return None
+
+
+def _done(ds):
+    return ds["status"].load() == STATUS_DONE
+
+
+def cell_values(ds, name):
+    """Per-cell values of ``name``, loaded, NaN wherever the cell is not finished.
+
+    For ``r``, a finished cell with an undefined ``r`` (constant prediction) gets
+    :data:`UNDEFINED_R` (see the module docstring).
+    """
+    import xarray as xr
+
+    done = _done(ds)
+    values = ds[name].load().astype(float)
+    if name == "r":
+        values = xr.where(done & values.isnull(), UNDEFINED_R, values)
+    return values.where(done)
+
+
+def summarize(ds):
+    """Mean, standard deviation and count over seeds of each per-cell metric.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A results store (opened with :func:`mccard_dist.open_results` or ``xarray.open_zarr``);
+        only finished cells count.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims ``(method, tau, psi)``; variables ``<metric>_mean``, ``<metric>_std`` (ddof=1, NaN
+        with fewer than 2 finished seeds) for every metric, ``n_done`` (finished cells),
+        ``n_failed``, ``n_pending`` and ``n_r_undefined`` (finished cells with a constant
+        prediction, whose ``r`` counts as 0).
+    """
+    import xarray as xr
+
+    status = ds["status"].load()
+    out = {}
+    with warnings.catch_warnings():  # all-NaN slices and single seeds: NaN is the answer
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for name in METRICS:
+            if name not in ds:
+                continue
+            values = cell_values(ds, name)
+            out[f"{name}_mean"] = values.mean("seed", skipna=True)
+            out[f"{name}_std"] = values.std("seed", ddof=1, skipna=True)
+    out["n_done"] = (status == STATUS_DONE).sum("seed")
+    out["n_failed"] = (status == STATUS_FAILED).sum("seed")
+    out["n_pending"] = (status == STATUS_PENDING).sum("seed")
+    if "r" in ds:
+        out["n_r_undefined"] = ((status == STATUS_DONE) & ds["r"].load().isnull()).sum("seed")
+    return xr.Dataset(out)
+
+
+def summary_table(ds, metrics=("r", "rmse", "f1", "n_selected")) -> str:
+    """A plain-text table of mean metrics per method and tau (over psi and seeds, finished cells)."""
+    status = ds["status"].load()
+    values = {m: cell_values(ds, m) for m in metrics}
+    header = f"{'method':16s} {'tau':>6s} " + " ".join(f"{m:>10s}" for m in metrics) + \
+        f" {'done':>7s} {'failed':>6s}"
+    lines = [header, "-" * len(header)]
+    for method in ds["method"].values:
+        for tau in ds["tau"].values:
+            sel = {"method": method, "tau": tau}
+            st = status.sel(sel).values
+            row = f"{str(method):16s} {tau:6g} "
+            cols = []
+            for m in metrics:
+                v = values[m].sel(sel).values
+                v = v[np.isfinite(v)]
+                cols.append(f"{np.mean(v):10.4f}" if v.size else f"{'-':>10s}")
+            row += " ".join(cols) + (f" {int((st == STATUS_DONE).sum()):7d} "
+                                     f"{int((st == STATUS_FAILED).sum()):6d}")
+            lines.append(row)
+    return "\n".join(lines)
+
+
+#: (metric, heading, number format) of the per-tau summary tables in the report
+_SUMMARY_METRICS = (
+    ("r", "test r (Pearson correlation)", ".3f"),
+    ("rmse", "test RMSE (units of y)", ".3g"),
+    ("f1", "F1 of the selected features", ".3f"),
+    ("n_selected", "number of selected features", ".1f"),
+)
+
+
+def summary_markdown(ds, summary=None) -> str:
+    """Markdown tables per tau and metric: mean ± std over finished seeds (rows psi, columns
+    methods).
+
+    The last column gives the finished seeds of the row (the range over methods when they differ).
+    """
+    s = summarize(ds) if summary is None else summary
+    methods = [str(m) for m in ds["method"].values]
+    labels = [method_style(m, methods)["label"] for m in methods]
+    parts = []
+    for tau in ds["tau"].values:
+        parts.append(f"### tau = {tau:g}\n")
+        for metric, heading, fmt in _SUMMARY_METRICS:
+            if f"{metric}_mean" not in s:
+                continue
+            parts.append(f"{heading}, mean ± std over seeds:\n")
+            parts.append("| psi | " + " | ".join(labels) + " | seeds done |")
+            parts.append("|---:|" + "---:|" * len(labels) + "---:|")
+            for psi in ds["psi"].values:
+                row = [f"{psi:g}"]
+                for m in methods:
+                    sel = {"method": m, "tau": tau, "psi": psi}
+                    mean = float(s[f"{metric}_mean"].sel(sel))
+                    std = float(s[f"{metric}_std"].sel(sel))
+                    if not math.isfinite(mean):
+                        row.append("–")
+                    elif math.isfinite(std):
+                        row.append(f"{mean:{fmt}} ± {std:{fmt}}")
+                    else:
+                        row.append(f"{mean:{fmt}}")
+                n = s["n_done"].sel({"tau": tau, "psi": psi}).values
+                row.append(f"{n.min()}" if n.min() == n.max() else f"{n.min()}–{n.max()}")
+                parts.append("| " + " | ".join(row) + " |")
+            parts.append("")
+    return "\n".join(parts)
+
+
+
+def _auto_width_methods(ds) -> set[str]:
+    """Methods whose fits set their own kernel width (config ``kernel_width: auto``)."""
+    methods = _config(ds).get("methods", {})
+    return {m for m, c in methods.items()
+            if isinstance(c, dict) and c.get("kernel_width") == "auto"}
+
+
+def _num(x: float) -> str:
+    return "–" if not math.isfinite(x) else f"{x:.3g}"
+
+
+def _md(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+_NAMES = {"mcc_ard": "MCC-ARD", "mcc_ard_proper": "MCC-ARD proper", "ls_ard": "LS-ARD",
+          "mcc_l1": "MCC-L1"}
+#: the methods the claims are about (roles), in the paper's names
+ROLES = tuple(_NAMES)
+_LABELS = {"r": "r", "rmse": "RMSE", "f1": "F1", "n_selected": "n_sel"}
+
+
+#: label, colour and marker of the known methods (the same in every figure)
+_KNOWN_METHODS = {
+    "mcc_ard": ("MCC-ARD", "tab:blue", "o"),
+    "mcc_ard_proper": ("MCC-ARD, proper C'", "tab:purple", "s"),
+    "ls_ard": ("LS-ARD", "tab:red", "^"),
+    "mcc_l1": ("MCC-L1", "tab:green", "D"),
+    "mcc_ard_auto": ("MCC-ARD, auto h", "tab:cyan", "o"),
+    "mcc_ard_proper_auto": ("MCC-ARD proper, auto h", "tab:pink", "s"),
+    "mcc_l1_auto": ("MCC-L1, auto h", "tab:olive", "D"),
+}
+_SPARE_COLORS = ("tab:orange", "tab:brown", "tab:pink", "tab:gray", "tab:olive", "tab:cyan")
+_SPARE_MARKERS = ("v", "P", "X", "*", "<", ">")
+
+
+def method_style(method: str, methods=()) -> dict:
+    """``{"label", "color", "marker"}`` of a method: fixed for the paper's four methods; other
+    methods get spare colours in the order they appear in ``methods``."""
+    if method in _KNOWN_METHODS:
+        label, color, marker = _KNOWN_METHODS[method]
+        return {"label": label, "color": color, "marker": marker}
+    others = [m for m in methods if m not in _KNOWN_METHODS]
+    i = others.index(method) if method in others else 0
+    return {"label": method, "color": _SPARE_COLORS[i % len(_SPARE_COLORS)],
+            "marker": _SPARE_MARKERS[i % len(_SPARE_MARKERS)]}
