@@ -1,0 +1,212 @@
+"""The cluster section: which keys each kind reads, and the cross-field rules of jobqueue
+clusters (walltime against worker lifetime, adaptive bounds)."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+
+from .checks import (
+    _MISSING,
+    ConfigError,
+    _as_duration,
+    _as_int,
+    _as_size,
+    _as_str,
+    _as_walltime,
+    _check_known,
+    _duration_seconds,
+    _fail,
+    _freeze,
+    _get,
+    _section,
+    _str_list,
+    _walltime_seconds,
+)
+from .specs import (
+    _CLUSTER_FIELDS,
+    _KIND_FIELDS,
+    _RESERVED_OPTIONS,
+    CLUSTER_KINDS,
+    AdaptiveSpec,
+    ClusterSpec,
+)
+
+
+def _parse_adaptive(value) -> AdaptiveSpec | None:
+    key = "cluster.adaptive"
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        _fail(key, "must be null or {minimum: jobs, maximum: jobs}", value)
+    _check_known(value, key, ("minimum", "maximum"))
+    minimum = _as_int(f"{key}.minimum", value.get("minimum", 0), 0)
+    maximum = _as_int(f"{key}.maximum", _get(value, key, "maximum"), 1)
+    if maximum < minimum:
+        _fail(f"{key}.maximum", f"must be >= cluster.adaptive.minimum ({minimum})", maximum)
+    return AdaptiveSpec(minimum, maximum)
+
+
+def _parse_jobqueue(kind: str, section: Mapping, required) -> dict:
+    """The dask-jobqueue settings of a ``slurm`` / ``pbs`` cluster, validated."""
+    directive = "#SBATCH" if kind == "slurm" else "#PBS"
+    cores = _as_int("cluster.cores", required("cores"), 1)
+    processes = section.get("processes")
+    if processes is not None:
+        processes = _as_int("cluster.processes", processes, 1)
+        if processes > cores:
+            _fail("cluster.processes", f"must be <= cluster.cores ({cores}): every worker has one "
+                                       "thread and needs a core", processes)
+    memory = _as_size("cluster.memory", required("memory"))
+    walltime = _as_walltime("cluster.walltime", required("walltime"), allow_days=kind == "slurm")
+
+    def optional_str(name):
+        return _as_str(f"cluster.{name}", section.get(name), allow_none=True)
+
+    example = "--qos=normal" if kind == "slurm" else "-l place=scatter"
+    directives = _str_list("cluster.job_extra_directives", section.get("job_extra_directives"))
+    for i, line in enumerate(directives):
+        if line.lstrip().startswith("#"):
+            _fail(f"cluster.job_extra_directives[{i}]",
+                  f"give the option only (e.g. {example}); '{directive}' is added", line)
+    prologue = _str_list("cluster.job_script_prologue", section.get("job_script_prologue"))
+
+    adaptive = _parse_adaptive(section.get("adaptive"))
+    n_jobs = section.get("n_jobs")
+    if adaptive is None:
+        n_jobs = _as_int("cluster.n_jobs", required("n_jobs"), 1)
+    elif n_jobs is not None:
+        n_jobs = _as_int("cluster.n_jobs", n_jobs, 1)
+
+    lifetime = section.get("worker_lifetime")
+    stagger = section.get("lifetime_stagger")
+    if lifetime is None:
+        stagger = None  # retirement switched off: the stagger has nothing to spread
+    else:
+        lifetime = _as_duration("cluster.worker_lifetime", lifetime)
+        if stagger is not None:
+            stagger = _as_duration("cluster.lifetime_stagger", stagger)
+        life_s = _duration_seconds(lifetime)
+        stagger_s = _duration_seconds(stagger) if stagger is not None else 0.0
+        wall_s = _walltime_seconds(walltime)
+        if life_s <= 0:
+            _fail("cluster.worker_lifetime", "must be > 0", lifetime)
+        if stagger_s >= life_s:
+            _fail("cluster.lifetime_stagger", f"must be shorter than cluster.worker_lifetime "
+                                              f"({lifetime})", stagger)
+        if life_s + stagger_s >= wall_s:
+            _fail("cluster.worker_lifetime", f"plus cluster.lifetime_stagger ({stagger or '0s'}) "
+                                             f"must be shorter than cluster.walltime ({walltime}) "
+                                             "so that workers retire before the job is killed",
+                  lifetime)
+    return dict(
+        cores=cores,
+        processes=processes,
+        memory=memory,
+        walltime=walltime,
+        queue=optional_str("queue"),
+        account=optional_str("account"),
+        interface=optional_str("interface"),
+        log_directory=optional_str("log_directory"),
+        job_extra_directives=directives,
+        job_script_prologue=prologue,
+        resource_spec=optional_str("resource_spec"),
+        n_jobs=n_jobs,
+        adaptive=adaptive,
+        worker_lifetime=lifetime,
+        lifetime_stagger=stagger,
+        python=optional_str("python"),
+    )
+
+
+def _is_unset(value) -> bool:
+    return value is None or value == _MISSING or (isinstance(value, (list, tuple, Mapping))
+                                                  and not value)
+
+
+def _parse_cluster(d: Mapping) -> ClusterSpec:
+    key = "cluster"
+    section = _section(d, key)
+    _check_known(section, key, _CLUSTER_FIELDS,
+                 hint="; other backend keyword arguments go under cluster.options")
+    kind = _get(section, key, "kind")
+    if kind not in CLUSTER_KINDS:
+        _fail("cluster.kind", f"unknown cluster kind; known kinds are {', '.join(CLUSTER_KINDS)}",
+              kind)
+    used = _KIND_FIELDS[kind]
+    for name in _CLUSTER_FIELDS:
+        if name not in ("kind", "options") and name not in used and not _is_unset(
+                section.get(name)):
+            users = [k for k, fields in _KIND_FIELDS.items() if name in fields]
+            hint = " (use cluster.n_jobs: workers = n_jobs x processes)" if (
+                name == "n_workers" and kind in ("slurm", "pbs")) else ""
+            _fail(f"cluster.{name}", f"is not used by cluster.kind={kind} (it is a setting of "
+                                     f"{', '.join(users)}){hint}", section.get(name))
+
+    def required(name: str):
+        value = section.get(name)
+        if value is None or value == "" or value == _MISSING:
+            raise ConfigError(f"cluster.{name}: required when cluster.kind={kind} (set it on the "
+                              f"command line, e.g. {_EXAMPLES[name]})")
+        return value
+
+    def optional_int(name: str, minimum: int):
+        value = section.get(name)
+        return None if value is None else _as_int(f"cluster.{name}", value, minimum)
+
+    n_workers = optional_int("n_workers", 1)
+    threads_per_worker = optional_int("threads_per_worker", 1)
+    if kind == "local":
+        n_workers = _as_int("cluster.n_workers", required("n_workers"), 1)
+        threads_per_worker = _as_int("cluster.threads_per_worker", required("threads_per_worker"),
+                                     1)
+    address = _as_str("cluster.address", section.get("address"), allow_none=True)
+    if kind == "address":
+        address = _as_str("cluster.address", required("address"))
+    scheduler_file = _as_str("cluster.scheduler_file", section.get("scheduler_file"),
+                             allow_none=True)
+    if kind == "scheduler_file":
+        scheduler_file = _as_str("cluster.scheduler_file", required("scheduler_file"))
+    memory_limit = section.get("memory_limit")
+    if memory_limit is not None:
+        if isinstance(memory_limit, bool) or not isinstance(memory_limit, (str, numbers.Real)):
+            _fail("cluster.memory_limit", 'must be "auto", a size such as "4GB", or bytes',
+                  memory_limit)
+        if isinstance(memory_limit, numbers.Real) and memory_limit < 0:
+            _fail("cluster.memory_limit", "must be >= 0", memory_limit)
+    options = section.get("options") or {}
+    if not isinstance(options, Mapping):
+        _fail("cluster.options", "must be a mapping", options)
+    for name in options:
+        if name in _RESERVED_OPTIONS.get(kind, ()):
+            typed = f"cluster.{name}" if name in _CLUSTER_FIELDS else None
+            _fail(f"cluster.options.{name}",
+                  f"set {typed} instead" if typed else f"is set by mccard-dist for cluster.kind="
+                                                       f"{kind}; remove it", options[name])
+    jobqueue = _parse_jobqueue(kind, section, required) if kind in ("slurm", "pbs") else {}
+    return ClusterSpec(
+        kind=kind,
+        n_workers=n_workers,
+        threads_per_worker=threads_per_worker,
+        memory_limit=memory_limit,
+        host=_as_str("cluster.host", section.get("host"), allow_none=True),
+        dashboard_address=_as_str("cluster.dashboard_address", section.get("dashboard_address"),
+                                  allow_none=True),
+        address=address,
+        scheduler_file=scheduler_file,
+        options=_freeze(options),
+        **jobqueue,
+    )
+
+
+
+_EXAMPLES = {
+    "address": "cluster.address=tcp://host:8786",
+    "scheduler_file": "cluster.scheduler_file=/path/to/scheduler.json",
+    "n_workers": "cluster.n_workers=2",
+    "threads_per_worker": "cluster.threads_per_worker=1",
+    "cores": "cluster.cores=8",
+    "memory": "cluster.memory=16GB",
+    "walltime": "cluster.walltime=01:00:00",
+    "n_jobs": "cluster.n_jobs=2, or cluster.adaptive={minimum:0,maximum:8}",
+}

@@ -1,0 +1,289 @@
+"""From a resolved config (plain Python, or a Hydra DictConfig) to an ExperimentSpec."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+
+from ..models import AUTO_WIDTH
+from .checks import (
+    _EXPERIMENT_NAME_RE,
+    _NAME_RE,
+    ConfigError,
+    FrozenMap,
+    _as_bool,
+    _as_float,
+    _as_int,
+    _as_list,
+    _as_str,
+    _check_known,
+    _check_unique,
+    _fail,
+    _float_list,
+    _get,
+    _section,
+)
+from .cluster_rules import _parse_cluster
+from .specs import (
+    CV_SCHEMES,
+    CV_SCORES,
+    ESTIMATORS,
+    CVSpec,
+    DataSpec,
+    ExperimentSpec,
+    MethodSpec,
+    RunSpec,
+    StoreSpec,
+    _init_parameters,
+)
+
+
+def _parse_data(d: Mapping) -> DataSpec:
+    key = "data"
+    section = _section(d, key)
+    _check_known(section, key, ("n_train", "n_test", "n_features", "n_relevant", "noise_var"))
+    n_train = _as_int("data.n_train", _get(section, key, "n_train"), 2)
+    n_test = _as_int("data.n_test", _get(section, key, "n_test"), 1)
+    n_features = _as_int("data.n_features", _get(section, key, "n_features"), 1)
+    n_relevant = _as_int("data.n_relevant", _get(section, key, "n_relevant"), 0)
+    if n_relevant > n_features:
+        _fail("data.n_relevant", f"must be <= data.n_features ({n_features})", n_relevant)
+    noise_var = _as_float("data.noise_var", _get(section, key, "noise_var"))
+    if noise_var < 0:
+        _fail("data.noise_var", "must be >= 0", noise_var)
+    return DataSpec(n_train, n_test, n_features, n_relevant, noise_var)
+
+
+def _cv_margin(section: Mapping, name: str, scheme: str, needs: str) -> float | None:
+    """An optional margin of cv (``None``: off): a positive number, used by one scheme only."""
+    value = section.get(name, None)
+    if value is None:
+        return None
+    value = _as_float(f"cv.{name}", value)
+    if not value > 0:
+        _fail(f"cv.{name}", "must be > 0 (or null: off)", value)
+    if scheme != needs:
+        _fail(f"cv.{name}", f"is only used with cv.scheme={needs}", value)
+    return value
+
+
+def _parse_cv(d: Mapping, data: DataSpec) -> CVSpec:
+    key = "cv"
+    section = _section(d, key)
+    _check_known(section, key, ("scheme", "n_folds", "score", "reference_width", "path_stop",
+                                "race"))
+    scheme = section.get("scheme", "kfold")  # stores written before schemes existed: kfold
+    if scheme not in CV_SCHEMES:
+        _fail("cv.scheme", f"must be one of {', '.join(CV_SCHEMES)}", scheme)
+    path_stop = _cv_margin(section, "path_stop", scheme, "alo")
+    race = _cv_margin(section, "race", scheme, "kfold")
+    n_folds = _as_int("cv.n_folds", _get(section, key, "n_folds"), 2)
+    if n_folds > data.n_train:
+        _fail("cv.n_folds", f"must be <= data.n_train ({data.n_train})", n_folds)
+    if data.n_train - math.ceil(data.n_train / n_folds) < 2:
+        _fail("cv.n_folds", f"leaves fewer than 2 training samples per fold with data.n_train="
+                            f"{data.n_train}", n_folds)
+    score = _get(section, key, "score")
+    if score not in CV_SCORES:
+        _fail("cv.score", f"must be one of {', '.join(CV_SCORES)}", score)
+    reference_width = _as_float("cv.reference_width", _get(section, key, "reference_width"))
+    if reference_width <= 0:
+        _fail("cv.reference_width", "must be > 0", reference_width)
+    return CVSpec(n_folds, score, reference_width, scheme, path_stop, race)
+
+
+def _parse_params(key: str, estimator: str, params, kernel_width, alpha_ratio) -> FrozenMap:
+    if not isinstance(params, Mapping):
+        _fail(key, "must be a mapping of estimator keyword arguments", params)
+    cls = ESTIMATORS[estimator]
+    accepted = _init_parameters(cls)
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        _fail(key, f"{', '.join(unknown)} not accepted by {cls.__name__} (estimator {estimator}); "
+                   f"accepted: {', '.join(accepted)}", dict(params))
+    from_grid = sorted(set(params) & {"kernel_width", "alpha"})
+    if from_grid:
+        _fail(key, f"{', '.join(from_grid)} must not be set here: it comes from the CV grid "
+                   "(kernel_width / alpha_ratio of the method)", dict(params))
+    converted = {}
+    for pname, value in params.items():
+        if not (value is None or isinstance(value, (str, bool, numbers.Real))):
+            _fail(f"{key}.{pname}", "must be a number, string, boolean or null", value)
+        default = accepted[pname].default
+        if (isinstance(default, float) and isinstance(value, numbers.Integral)
+                and not isinstance(value, bool)):
+            value = float(value)  # e.g. tol: 1 -> 1.0
+        converted[str(pname)] = value
+    # The estimator's own validation, on an instance with a placeholder grid point.
+    extra = {}
+    if "kernel_width" in accepted:
+        if kernel_width == AUTO_WIDTH:
+            extra["kernel_width"] = AUTO_WIDTH
+        else:
+            extra["kernel_width"] = kernel_width[0] if kernel_width else 1.0
+    if "alpha" in accepted:
+        extra["alpha"] = 0.0
+    try:
+        estimator_obj = cls(**converted, **extra)
+        validate = getattr(estimator_obj, "_validate_params", None)
+        if validate is not None:
+            validate()
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{key}: {exc}") from exc
+    return FrozenMap(converted)
+
+
+def _parse_method(name: str, section) -> MethodSpec:
+    key = f"methods.{name}"
+    if not _NAME_RE.match(name):
+        _fail(key, "method names must start with a letter and contain only letters, digits and _",
+              name)
+    if not isinstance(section, Mapping):
+        _fail(key, "must be a mapping", section)
+    _check_known(section, key, ("estimator", "params", "kernel_width", "alpha_ratio"))
+    estimator = _get(section, key, "estimator")
+    if estimator not in ESTIMATORS:
+        _fail(f"{key}.estimator", f"unknown estimator; known estimators are {', '.join(ESTIMATORS)}",
+              estimator)
+    accepted = _init_parameters(ESTIMATORS[estimator])
+    kernel_width = section.get("kernel_width", [])
+    auto_width = isinstance(kernel_width, str)
+    if auto_width:
+        if kernel_width != AUTO_WIDTH:
+            _fail(f"{key}.kernel_width", "must be a list of widths > 0 or 'auto' (lower case)",
+                  kernel_width)
+        if "kernel_width" not in accepted:
+            _fail(f"{key}.kernel_width", f"must be empty: {estimator} has no kernel width",
+                  kernel_width)
+        kernel_width = ()
+    else:
+        kernel_width = _float_list(f"{key}.kernel_width", kernel_width,
+                                   low=0.0, low_open=True, allow_empty=True)
+    alpha_ratio = _float_list(f"{key}.alpha_ratio", section.get("alpha_ratio", []),
+                              low=0.0, low_open=False, allow_empty=True)
+    if "kernel_width" in accepted and not kernel_width and not auto_width:
+        _fail(f"{key}.kernel_width", f"must not be empty: {estimator} is selected by CV over h "
+                                     "(or set it to auto)", [])
+    if "kernel_width" not in accepted and kernel_width:
+        _fail(f"{key}.kernel_width", f"must be empty: {estimator} has no kernel width",
+              list(kernel_width))
+    if "alpha" in accepted and not alpha_ratio:
+        _fail(f"{key}.alpha_ratio", f"must not be empty: {estimator} is selected by CV over lambda",
+              [])
+    if "alpha" not in accepted and alpha_ratio:
+        _fail(f"{key}.alpha_ratio", f"must be empty: {estimator} has no L1 penalty",
+              list(alpha_ratio))
+    params = _parse_params(f"{key}.params", estimator, section.get("params") or {},
+                           AUTO_WIDTH if auto_width else kernel_width, alpha_ratio)
+    return MethodSpec(name, estimator, params, kernel_width, alpha_ratio, auto_width)
+
+
+def _parse_seeds(value) -> tuple[int, ...]:
+    key = "experiment.seeds"
+    if isinstance(value, Mapping):
+        _check_known(value, key, ("start", "count"))
+        start = _as_int(f"{key}.start", _get(value, key, "start"), 0)
+        count = _as_int(f"{key}.count", _get(value, key, "count"), 1)
+        return tuple(range(start, start + count))
+    if isinstance(value, (list, tuple)):
+        seeds = tuple(_as_int(f"{key}[{i}]", s, 0) for i, s in enumerate(value))
+        if not seeds:
+            _fail(key, "must not be empty", [])
+        _check_unique(key, seeds)
+        return seeds
+    _fail(key, "must be {start, count} or a list of seeds", value)
+
+
+def _parse_run(d: Mapping) -> RunSpec:
+    key = "run"
+    section = _section(d, key)
+    _check_known(section, key, ("fits_per_block", "blocks_per_worker", "retries", "save_coef",
+                                "retry_failed", "progress"))
+    return RunSpec(
+        fits_per_block=_as_int("run.fits_per_block", _get(section, key, "fits_per_block"), 1),
+        blocks_per_worker=_as_int("run.blocks_per_worker",
+                                  _get(section, key, "blocks_per_worker"), 1),
+        retries=_as_int("run.retries", _get(section, key, "retries"), 0),
+        save_coef=_as_bool("run.save_coef", _get(section, key, "save_coef")),
+        retry_failed=_as_bool("run.retry_failed", _get(section, key, "retry_failed")),
+        progress=_as_bool("run.progress", _get(section, key, "progress")),
+    )
+
+
+def _parse_store(d: Mapping) -> StoreSpec:
+    key = "store"
+    section = _section(d, key)
+    _check_known(section, key, ("root", "path"))
+    root = _as_str("store.root", _get(section, key, "root"))
+    path = _as_str("store.path", _get(section, key, "path", None), allow_none=True)
+    return StoreSpec(root, path)
+
+
+
+def spec_from_dict(d: Mapping) -> ExperimentSpec:
+    """Validate a resolved config (plain Python) and build the :class:`ExperimentSpec`.
+
+    Parameters
+    ----------
+    d : mapping
+        The config layout described in the module docstring, e.g.
+        ``OmegaConf.to_container(cfg, resolve=True)`` or :meth:`ExperimentSpec.to_dict`.
+
+    Raises
+    ------
+    ConfigError
+        For the first missing or invalid value; the message starts with its key.
+    """
+    if not isinstance(d, Mapping):
+        raise ConfigError(f"config: must be a mapping, got {type(d).__name__}")
+    exp = _section(d, "experiment")
+    _check_known(exp, "experiment", ("name", "methods", "tau", "psi", "seeds"))
+    name = _as_str("experiment.name", _get(exp, "experiment", "name"))
+    if not _EXPERIMENT_NAME_RE.match(name):
+        _fail("experiment.name", "must be usable in a file name (letters, digits, _ . -)", name)
+
+    available = _section(d, "methods")
+    selected = _as_list("experiment.methods", _get(exp, "experiment", "methods"))
+    if not selected:
+        _fail("experiment.methods", "must not be empty", selected)
+    _check_unique("experiment.methods", selected)
+    for m in selected:
+        if m not in available:
+            _fail("experiment.methods", f"unknown method {m!r}; known methods are "
+                                        f"{', '.join(map(str, available))}", selected)
+    methods = tuple(_parse_method(m, available[m]) for m in selected)
+
+    tau = _float_list("experiment.tau", _get(exp, "experiment", "tau"), low=0.0, low_open=True,
+                      allow_empty=False)
+    psi = _float_list("experiment.psi", _get(exp, "experiment", "psi"), low=0.0, low_open=False,
+                      high=1.0, allow_empty=False)
+    seeds = _parse_seeds(_get(exp, "experiment", "seeds"))
+
+    data = _parse_data(d)
+    cv = _parse_cv(d, data)
+    return ExperimentSpec(
+        name=name,
+        methods=methods,
+        tau=tau,
+        psi=psi,
+        seeds=seeds,
+        data=data,
+        cv=cv,
+        run=_parse_run(d),
+        store=_parse_store(d),
+        cluster=_parse_cluster(d),
+    )
+
+
+def from_dictconfig(cfg) -> ExperimentSpec:
+    """Resolve a composed Hydra config to plain Python (in the driver) and validate it.
+
+    The ``hydra`` node, if present, is ignored. Mandatory values left unset (``???``) are reported by :func:`spec_from_dict` with their key.
+    """
+    from omegaconf import OmegaConf
+
+    # Leave out Hydra's own node (present with return_hydra_config=True; it only resolves in a job).
+    cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    d = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
+    return spec_from_dict(d)

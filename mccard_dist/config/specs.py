@@ -1,0 +1,339 @@
+"""The validated experiment: frozen dataclasses (they pickle, and hold no Hydra type), the
+estimator registry and the cluster kinds."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from ..data import PaperData, make_paper_data
+from ..models import AUTO_WIDTH, LSARDRegressor, MCCARDRegressor, MCCL1Regressor
+from .checks import FrozenMap, _duration_seconds, _walltime_seconds, to_plain
+
+#: The fixed estimator registry: ``methods.<name>.estimator`` must be one of these keys.
+ESTIMATORS = MappingProxyType(
+    {"mcc_ard": MCCARDRegressor, "ls_ard": LSARDRegressor, "mcc_l1": MCCL1Regressor}
+)
+
+#: CV validation losses (lower is better). ``correntropy`` is ``1 - mean exp(-e^2 / 2 reference_width)``.
+CV_SCORES = ("mae", "medae", "rmse", "correntropy")
+CV_SCHEMES = ("kfold", "alo")
+
+#: Cluster backends (``slurm`` and ``pbs`` through dask-jobqueue, see :class:`ClusterSpec`).
+CLUSTER_KINDS = ("local", "address", "scheduler_file", "slurm", "pbs")
+
+#: the config directory: $MCCARD_CONFIG_DIR, else conf/ next to the package (source checkout)
+CONFIG_DIR = Path(os.environ.get("MCCARD_CONFIG_DIR",
+                                 Path(__file__).resolve().parents[2] / "conf"))
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """Size and noise of the paper's synthetic problem (:func:`mccard_dist.make_paper_data`)."""
+
+    n_train: int
+    n_test: int
+    n_features: int
+    n_relevant: int
+    noise_var: float
+
+    def make_data(self, seed: int, psi: float, tau: float) -> PaperData:
+        """The dataset of one cell: a pure function of ``(seed, psi, tau)`` and this spec."""
+        return make_paper_data(seed, psi, tau, **asdict(self))
+
+
+@dataclass(frozen=True)
+class CVSpec:
+    """Model selection: scheme (one of :data:`CV_SCHEMES`), number of folds, validation loss (one of
+    :data:`CV_SCORES`), correntropy width.
+
+    ``scheme="kfold"``: K-fold CV (``n_folds`` fits per candidate, then a refit on all the training
+    data). ``scheme="alo"``: one fit per candidate on all the training data, scored on its
+    approximate leave-one-out residuals (``loo_residuals`` of the estimators); the chosen
+    candidate's fit is the final fit and ``n_folds`` is not used.
+
+    ``path_stop`` (alo only, ``None``: off): along each kernel width's path of L1 penalties,
+    largest penalty first, the candidates after one whose score exceeds ``(1 + path_stop)`` times
+    the best score so far on that path are not fitted (their score stays NaN).
+
+    ``race`` (kfold only, ``None``: off): after each fold but the last, a candidate whose mean
+    validation loss so far exceeds ``(1 + race)`` times the lowest one among the candidates still
+    in the race is not fitted on the remaining folds (its later scores stay NaN, so it cannot be
+    chosen). The candidates that finish have exactly their plain K-fold scores.
+    """
+
+    n_folds: int
+    score: str
+    reference_width: float
+    scheme: str = "kfold"
+    path_stop: float | None = None
+    race: float | None = None
+
+    @property
+    def n_columns(self) -> int:
+        """Columns of the ``cv_score`` record: ``n_folds`` (kfold) or 1 (alo)."""
+        return 1 if self.scheme == "alo" else self.n_folds
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One method: a registry estimator, its fixed params and its CV grid.
+
+    ``kernel_width`` is the grid of h (empty for estimators without one, e.g. LS-ARD, and for
+    ``auto_width``); ``alpha_ratio`` the grid of L1 penalties as fractions of ``alpha_max`` (empty
+    for the ARD estimators, which have no L1 penalty). ``auto_width`` (config
+    ``kernel_width: auto``): every fit sets its own width (``kernel_width="auto"``), so there is
+    no CV over h.
+    """
+
+    name: str
+    estimator: str
+    params: Mapping = field(default_factory=FrozenMap)
+    kernel_width: tuple[float, ...] = ()
+    alpha_ratio: tuple[float, ...] = ()
+    auto_width: bool = False
+
+    @property
+    def estimator_class(self) -> type:
+        return ESTIMATORS[self.estimator]
+
+    @property
+    def takes_kernel_width(self) -> bool:
+        """Whether the estimator has a ``kernel_width`` parameter (set from the CV grid)."""
+        return "kernel_width" in _init_parameters(self.estimator_class)
+
+    @property
+    def takes_alpha(self) -> bool:
+        """Whether the estimator has an ``alpha`` (L1) parameter (set from ``alpha_ratio``)."""
+        return "alpha" in _init_parameters(self.estimator_class)
+
+    @property
+    def has_cv(self) -> bool:
+        """Whether the method selects hyper-parameters by CV (it has a non-empty grid)."""
+        return bool(self.kernel_width or self.alpha_ratio)
+
+    def make_estimator(self, kernel_width: float | str | None = None,
+                       alpha: float | None = None):
+        """A new, unfitted estimator with ``params`` plus ``kernel_width`` / ``alpha``.
+
+        ``kernel_width`` (a number, or ``"auto"``) is required exactly when the estimator takes
+        one, likewise ``alpha`` (the absolute penalty, i.e. ``alpha_ratio * alpha_max`` of the
+        training data).
+        """
+        kwargs = dict(self.params)
+        for pname, value, takes in (("kernel_width", kernel_width, self.takes_kernel_width),
+                                    ("alpha", alpha, self.takes_alpha)):
+            if takes and value is None:
+                raise ValueError(f"method {self.name!r} ({self.estimator}) needs {pname}")
+            if not takes and value is not None:
+                raise ValueError(f"method {self.name!r} ({self.estimator}) takes no {pname}")
+            if takes:
+                kwargs[pname] = value if value == AUTO_WIDTH else float(value)
+        return self.estimator_class(**kwargs)
+
+    def to_dict(self) -> dict:
+        return {
+            "estimator": self.estimator,
+            "params": dict(self.params),
+            "kernel_width": AUTO_WIDTH if self.auto_width else list(self.kernel_width),
+            "alpha_ratio": list(self.alpha_ratio),
+        }
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """How the runner distributes and records the work (does not change results)."""
+
+    fits_per_block: int
+    blocks_per_worker: int
+    retries: int
+    save_coef: bool
+    retry_failed: bool
+    progress: bool
+
+
+@dataclass(frozen=True)
+class StoreSpec:
+    """Where results go: ``path``, or (``path`` None) a name derived from the grid under ``root``."""
+
+    root: str
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class AdaptiveSpec:
+    """Bounds, in batch jobs, between which a SLURM/PBS cluster follows the load (``cluster.adaptive``)."""
+
+    minimum: int
+    maximum: int
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Which Dask cluster to use; fields a kind does not use are None (or empty).
+
+    - ``local``: ``n_workers``, ``threads_per_worker``, ``memory_limit``, ``host``,
+      ``dashboard_address``.
+    - ``address``: ``address``. ``scheduler_file``: ``scheduler_file``.
+    - ``slurm`` / ``pbs`` (dask-jobqueue): per batch job ``cores``, ``processes`` (single-threaded
+      workers; None means one per core), ``memory``, ``walltime``, ``queue``, ``account``; the
+      workers' network ``interface``; ``log_directory`` for job output; ``job_extra_directives``
+      (more ``#SBATCH`` / ``#PBS`` options) and ``job_script_prologue`` (shell lines run before the
+      worker); ``n_jobs`` fixed jobs, or ``adaptive`` bounds in jobs; ``worker_lifetime`` and
+      ``lifetime_stagger`` so that workers retire before the walltime; ``python`` on the compute
+      nodes (None: the driver's interpreter); the scheduler's ``dashboard_address``; ``pbs`` also
+      ``resource_spec`` (the ``-l`` resource string, None: dask-jobqueue's ``select=1:ncpus=..:mem=..``).
+
+    ``options`` holds any further keyword arguments for the backend. Durations are kept as written
+    (``"55m"``, ``"01:00:00"``); the ``*_seconds`` properties convert them.
+    """
+
+    kind: str
+    n_workers: int | None = None
+    threads_per_worker: int | None = None
+    memory_limit: str | float | None = None
+    host: str | None = None
+    dashboard_address: str | None = None
+    address: str | None = None
+    scheduler_file: str | None = None
+    options: Mapping = field(default_factory=FrozenMap)
+    cores: int | None = None
+    processes: int | None = None
+    memory: str | None = None
+    walltime: str | None = None
+    queue: str | None = None
+    account: str | None = None
+    interface: str | None = None
+    log_directory: str | None = None
+    job_extra_directives: tuple[str, ...] = ()
+    job_script_prologue: tuple[str, ...] = ()
+    resource_spec: str | None = None
+    n_jobs: int | None = None
+    adaptive: AdaptiveSpec | None = None
+    worker_lifetime: str | None = None
+    lifetime_stagger: str | None = None
+    python: str | None = None
+
+    @property
+    def workers_per_job(self) -> int | None:
+        """Single-threaded workers in one batch job (``processes``, else ``cores``)."""
+        return self.processes if self.processes is not None else self.cores
+
+    @property
+    def target_workers(self) -> int | None:
+        """Workers the cluster is meant to reach (None where unknown: address, scheduler_file)."""
+        if self.kind == "local":
+            return self.n_workers
+        if self.kind in ("slurm", "pbs"):
+            jobs = self.adaptive.maximum if self.adaptive is not None else self.n_jobs
+            return jobs * self.workers_per_job
+        return None
+
+    @property
+    def walltime_seconds(self) -> int | None:
+        return None if self.walltime is None else _walltime_seconds(self.walltime)
+
+    @property
+    def worker_lifetime_seconds(self) -> float | None:
+        return None if self.worker_lifetime is None else _duration_seconds(self.worker_lifetime)
+
+    @property
+    def lifetime_stagger_seconds(self) -> float | None:
+        return None if self.lifetime_stagger is None else _duration_seconds(self.lifetime_stagger)
+
+    def to_dict(self) -> dict:
+        d = {name: to_plain(getattr(self, name)) for name in _CLUSTER_FIELDS}
+        d["adaptive"] = None if self.adaptive is None else asdict(self.adaptive)
+        return d
+
+
+_CLUSTER_FIELDS = ("kind", "n_workers", "threads_per_worker", "memory_limit", "host",
+                   "dashboard_address", "address", "scheduler_file", "cores", "processes",
+                   "memory", "walltime", "queue", "account", "interface", "log_directory",
+                   "job_extra_directives", "job_script_prologue", "resource_spec", "n_jobs",
+                   "adaptive", "worker_lifetime", "lifetime_stagger", "python", "options")
+
+#: settings of the dask-jobqueue kinds (slurm, pbs)
+_JOBQUEUE_FIELDS = ("cores", "processes", "memory", "walltime", "queue", "account", "interface",
+                    "log_directory", "job_extra_directives", "job_script_prologue", "n_jobs",
+                    "adaptive", "worker_lifetime", "lifetime_stagger", "python",
+                    "dashboard_address")
+
+#: the fields each cluster kind reads (besides kind and options); others must stay unset
+_KIND_FIELDS = {
+    "local": ("n_workers", "threads_per_worker", "memory_limit", "host", "dashboard_address"),
+    "address": ("address",),
+    "scheduler_file": ("scheduler_file",),
+    "slurm": _JOBQUEUE_FIELDS,
+    "pbs": _JOBQUEUE_FIELDS + ("resource_spec",),
+}
+
+#: keyword arguments the cluster backend gets from typed fields (or sets itself): not in options
+_RESERVED_OPTIONS = {
+    "local": ("n_workers", "threads_per_worker", "processes", "memory_limit", "host",
+              "dashboard_address", "env"),
+    "slurm": _JOBQUEUE_FIELDS + ("resource_spec", "project", "job_extra", "env_extra", "extra",
+                                 "n_workers", "host"),
+}
+_RESERVED_OPTIONS["pbs"] = _RESERVED_OPTIONS["slurm"]
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """The whole experiment: the grid (methods x tau x psi x seeds), data, CV, run, store, cluster.
+
+    ``methods`` holds only the selected methods, in the order of ``experiment.methods``.
+    """
+
+    name: str
+    methods: tuple[MethodSpec, ...]
+    tau: tuple[float, ...]
+    psi: tuple[float, ...]
+    seeds: tuple[int, ...]
+    data: DataSpec
+    cv: CVSpec
+    run: RunSpec
+    store: StoreSpec
+    cluster: ClusterSpec
+
+    @property
+    def method_names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.methods)
+
+    def method(self, name: str) -> MethodSpec:
+        for m in self.methods:
+            if m.name == name:
+                return m
+        raise KeyError(f"no method {name!r} in this experiment; methods are {self.method_names}")
+
+    def to_dict(self) -> dict:
+        """Plain JSON-able Python in the config layout; ``spec_from_dict`` inverts it."""
+        return {
+            "experiment": {
+                "name": self.name,
+                "methods": list(self.method_names),
+                "tau": list(self.tau),
+                "psi": list(self.psi),
+                "seeds": list(self.seeds),
+            },
+            "methods": {m.name: m.to_dict() for m in self.methods},
+            "data": asdict(self.data),
+            "cv": asdict(self.cv),
+            "run": asdict(self.run),
+            "store": asdict(self.store),
+            "cluster": self.cluster.to_dict(),
+        }
+
+
+
+def _init_parameters(cls) -> dict[str, inspect.Parameter]:
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {
+        name: p
+        for name, p in inspect.signature(cls.__init__).parameters.items()
+        if name != "self" and p.kind in kinds
+    }
