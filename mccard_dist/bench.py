@@ -25,10 +25,9 @@ import numpy as np
 __all__ = ["bench_estimators", "bench_floor", "bench_paper", "bench_pipeline", "main",
            "replay_race"]
 
-#: The first implementation, as overrides of the current config: plain K-fold CV (the paper's 5
-#: folds) and MCC-L1's inner Lasso solves through scikit-learn's Lasso estimator (with its own
-#: stopping rule). (The ARD estimators' w-steps now reuse their kernel; that change is exact, the
-#: old loop is gone.)
+#: The benchmark's baseline ("previous" in its output), as overrides of the current config: plain
+#: K-fold CV (the paper's 5 folds, no racing) and MCC-L1's inner Lasso solves through
+#: scikit-learn's Lasso estimator (``solver="lasso"``, with its own stopping rule).
 PREVIOUS = ("cv=kfold", "cv.race=null", "methods.mcc_l1.params.solver=lasso")
 #: The racing margin of the current configuration.
 RACE = 0.25
@@ -70,7 +69,7 @@ def _estimator_cases(alpha_ratio=0.05):
         ("MCC-ARD proper h=auto", lambda X, y: MCCARDRegressor("auto", likelihood="proper")),
         (f"MCC-L1 cd h={h} alpha={alpha_ratio}*max", l1("cd")),
         (f"MCC-L1 cd, full sweeps (previous) h={h}", l1("cd", working_set=False)),
-        (f"MCC-L1 lasso (first implementation) h={h}", l1("lasso")),
+        (f"MCC-L1 lasso (scikit-learn Lasso) h={h}", l1("lasso")),
         (f"MCC-L1 em h={h} alpha={alpha_ratio}*max", l1("em")),
         ("MCC-L1 cd h=auto alpha=0.15*max(auto)", lambda X, y: MCCL1Regressor(
             "auto", 0.15 * mcc_l1_alpha_max(X, y, "auto"))),

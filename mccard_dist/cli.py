@@ -37,10 +37,10 @@ def run_from_spec(spec, *, stop_after_blocks=None):
     if spec.cv.scheme == "alo":
         ard = [m.name for m in spec.methods if m.has_cv and not m.takes_alpha]
         if ard:
-            log.warning("cv.scheme=alo with %s: approximate leave-one-out ignores how the ARD "
-                        "relevances adapt to each sample and chose the smallest kernel width in "
-                        "81-100%% of the reproduction grid's cells (README, 'Speed'); use cv=kfold, "
-                        "optionally with cv.race, for results comparable with the paper",
+            log.warning("cv.scheme=alo with %s: approximate leave-one-out holds the ARD "
+                        "relevances fixed although they were tuned on every sample, so it favours "
+                        "the smallest kernel widths (README, 'Approximate leave-one-out'); use "
+                        "cv=kfold, optionally with cv.race, for results comparable with the paper",
                         ", ".join(ard))
     report = run_experiment(spec, stop_after_blocks=stop_after_blocks)
     ds = open_results(report.store_path)

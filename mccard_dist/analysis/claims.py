@@ -46,7 +46,7 @@ class ClaimPart:
 
 @dataclass(frozen=True)
 class ClaimResult:
-    """A claim of the paper (NOTES.md, "What the paper claims"), its parts and overall verdict.
+    """A claim of the paper (README, "Reproducing the paper"), its parts and overall verdict.
 
     Overall: "does not hold" if any part does not hold; else "not enough data" if any part lacks
     data; else "holds" (so a claim never holds on a store that lacks cells it needs).
@@ -356,7 +356,7 @@ def with_roles(ds, roles):
 
 def check_claims(ds, level: float = 0.95, similar_tolerance: float = SIMILAR_TOLERANCE,
                  roles=None) -> list[ClaimResult]:
-    """Evaluate the paper's claims (NOTES.md, "What the paper claims") on a results store.
+    """Evaluate the paper's claims (:data:`_STATEMENTS`) on a results store.
 
     ``roles`` (optional) plays other methods of the store in the claims' roles
     (:func:`with_roles`), e.g. the auto-width variants: ``{"mcc_ard": "mcc_ard_auto", ...}``.
