@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .methods import AUTO_H
+
 if TYPE_CHECKING:  # the grid reads specs; it needs no config code at run time
     from .config import CVSpec, ExperimentSpec, MethodSpec
 
@@ -98,22 +100,11 @@ def cells(spec: ExperimentSpec) -> list[Cell]:
     ]
 
 
-#: The ``h`` of the candidates of a method whose fits set their own width (``kernel_width: auto``),
-#: in :func:`cv_candidates` and the store's ``h`` coordinate (real widths are > 0).
-AUTO_H = 0.0
-
-
 def cv_candidates(method_spec: MethodSpec) -> list[tuple[float, float]]:
-    """The CV candidates ``(kernel_width, alpha_ratio)`` of a method, h varying slowest.
-
-    ARD methods (a kernel-width grid, no L1 penalty) use ``alpha_ratio`` 0.0; a method without a
-    kernel-width grid (LS-ARD) has no candidates and no CV. A method with ``auto_width`` has
-    candidates ``(AUTO_H, ratio)`` for its L1 penalties only (none for ARD: one fit per cell).
-    """
-    if method_spec.auto_width:
-        return [(AUTO_H, float(r)) for r in method_spec.alpha_ratio]
-    ratios = method_spec.alpha_ratio or (0.0,)
-    return [(float(h), float(r)) for h, r in itertools.product(method_spec.kernel_width, ratios)]
+    """The CV candidates ``(kernel_width, alpha_ratio)`` of a method, h varying slowest, as its
+    kind declares them (:meth:`mccard_dist.methods.MethodKind.candidates`): ratio 0.0 without an
+    L1 penalty, none without a grid (one fit per cell), ``(AUTO_H, ratio)`` for an auto width."""
+    return method_spec.candidates()
 
 
 def fits_per_cell(method_spec: MethodSpec, cv_spec: CVSpec) -> int:

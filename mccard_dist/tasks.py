@@ -26,7 +26,6 @@ from sklearn.model_selection import KFold
 from .config import CVSpec, ExperimentSpec, MethodSpec
 from .grid import Block, Cell, cv_candidates
 from .metrics import evaluate
-from .models import AUTO_WIDTH, mcc_l1_alpha_max
 from .records import STATUS_DONE, STATUS_FAILED, CellResult
 
 __all__ = ["cv_loss", "race_survivors", "run_block", "run_cell"]
@@ -50,23 +49,10 @@ def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
     raise ValueError(f"cv.score must be one of mae, medae, rmse, correntropy; got {cv.score!r}")
 
 
-def _estimator(method: MethodSpec, X, y, h: float, ratio: float, alpha_max=None):
-    """The candidate's estimator; ``alpha_max`` (a dict) caches alpha_max per kernel width for
-    the training set ``X, y`` (it does not depend on the ratio). A method with ``auto_width``
-    gets ``kernel_width="auto"`` and alpha_max at the width its fits start from."""
-    kw = None
-    if method.takes_kernel_width:
-        kw = AUTO_WIDTH if method.auto_width else h
-    alpha = None
-    if method.takes_alpha:
-        if ratio > 0:
-            cache = {} if alpha_max is None else alpha_max
-            if h not in cache:
-                cache[h] = mcc_l1_alpha_max(X, y, kw)
-            alpha = ratio * cache[h]
-        else:
-            alpha = 0.0
-    return method.make_estimator(kernel_width=kw, alpha=alpha), alpha
+def _estimator(method: MethodSpec, X, y, h: float, ratio: float, penalty_cache=None):
+    """The candidate's estimator and absolute ``alpha``, as the method's kind builds them;
+    ``penalty_cache`` (a dict) keeps the penalty scale per kernel width for the training set."""
+    return method.build(X, y, h, ratio, penalty_cache)
 
 
 def _fit(estimator, X, y):
@@ -89,11 +75,11 @@ def _kfold_scores(spec, method, X, y, candidates, seed):
     alive = np.ones(len(candidates), dtype=bool)
     n_failures = 0
     for f, (train, val) in enumerate(folds(len(y), n_folds, seed)):
-        alpha_max = {}  # per kernel width, for this training fold
+        penalty_cache = {}  # per kernel width, for this training fold
         for c in np.flatnonzero(alive):
             h, ratio = candidates[c]
             try:
-                est, _ = _estimator(method, X[train], y[train], h, ratio, alpha_max)
+                est, _ = _estimator(method, X[train], y[train], h, ratio, penalty_cache)
                 _fit(est, X[train], y[train])
                 scores[c, f] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
             except (ValueError, ArithmeticError, np.linalg.LinAlgError):
@@ -129,7 +115,7 @@ def _select_alo(spec, method, X, y, candidates):
     candidate failed or scored NaN. With ``cv.path_stop``, a kernel width's remaining (smaller)
     L1 penalties are skipped once one scores clearly worse than the best on its path."""
     scores = np.full((len(candidates), 1), np.nan)
-    alpha_max = {}
+    penalty_cache = {}
     best = None  # (score, index, estimator, alpha, seconds)
     n_failures = 0
     path_stop = spec.cv.path_stop
@@ -140,7 +126,7 @@ def _select_alo(spec, method, X, y, candidates):
         if h in stopped:
             continue
         try:
-            est, alpha = _estimator(method, X, y, h, ratio, alpha_max)
+            est, alpha = _estimator(method, X, y, h, ratio, penalty_cache)
             fit_start = time.perf_counter()
             _fit(est, X, y)
             seconds = time.perf_counter() - fit_start

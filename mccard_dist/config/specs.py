@@ -11,13 +11,12 @@ from pathlib import Path
 from types import MappingProxyType
 
 from ..data import PaperData, make_paper_data
-from ..models import AUTO_WIDTH, LSARDRegressor, MCCARDRegressor, MCCL1Regressor
+from ..methods import KINDS, MethodKind
+from ..models import AUTO_WIDTH
 from .checks import FrozenMap, _duration_seconds, _walltime_seconds, to_plain
 
-#: The fixed estimator registry: ``methods.<name>.estimator`` must be one of these keys.
-ESTIMATORS = MappingProxyType(
-    {"mcc_ard": MCCARDRegressor, "ls_ard": LSARDRegressor, "mcc_l1": MCCL1Regressor}
-)
+#: The fixed estimator registry (:data:`mccard_dist.methods.KINDS`): key -> estimator class.
+ESTIMATORS = MappingProxyType({name: kind.cls for name, kind in KINDS.items()})
 
 #: CV validation losses (lower is better). ``correntropy`` is ``1 - mean exp(-e^2 / 2 reference_width)``.
 CV_SCORES = ("mae", "medae", "rmse", "correntropy")
@@ -98,18 +97,32 @@ class MethodSpec:
     auto_width: bool = False
 
     @property
+    def kind(self) -> MethodKind:
+        """What the estimator declares about its hyper-parameters (:mod:`mccard_dist.methods`)."""
+        return KINDS[self.estimator]
+
+    @property
     def estimator_class(self) -> type:
-        return ESTIMATORS[self.estimator]
+        return self.kind.cls
 
     @property
     def takes_kernel_width(self) -> bool:
-        """Whether the estimator has a ``kernel_width`` parameter (set from the CV grid)."""
-        return "kernel_width" in _init_parameters(self.estimator_class)
+        """Whether the estimator has a kernel width (from the CV grid, or ``auto``)."""
+        return self.kind.kernel_width
 
     @property
     def takes_alpha(self) -> bool:
         """Whether the estimator has an ``alpha`` (L1) parameter (set from ``alpha_ratio``)."""
-        return "alpha" in _init_parameters(self.estimator_class)
+        return self.kind.alpha
+
+    def candidates(self) -> list[tuple[float, float]]:
+        """The CV candidates ``(h, ratio)`` (:meth:`MethodKind.candidates`)."""
+        return self.kind.candidates(self.kernel_width, self.alpha_ratio, self.auto_width)
+
+    def build(self, X, y, h: float, ratio: float, cache: dict | None = None):
+        """The estimator of candidate ``(h, ratio)`` for training data ``X, y`` and its absolute
+        ``alpha`` (:meth:`MethodKind.build`)."""
+        return self.kind.build(self.params, h, ratio, self.auto_width, X, y, cache)
 
     @property
     def has_cv(self) -> bool:

@@ -1,0 +1,82 @@
+"""What each registry estimator declares about its hyper-parameters.
+
+A method in the config names one of these kinds (``estimator: mcc_l1``) and gives its grids. The
+kind says which grids it has, how they expand into CV candidates ``(h, ratio)``, and how a
+candidate becomes estimator parameters (``alpha = ratio * alpha_max``). The grid, the tasks and
+the runner ask the method's kind and know no estimator by name; a new estimator is one entry in
+:data:`KINDS`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from .models import (AUTO_WIDTH, LSARDRegressor, MCCARDRegressor, MCCL1Regressor,
+                     mcc_l1_alpha_max)
+
+__all__ = ["AUTO_H", "KINDS", "MethodKind"]
+
+#: The ``h`` of the candidates of a method whose fits set their own width (``kernel_width: auto``),
+#: in the CV candidates and the store's ``h`` coordinate (real widths are > 0).
+AUTO_H = 0.0
+
+
+@dataclass(frozen=True)
+class MethodKind:
+    """An estimator class and its hyper-parameters.
+
+    ``kernel_width``: it has a kernel width, chosen by CV over a grid or set inside each fit
+    (``"auto"``). ``penalty_scale``: it has an L1 penalty ``alpha``, chosen by CV over fractions
+    of ``penalty_scale(X, y, kernel_width)`` of the training data (None: no penalty).
+    """
+
+    cls: type
+    kernel_width: bool
+    penalty_scale: Callable | None = None
+
+    @property
+    def alpha(self) -> bool:
+        """Whether the estimator has an L1 penalty ``alpha``."""
+        return self.penalty_scale is not None
+
+    def candidates(self, kernel_width, alpha_ratio, auto_width) -> list[tuple[float, float]]:
+        """The CV candidates ``(h, ratio)``, h varying slowest; ratio 0.0 without a penalty.
+
+        No grid (LS-ARD), or an auto width without a penalty: no candidates, one fit per cell.
+        An auto width with a penalty: ``(AUTO_H, ratio)`` for each ratio.
+        """
+        if auto_width:
+            return [(AUTO_H, float(r)) for r in alpha_ratio]
+        ratios = alpha_ratio or (0.0,)
+        return [(float(h), float(r)) for h, r in itertools.product(kernel_width, ratios)]
+
+    def build(self, params: Mapping, h: float, ratio: float, auto_width: bool, X, y,
+              cache: dict | None = None):
+        """The estimator of candidate ``(h, ratio)`` for the training data ``X, y``, and its
+        absolute ``alpha`` (None without a penalty). ``cache`` keeps ``penalty_scale`` per
+        width across the ratios of one training set."""
+        kwargs = dict(params)
+        if self.kernel_width:
+            kwargs["kernel_width"] = AUTO_WIDTH if auto_width else float(h)
+        alpha = None
+        if self.alpha:
+            alpha = 0.0
+            if ratio > 0:
+                cache = {} if cache is None else cache
+                if h not in cache:
+                    cache[h] = self.penalty_scale(X, y, kwargs["kernel_width"])
+                alpha = ratio * cache[h]
+            kwargs["alpha"] = float(alpha)
+        return self.cls(**kwargs), alpha
+
+
+#: The fixed registry: ``methods.<name>.estimator`` must be one of these keys; no config key can
+#: name an arbitrary class.
+KINDS = MappingProxyType({
+    "mcc_ard": MethodKind(MCCARDRegressor, kernel_width=True),
+    "ls_ard": MethodKind(LSARDRegressor, kernel_width=False),
+    "mcc_l1": MethodKind(MCCL1Regressor, kernel_width=True, penalty_scale=mcc_l1_alpha_max),
+})
