@@ -55,6 +55,7 @@ def ds(store):
 
 
 # --- summarize ----------------------------------------------------------------------------------
+@pytest.mark.slow  # runs the pipeline into a real store
 def test_summarize_counts_failed_and_pending_cells(smoke_spec, monkeypatch):
     import zarr
 
@@ -109,6 +110,7 @@ def test_undefined_r_of_a_finished_cell_counts_as_zero():
 
 
 # --- figures ------------------------------------------------------------------------------------
+@pytest.mark.slow  # runs the pipeline into a real store
 def test_write_figures_writes_every_figure_as_png(ds, tmp_path):
     files = analysis.write_figures(ds, tmp_path / "figs")
     assert [f.key for f in files] == list(analysis.FIGURES)
@@ -118,6 +120,7 @@ def test_write_figures_writes_every_figure_as_png(ds, tmp_path):
         assert_png(f.path)
 
 
+@pytest.mark.slow  # runs the pipeline into a real store
 def test_metric_figures_have_one_labelled_panel_per_tau_and_every_method(ds):
     labels = {analysis.method_style(str(m))["label"] for m in ds["method"].values}
     for make in (analysis.fig_prediction, analysis.fig_selection):
@@ -134,6 +137,7 @@ def test_metric_figures_have_one_labelled_panel_per_tau_and_every_method(ds):
     assert any("true count (5 relevant" in t.get_text() for t in fig.legends[0].get_texts())
 
 
+@pytest.mark.slow  # runs the pipeline into a real store
 def test_deviant_vs_proper_needs_both_variants(ds, tmp_path):
     fig = analysis.fig_deviant_vs_proper(ds)
     legend = " ".join(t.get_text() for t in fig.legends[0].get_texts())
@@ -160,6 +164,7 @@ def test_density_figure_draws_c_and_c_prime():
     np.testing.assert_allclose(c, np.exp(np.exp(-e**2 / 4.0)), rtol=1e-12)
 
 
+@pytest.mark.slow  # runs the pipeline into a real store
 def test_cv_curves_of_a_chosen_cell_mark_the_pick(ds):
     fig = analysis.fig_cv_curves(ds, ("mcc_l1", 10, 0.3, 1))
     (ax,) = fig.get_axes()
@@ -175,6 +180,7 @@ def test_cv_curves_of_a_chosen_cell_mark_the_pick(ds):
     assert len(analysis.fig_cv_curves(ds).get_axes()) == 3
 
 
+@pytest.mark.slow  # runs the pipeline into a real store
 def test_cells_are_checked_against_the_store(ds):
     assert analysis.resolve_cell(ds, "mcc_ard,2,0.05,1") == ("mcc_ard", 2.0, 0.05, 1)
     assert analysis.resolve_cell(ds, "all,10,0,0")[0] is None
@@ -186,6 +192,7 @@ def test_cells_are_checked_against_the_store(ds):
         analysis.parse_cell("mcc_ard,2")
 
 
+@pytest.mark.slow  # runs the pipeline into a real store
 def test_chosen_h_heat_map_uses_a_log_scale_per_cv_method(ds):
     fig = analysis.fig_chosen_h(ds)
     panels = [ax for ax in fig.get_axes() if ax.get_images()]
@@ -348,6 +355,7 @@ def test_similar_means_within_ten_percent_of_the_level():
     assert part.verdict == FAILS and "within ±10%" in part.rule
 
 
+@pytest.mark.slow  # runs the pipeline into a real store
 def test_claims_on_a_real_store_and_as_markdown(ds):
     results = check_claims(ds)
     # the store has tau 2 and 10 only: claims that need tau 5 cannot hold
@@ -373,6 +381,7 @@ def test_an_agreeing_estimate_with_a_wide_interval_is_not_enough_data():
 
 
 # --- comparing two stores -----------------------------------------------------------------------
+@pytest.mark.slow  # runs the pipeline into a real store
 def test_compare_stores_pairs_shared_cells_against_seed_noise(ds):
     from mccard_dist.analysis import compare_stores, comparison_table
 
@@ -458,6 +467,7 @@ def two_stores(tmp_path_factory):
     return specs
 
 
+@pytest.mark.slow  # runs the pipeline into a real store
 def test_stores_of_the_same_cells_open_side_by_side(two_stores):
     kfold, auto = two_stores
     ds = open_results([store_path(kfold), store_path(auto)])
@@ -474,6 +484,7 @@ def test_stores_of_the_same_cells_open_side_by_side(two_stores):
     assert all(r.n_cells == 4 for r in rows)  # 1 tau x 2 psi x 2 seeds
 
 
+@pytest.mark.slow  # runs the pipeline into a real store
 def test_stores_of_other_cells_or_the_same_methods_are_refused(two_stores, smoke_spec):
     from mccard_dist.store import StoreMismatchError
 
@@ -486,6 +497,7 @@ def test_stores_of_other_cells_or_the_same_methods_are_refused(two_stores, smoke
         open_results([store_path(auto), store_path(other)])
 
 
+@pytest.mark.slow  # runs the pipeline into a real store
 def test_report_compares_auto_widths_with_kfold_and_checks_the_claims_with_them(two_stores,
                                                                                 tmp_path):
     kfold, auto = two_stores

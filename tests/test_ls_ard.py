@@ -15,7 +15,7 @@ def sparse_problem(n, d, seed, noise=0.1):
     return X, X @ coef + noise * rng.standard_normal(n), coef
 
 
-@pytest.mark.parametrize("n,d", [(100, 20), (60, 100)])
+@pytest.mark.parametrize("n,d", [(100, 20), pytest.param(60, 100, marks=pytest.mark.slow)])
 def test_matches_sklearn_ard_without_hyperpriors(n, d):
     X, y, coef = sparse_problem(n, d, seed=n + d)
     ours = LSARDRegressor(fit_intercept=False, tol=1e-12, max_iter=5000).fit(X, y)

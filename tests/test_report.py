@@ -10,6 +10,10 @@ from mccard_dist import analysis, cli
 from mccard_dist.runner import run_serial
 from mccard_dist.store import open_results, store_path
 
+# every test here runs the pipeline into a store and writes figures (one runs the CLI in a
+# subprocess): slow
+pytestmark = pytest.mark.slow
+
 METHODS = ("mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1")
 
 

@@ -219,6 +219,7 @@ def test_pbs_job_script_carries_the_configured_resources():
     assert "#PBS -l nodes=1:ppn=4,mem=8gb" in job_script(spec).splitlines()
 
 
+@pytest.mark.slow  # runs bash -n in a subprocess
 @pytest.mark.parametrize("script", BATCH_SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_batch_scripts_parse_and_carry_directives(script):
     assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
