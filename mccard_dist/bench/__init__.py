@@ -1,0 +1,78 @@
+"""Speed benchmarks that print figures and ratios against baselines measured in the same run.
+
+Usage::
+
+    python -m mccard_dist.bench estimators [--repeats 3] [--n-features 1000]
+    python -m mccard_dist.bench pipeline [--seeds 8]
+    python -m mccard_dist.bench paper [--seeds 1] [--workers 2] [--baseline-psi 0,0.5,1] [--auto]
+    python -m mccard_dist.bench race STORE [--margin 0.1,0.25,0.5]
+    python -m mccard_dist.bench floor [--repeats 2]
+
+Timings are medians over datasets on one core (BLAS threads pinned to 1, reported).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import AUTO, CURRENT, PREVIOUS, RACE
+from .estimators import bench_estimators
+from .floor import bench_floor
+from .paper import bench_paper
+from .pipeline import bench_pipeline
+from .race import replay_race
+
+__all__ = ["AUTO", "CURRENT", "PREVIOUS", "RACE", "bench_estimators", "bench_floor", "bench_paper",
+           "bench_pipeline", "main", "replay_race"]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="mccard-bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    est = sub.add_parser("estimators", help="per-estimator fit time on the paper's data")
+    est.add_argument("--repeats", type=int, default=3, help="seeds per psi value")
+    est.add_argument("--n-features", type=int, default=1000)
+    pipe = sub.add_parser("pipeline", help="fits/s of the pipeline and driver memory")
+    pipe.add_argument("--seeds", type=int, default=8)
+    paper = sub.add_parser("paper", help="projected core-hours of the paper experiment, current "
+                                         "against previous implementation")
+    paper.add_argument("--seeds", type=int, default=1, help="seeds of the slice (every psi, tau)")
+    paper.add_argument("--workers", type=int, default=2)
+    paper.add_argument("--baseline-psi", default="0,0.5,1",
+                       help="psi values of the previous-implementation cells (every tau, seed 0)")
+    paper.add_argument("--no-baseline", action="store_true",
+                       help="skip the previous implementation (it is slow)")
+    paper.add_argument("--auto", action="store_true",
+                       help="the kernel width set inside each fit (experiment=paper_auto), "
+                            "against K-fold CV with racing on the baseline cells")
+    paper.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="Hydra override for every run, e.g. --set data.n_features=2000 "
+                            "(repeatable)")
+    floor = sub.add_parser("floor", help="MCC-ARD fit time against its linear-algebra floor")
+    floor.add_argument("--repeats", type=int, default=2, help="seeds per psi value")
+    race = sub.add_parser("race", help="replay cv.race on a store made with plain K-fold CV")
+    race.add_argument("store")
+    race.add_argument("--margin", default="0.1,0.25,0.5", help="comma-separated margins")
+    args = parser.parse_args(argv)
+    if args.command == "estimators":
+        bench_estimators(repeats=args.repeats, n_features=args.n_features)
+    elif args.command == "pipeline":
+        bench_pipeline(seeds=args.seeds)
+    elif args.command == "floor":
+        bench_floor(repeats=args.repeats)
+    elif args.command == "race":
+        from ..store import open_results
+
+        ds = open_results(args.store)
+        print(f"{'margin':>6s} {'method':16s} {'same choice':>13s} {'CV fits':>17s}")
+        for margin in (float(m) for m in args.margin.split(",")):
+            for method, r in replay_race(ds, margin).items():
+                print(f"{margin:6g} {method:16s} {r['same']:6d}/{r['cells']:<6d} "
+                      f"{r['fits']:7d}/{r['full']:<7d} ({r['fits'] / r['full']:.0%})")
+    elif args.command == "paper":
+        psis = tuple(float(p) for p in args.baseline_psi.split(","))
+        bench_paper(seeds=args.seeds, workers=args.workers, baseline_psi=psis,
+                    baseline=not args.no_baseline, overrides=args.set, auto=args.auto)
+    return 0
+

@@ -1,0 +1,7 @@
+"""``python -m mccard_dist.bench``."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,90 @@
+"""``bench floor``: MCC-ARD fit time against the linear-algebra floor of the same fits."""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from .common import _blas_report, _compose_spec
+
+
+def _product_rate(n_samples, n_features, repeats=10):
+    """Best single-thread rate (flop/s) of the paper-size matrix products: the symmetric
+    ``X X^T`` (``N^2 D`` flops) and a general ``(N x N) (N x D)`` product (``2 N^2 D``)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n_samples, n_features))
+    S = rng.standard_normal((n_samples, n_samples))
+    best = 0.0
+    for op, flops in ((lambda: X @ X.T, n_samples**2 * n_features),
+                      (lambda: S @ X, 2.0 * n_samples**2 * n_features)):
+        op()
+        for _ in range(repeats):
+            start = time.perf_counter()
+            op()
+            best = max(best, flops / (time.perf_counter() - start))
+    return best
+
+
+def bench_floor(repeats=2, psis=(0.0, 0.3, 0.6, 1.0), tau=10.0, out=sys.stdout):
+    """MCC-ARD fit time against the linear-algebra floor of the same fits.
+
+    Every kernel width of the ``paper`` configuration's MCC-ARD grids is fitted (with the
+    configuration's parameters) on a training fold's worth of rows (N=240 of 300) of the paper's
+    data for each ``psi`` and ``repeats`` seeds. The ridge solves of each fit are traced
+    (:func:`mccard_dist.models._linalg.trace_solves`) and charged their textbook flop minimum
+    (:func:`~mccard_dist.models._linalg.floor_flops`); divided by this machine's best measured
+    single-thread matrix-product rate, that is the time the fit cannot go below without fewer
+    iterations or fewer solves. Returns ``method -> dict`` of the printed figures.
+    """
+    from threadpoolctl import threadpool_limits
+
+    from ..models import floor_flops, trace_solves
+
+    spec = _compose_spec(["experiment=paper"])
+    methods = [m for m in spec.methods if m.estimator == "mcc_ard"]
+    n_fit = spec.data.n_train - spec.data.n_train // spec.cv.n_folds
+    results = {}
+    with threadpool_limits(limits=1):
+        rate = _product_rate(n_fit, spec.data.n_features)
+        print(f"N={n_fit} (a training fold), D={spec.data.n_features}, tau={tau}, "
+              f"psi in {list(psis)}, {repeats} seed(s) each, every width of the paper grid; "
+              f"BLAS threads: {_blas_report()}", file=out)
+        print(f"best single-thread matrix-product rate: {rate / 1e9:.1f} GFlop/s", file=out)
+        datasets = [spec.data.make_data(s, p, tau) for p in psis for s in range(repeats)]
+        for m in methods:
+            rows = []
+            for d in datasets:
+                X, y = d.X_train[:n_fit], d.y_train[:n_fit]
+                for h in m.kernel_width:
+                    model = m.make_estimator(kernel_width=h)
+                    with warnings.catch_warnings(), trace_solves() as events:
+                        warnings.simplefilter("ignore")
+                        start = time.perf_counter()
+                        model.fit(X, y)
+                        seconds = time.perf_counter() - start
+                    solves = [e for e in events if e[0] == "solve"]
+                    rows.append((seconds, floor_flops(events), model.n_iter_, len(solves),
+                                 sum(e[1] == "dual" for e in solves),
+                                 model.n_iter_ >= model.max_iter))
+            a = np.array(rows, dtype=float)
+            results[m.name] = {
+                "fits": len(rows), "seconds": float(a[:, 0].mean()),
+                "gflop": float(a[:, 1].mean() / 1e9),
+                "floor": float(a[:, 1].mean() / rate), "ratio": float(a[:, 0].sum() * rate
+                                                                      / a[:, 1].sum()),
+                "iterations": float(a[:, 2].mean()), "cap": int(a[:, 5].sum()),
+                "solves": float(a[:, 3].mean()), "dual": float(a[:, 4].mean()),
+            }
+    print(f"{'method':16s} {'fits':>4s} {'s/fit':>6s} {'floor s':>7s} {'x floor':>7s} "
+          f"{'GFlop':>6s} {'iters':>5s} {'at cap':>6s} {'solves':>6s} {'dual':>5s}", file=out)
+    for name, r in results.items():
+        print(f"{name:16s} {r['fits']:4d} {r['seconds']:6.3f} {r['floor']:7.3f} "
+              f"{r['ratio']:6.1f}x {r['gflop']:6.2f} {r['iterations']:5.0f} {r['cap']:6d} "
+              f"{r['solves']:6.0f} {r['dual']:5.0f}", file=out)
+    print("(per fit, means: 'floor s' = floor flops / the rate above; 'x floor' = time / floor; "
+          "'iters' outer iterations, 'at cap' fits that reached max_iter, 'solves' ridge "
+          "solves, 'dual' of them in the N x N form)", file=out)
+    return results
