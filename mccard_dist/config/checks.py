@@ -9,6 +9,8 @@ import numbers
 import re
 from collections.abc import Mapping
 
+from dask.utils import parse_bytes, parse_timedelta
+
 _MISSING = "???"  # OmegaConf's mandatory-value marker, left as a string by to_container
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _EXPERIMENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -139,10 +141,7 @@ def _check_unique(key: str, values) -> None:
 
 # -- the spec dataclasses --------------------------------------------------------------------------
 
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([kKMGTP]i?B?|B)?\s*$")
 _WALLTIME_RE = re.compile(r"^(?:(\d+)-)?(\d+):([0-5]\d):([0-5]\d)$")
-_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(s|m|min|h)?\s*$")
-_DURATION_UNITS = {None: 1, "s": 1, "m": 60, "min": 60, "h": 3600}
 
 
 def _walltime_seconds(text: str) -> int:
@@ -152,19 +151,20 @@ def _walltime_seconds(text: str) -> int:
 
 
 def _duration_seconds(text: str) -> float:
-    """``"55m"``, ``"90s"``, ``"1.5h"`` or ``"3300"`` in seconds (format validated by the caller)."""
-    number, unit = _DURATION_RE.match(str(text)).groups()
-    return float(number) * _DURATION_UNITS[unit]
+    """``"55m"``, ``"90s"``, ``"1.5h"`` or ``"3300"`` in seconds, as Dask reads durations (a
+    worker's ``--lifetime`` goes through the same parser); validated by :func:`_as_duration`."""
+    return float(parse_timedelta(str(text)))
 
 
 def _as_size(key: str, value) -> str:
     """A memory size such as ``"16GB"`` or ``"512MiB"`` (dask's units); returned as written."""
     if isinstance(value, bool) or not isinstance(value, str):
         _fail(key, 'must be a size such as "16GB" or "512MiB"', value)
-    match = _SIZE_RE.match(value)
-    if match is None:
+    try:
+        size = parse_bytes(value)
+    except (ValueError, TypeError):
         _fail(key, 'must be a size such as "16GB" or "512MiB"', value)
-    if float(match.group(1)) <= 0:
+    if size <= 0:
         _fail(key, "must be > 0", value)
     return value
 
@@ -187,7 +187,11 @@ def _as_duration(key: str, value) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, numbers.Real)):
         _fail(key, 'must be a duration such as "55m", "90s" or "1.5h"', value)
     text = str(value)
-    if _DURATION_RE.match(text) is None:
+    try:
+        seconds = parse_timedelta(text)
+    except (ValueError, KeyError, TypeError):
+        _fail(key, 'must be a duration such as "55m", "90s" or "1.5h"', value)
+    if seconds is None or seconds < 0:
         _fail(key, 'must be a duration such as "55m", "90s" or "1.5h"', value)
     return text
 
