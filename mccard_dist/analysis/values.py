@@ -187,14 +187,11 @@ def _md(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-_NAMES = {"mcc_ard": "MCC-ARD", "mcc_ard_proper": "MCC-ARD proper", "ls_ard": "LS-ARD",
-          "mcc_l1": "MCC-L1"}
-#: the methods the claims are about (roles), in the paper's names
-ROLES = tuple(_NAMES)
 _LABELS = {"r": "r", "rmse": "RMSE", "f1": "F1", "n_selected": "n_sel"}
 
 
-#: label, colour and marker of the known methods (the same in every figure)
+#: label, colour and marker of the known methods: the one table of method labels (figures,
+#: tables, claims)
 _KNOWN_METHODS = {
     "mcc_ard": ("MCC-ARD", "tab:blue", "o"),
     "mcc_ard_proper": ("MCC-ARD, proper C'", "tab:purple", "s"),
@@ -204,6 +201,10 @@ _KNOWN_METHODS = {
     "mcc_ard_proper_auto": ("MCC-ARD proper, auto h", "tab:pink", "s"),
     "mcc_l1_auto": ("MCC-L1, auto h", "tab:olive", "D"),
 }
+#: the methods the claims are about (roles), in the paper's order
+ROLES = ("mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1")
+#: their labels in the claims' text
+_NAMES = {m: _KNOWN_METHODS[m][0] for m in ROLES}
 _SPARE_COLORS = ("tab:orange", "tab:brown", "tab:pink", "tab:gray", "tab:olive", "tab:cyan")
 _SPARE_MARKERS = ("v", "P", "X", "*", "<", ">")
 
