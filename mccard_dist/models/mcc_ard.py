@@ -92,7 +92,7 @@ class MCCARDRegressor(RegressorBase):
     active_ : ndarray of bool, shape (n_features,)
         Features kept at the end.
     outlier_weights_ : ndarray of shape (n_samples,)
-        Final kernel values ``psi_n = exp(-e_n^2/2h)`` of the training samples: near 1 for samples
+        Final kernel values ``kappa_n = exp(-e_n^2/2h)`` of the training samples: near 1 for samples
         the fit treats as inliers, near 0 for outliers.
     sigma_ : ndarray of shape (n_active, n_active)
         Posterior covariance (Laplace approximation, Fisher curvature) of the kept coefficients.
@@ -111,9 +111,9 @@ class MCCARDRegressor(RegressorBase):
     -----
     One outer iteration (Algorithm 1):
 
-    1. w-step: sample weights ``omega_n / h`` from the current residuals (``omega = psi`` for the
-       deviant density, ``psi / (1 - exp(-psi))`` for the proper one), then the weighted ridge solve
-       with the current relevances. An intercept is profiled out with the same weights.
+    1. w-step: sample weights ``omega_n / h`` from the current residuals (``omega = kappa`` for
+       the deviant density, ``kappa / (1 - exp(-kappa))`` for the proper one), then the weighted
+       ridge solve with the current relevances. An intercept is profiled out with the same weights.
     2. a-step: ``a_d <- gamma_d / w_d^2`` with ``gamma_d = 1 - a_d s_d^2`` (the paper's fast update),
        ``s_d^2`` the inverse curvature's diagonal; ``gamma_d`` is computed without cancellation.
     3. prune features with ``a_d >= relevance_max``.

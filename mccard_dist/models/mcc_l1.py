@@ -27,11 +27,11 @@ def _robust_location(y, h, max_iter=200, tol=1e-10):
     """Maximiser of ``sum_n exp(-(y_n - b)^2 / 2h)`` by half-quadratic steps from the median."""
     b = float(np.median(y))
     for _ in range(max_iter):
-        psi = kernel(y - b, h)
-        total = psi.sum()
+        kappa = kernel(y - b, h)
+        total = kappa.sum()
         if total <= 0.0:
             return b
-        b_new = float(psi @ y / total)
+        b_new = float(kappa @ y / total)
         if abs(b_new - b) <= tol * (1.0 + abs(b)):
             return b_new
         b = b_new
@@ -41,8 +41,9 @@ def _robust_location(y, h, max_iter=200, tol=1e-10):
 def mcc_l1_alpha_max(X, y, kernel_width, fit_intercept=True):
     """Smallest ``alpha`` for which ``w = 0`` satisfies the first-order conditions of MCC-L1.
 
-    With ``b0`` the robust location of ``y`` (or 0 without intercept) and
-    ``psi_n = exp(-(y_n - b0)^2 / 2h)``: ``alpha_max = max_d |sum_n psi_n (y_n - b0) x_nd| / N``.
+    With ``b0`` the robust location of ``y`` (or 0 without intercept) and the kernel values
+    ``kappa_n = exp(-(y_n - b0)^2 / 2h)``:
+    ``alpha_max = max_d |sum_n kappa_n (y_n - b0) x_nd| / N``.
     Grids of ``alpha`` are conveniently given as fractions of this value. For
     ``kernel_width="auto"`` it is taken at the width an auto fit starts from, ``var(y)``.
     """
@@ -55,8 +56,8 @@ def mcc_l1_alpha_max(X, y, kernel_width, fit_intercept=True):
         kernel_width = WidthSchedule(y).h
     b0 = _robust_location(y, kernel_width) if fit_intercept else 0.0
     r = y - b0
-    psi = kernel(r, kernel_width)
-    return float(np.max(np.abs(X.T @ (psi * r)), initial=0.0) / X.shape[0])
+    kappa = kernel(r, kernel_width)
+    return float(np.max(np.abs(X.T @ (kappa * r)), initial=0.0) / X.shape[0])
 
 
 def _lasso_sweeps(X, z, alpha, coef, sweeps):
@@ -150,7 +151,7 @@ class MCCL1Regressor(RegressorBase):
     alpha : float, default=0.1
         L1 penalty (``>= 0``); see :func:`mcc_l1_alpha_max` for the scale.
     solver : {"cd", "lasso", "em"}, default="cd"
-        ``"cd"``: half-quadratic outer loop (sample weights ``psi_n`` from the residuals) around a
+        ``"cd"``: half-quadratic outer loop (sample weights ``kappa_n`` from the residuals) around a
         weighted-Lasso solve by coordinate descent (scikit-learn's ``enet_path`` on the weighted,
         centred columns of a working set, see ``working_set``; warm-started from the previous
         outer iteration, at most 50 sweeps per outer iteration: each sweep lowers the surrogate,
@@ -160,7 +161,7 @@ class MCCL1Regressor(RegressorBase):
         scikit-learn's own inner solver and stopping test (it re-validates and copies the data at
         every outer iteration, so it is slower, and it stops at slightly different points).
         ``"em"``: the EM method of Figueiredo (2003) cited by the paper; each iteration
-        majorises both the correntropy term (weights ``psi_n``) and ``|w_d|`` (by
+        majorises both the correntropy term (weights ``kappa_n``) and ``|w_d|`` (by
         ``w_d^2 / 2|w_d'| + |w_d'|/2``) and solves the resulting weighted ridge problem, so ``F``
         decreases monotonically; coefficients whose magnitude falls below ``zero_tol * max |w|``
         are set to exactly zero (EM reaches zeros only in the limit).
@@ -181,7 +182,7 @@ class MCCL1Regressor(RegressorBase):
     zero_tol : float, default=1e-8
         EM only: relative magnitude below which a coefficient is set to zero.
     fit_intercept : bool, default=True
-        Fit an unpenalised intercept (weighted by ``psi``).
+        Fit an unpenalised intercept (weighted by ``kappa``).
 
     Attributes
     ----------
@@ -193,7 +194,7 @@ class MCCL1Regressor(RegressorBase):
     active_ : ndarray of bool, shape (n_features,)
         Non-zero coefficients.
     outlier_weights_ : ndarray of shape (n_samples,)
-        Final ``psi_n``.
+        Final ``kappa_n``.
     objective_ : float
         Final ``F(w, b)``.
     n_iter_ : int
@@ -238,7 +239,7 @@ class MCCL1Regressor(RegressorBase):
                              "loop); set a number for solver='em'")
 
     def _leverage(self, X, e):
-        """Hat diagonal of the weighted least-squares refit on the active set (weights ``psi``):
+        """Hat diagonal of the weighted least-squares refit on the active set (weights ``kappa``):
         the L1 penalty is locally linear there, so the active coefficients and the intercept
         move like an unpenalised weighted fit (the leave-one-out formula for the Lasso)."""
         return _active_set_leverage(X[:, self.active_], kernel(e, self.kernel_width_),
@@ -300,40 +301,40 @@ class MCCL1Regressor(RegressorBase):
         return self._fit_half_quadratic(X, y, self._lasso_step(X, y), schedule)
 
     def _fit_half_quadratic(self, X, y, lasso_step, schedule=None):
-        """Outer loop of ``cd``/``lasso``: sample weights ``psi`` from the residuals, then the
-        weighted Lasso step ``lasso_step(psi, total, coef) -> (coef, intercept)``.
+        """Outer loop of ``cd``/``lasso``: sample weights ``kappa`` from the residuals, then the
+        weighted Lasso step ``lasso_step(kappa, total, coef) -> (coef, intercept)``.
 
         With a :class:`WidthSchedule` the width is updated after each step from the step's
         leave-one-out residuals until it settles; the objective changes with ``h``, so the loop
         does not stop while ``h`` moves."""
         n_samples, n_features = X.shape
         h = schedule.h if schedule is not None else self.kernel_width
-        psi = np.ones(n_samples)
+        kappa = np.ones(n_samples)
         coef = np.zeros(n_features)
         intercept = 0.0
         f_old = np.inf
         for n_iter in range(1, self.max_iter + 1):
-            total = psi.sum()
+            total = kappa.sum()
             if total <= 0.0:
                 return coef, intercept, n_iter, False
             if self.alpha == 0.0:
-                sol = weighted_ridge(X, y, psi, np.full(n_features, 1e-12),
+                sol = weighted_ridge(X, y, kappa, np.full(n_features, 1e-12),
                                      fit_intercept=self.fit_intercept, compute_gamma=False)
                 new_coef, new_intercept = sol.coef, sol.intercept
             else:
-                new_coef, new_intercept = lasso_step(psi, total, coef)
+                new_coef, new_intercept = lasso_step(kappa, total, coef)
             f_new = mcc_l1_objective(X, y, new_coef, new_intercept, h, self.alpha)
             done = self._stop(f_old, f_new, coef, new_coef)
             coef, intercept, f_old = new_coef, new_intercept, f_new
             e = y - intercept - X @ coef
             if schedule is not None and not schedule.settled:
-                leverage = _active_set_leverage(X[:, coef != 0.0], psi, self.fit_intercept)
+                leverage = _active_set_leverage(X[:, coef != 0.0], kappa, self.fit_intercept)
                 h = schedule.update(loo_from_leverage(e, leverage))
                 f_old = mcc_l1_objective(X, y, coef, intercept, h, self.alpha)
                 done = False
             if done:
                 return coef, intercept, n_iter, True
-            psi = kernel(e, h)
+            kappa = kernel(e, h)
         return coef, intercept, self.max_iter, False
 
     def _cd_step(self, X, y):
@@ -343,11 +344,11 @@ class MCCL1Regressor(RegressorBase):
         # (Fortran order: the column layout the coordinate descent reads without a copy)
         Xs = None if self.working_set else np.empty((n_samples, n_features), order="F")
 
-        def step(psi, total, coef):
-            # (1/2N) sum psi e^2 + alpha |w|_1 = (total/N) [(1/2N) sum s e^2 + alpha' |w|_1]
-            # with s = psi N / total (mean 1) and alpha' = alpha N / total; the intercept is
+        def step(kappa, total, coef):
+            # (1/2N) sum kappa e^2 + alpha |w|_1 = (total/N) [(1/2N) sum s e^2 + alpha' |w|_1]
+            # with s = kappa N / total (mean 1) and alpha' = alpha N / total; the intercept is
             # profiled out by centring with the weights (exact), the rows scaled by sqrt(s).
-            s = psi * (n_samples / total)
+            s = kappa * (n_samples / total)
             root = np.sqrt(s)
             if self.fit_intercept:
                 x_mean = (s @ X) / n_samples
@@ -375,12 +376,12 @@ class MCCL1Regressor(RegressorBase):
         lasso = Lasso(alpha=1.0, fit_intercept=self.fit_intercept, warm_start=True,
                       max_iter=50, tol=1e-8, selection="cyclic")
 
-        def step(psi, total, coef):
+        def step(kappa, total, coef):
             # scikit-learn rescales the sample weights to sum to N, hence the alpha conversion
             lasso.alpha = self.alpha * n_samples / total
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                lasso.fit(X, y, sample_weight=psi, check_input=False)
+                lasso.fit(X, y, sample_weight=kappa, check_input=False)
             return lasso.coef_.copy(), float(lasso.intercept_)
 
         return step
@@ -388,7 +389,7 @@ class MCCL1Regressor(RegressorBase):
     def _fit_em(self, X, y):
         n_samples, n_features = X.shape
         h = self.kernel_width
-        penalty = n_samples * self.alpha  # sum psi e^2 + N alpha sum_d w_d^2 / |w_d'|
+        penalty = n_samples * self.alpha  # sum kappa e^2 + N alpha sum_d w_d^2 / |w_d'|
         # start: ridge with unit sample weights and the penalty's scale
         start = weighted_ridge(X, y, np.ones(n_samples), np.full(n_features, max(penalty, 1e-12)),
                                fit_intercept=self.fit_intercept, compute_gamma=False)
@@ -396,8 +397,8 @@ class MCCL1Regressor(RegressorBase):
         intercept = start.intercept
         f_old = mcc_l1_objective(X, y, coef, intercept, h, self.alpha)
         for n_iter in range(1, self.max_iter + 1):
-            psi = kernel(y - intercept - X @ coef, h)
-            if not psi.any():
+            kappa = kernel(y - intercept - X @ coef, h)
+            if not kappa.any():
                 return coef, intercept, n_iter, False
             magnitude = np.abs(coef)
             active = np.flatnonzero(magnitude > 0.0)
@@ -405,7 +406,7 @@ class MCCL1Regressor(RegressorBase):
                 relevance = np.full(active.size, 1e-12)
             else:
                 relevance = penalty / magnitude[active]
-            sol = weighted_ridge(X[:, active], y, psi, relevance,
+            sol = weighted_ridge(X[:, active], y, kappa, relevance,
                                  fit_intercept=self.fit_intercept, compute_gamma=False)
             new_coef = np.zeros(n_features)
             new_coef[active] = sol.coef
