@@ -42,6 +42,7 @@ def test_cell_picks_the_lowest_mean_cv_loss(smoke_spec):
     np.testing.assert_array_equal(res.coef, again.coef)
 
 
+@pytest.mark.slow  # runs the pipeline into a store
 def test_failed_and_pending_cells_are_masked_and_counted(smoke_spec, monkeypatch):
     from mccard_dist.analysis import summarize
 
@@ -104,6 +105,7 @@ def test_alo_cell_fits_each_candidate_once_and_keeps_the_best_fit(smoke_spec, mo
     assert res.cv_score[best, 0] == pytest.approx(np.mean(np.abs(loo)))
 
 
+@pytest.mark.slow  # runs the pipeline into a store
 def test_alo_run_writes_one_score_column(smoke_spec):
     spec = smoke_spec("cv=alo", "experiment.methods=[mcc_l1,ls_ard]")
     run_serial(spec)
@@ -160,6 +162,7 @@ def test_race_survivors():
                                   [False, False, True, False, False])
 
 
+@pytest.mark.slow  # runs the pipeline into a store
 def test_race_keeps_plain_kfold_scores_for_the_finishers_and_drops_the_rest(smoke_spec,
                                                                               monkeypatch):
     plain = smoke_spec("experiment.methods=[mcc_ard]", "cv.n_folds=4",
@@ -193,6 +196,7 @@ def test_race_keeps_plain_kfold_scores_for_the_finishers_and_drops_the_rest(smok
     assert res.scalars["chosen_h"] == cands[finisher][0]
 
 
+@pytest.mark.slow  # runs the pipeline into a store
 def test_auto_width_methods_fit_once_per_cell_and_record_the_final_width(smoke_spec):
     from mccard_dist import MCCARDRegressor
 
