@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
 __all__ = [
     "EVALUATION_KEYS",
@@ -158,18 +159,8 @@ def selection_counts(coef, coef_true) -> dict[str, int]:
     coef = _as_1d("coef", coef)
     coef_true = _as_1d("coef_true", coef_true)
     _check_same_length("coef", coef, "coef_true", coef_true)
-    selected = coef != 0
-    relevant = coef_true != 0
-    return {
-        "tp": int(np.count_nonzero(selected & relevant)),
-        "fp": int(np.count_nonzero(selected & ~relevant)),
-        "fn": int(np.count_nonzero(~selected & relevant)),
-        "tn": int(np.count_nonzero(~selected & ~relevant)),
-    }
-
-
-def _ratio(numerator: int, denominator: int) -> float:
-    return numerator / denominator if denominator > 0 else 0.0
+    tn, fp, fn, tp = confusion_matrix(coef_true != 0, coef != 0, labels=[False, True]).ravel()
+    return {"tp": int(tp), "fp": int(fp), "fn": int(fn), "tn": int(tn)}
 
 
 def selection_scores(coef, coef_true) -> dict[str, int | float]:
@@ -208,13 +199,15 @@ def selection_scores(coef, coef_true) -> dict[str, int | float]:
     0.0
     """
     counts = selection_counts(coef, coef_true)
-    tp, fp, fn = counts["tp"], counts["fp"], counts["fn"]
+    precision, recall, f1, _ = precision_recall_fscore_support(
+        np.asarray(coef_true, dtype=float) != 0, np.asarray(coef, dtype=float) != 0,
+        average="binary", pos_label=True, zero_division=0.0)
     return {
-        "n_selected": tp + fp,
+        "n_selected": counts["tp"] + counts["fp"],
         **counts,
-        "precision": _ratio(tp, tp + fp),
-        "recall": _ratio(tp, tp + fn),
-        "f1": _ratio(2 * tp, 2 * tp + fp + fn),
+        "precision": float(precision),
+        "recall": float(recall),
+        "f1": float(f1),
     }
 
 
