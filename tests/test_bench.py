@@ -24,9 +24,6 @@ def test_bench_paper_projects_core_hours_for_current_and_previous():
     assert set(current) == {"mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"}
     # every psi of the paper, one tau (TINY), one seed
     assert all(m["cells"] == 21 for m in current.values())
-    # the projection is the mean cell time times the paper's 3 x 21 x 100 cells... of this grid
-    m = current["mcc_ard"]
-    assert m["core_hours"] == pytest.approx(m["mean"] * 21 * 100 / 3600)
     assert current["ls_ard"]["fits_per_cell"] == 1.0
     assert 1.0 < current["mcc_ard"]["fits_per_cell"] <= 2 * 3 + 1  # racing may drop folds
     assert runs["previous, baseline cells"]["methods"]["mcc_ard"]["cells"] == 2
@@ -85,5 +82,4 @@ def test_bench_floor_reports_time_against_the_flop_floor():
         assert r["gflop"] > 0.0 and r["solves"] >= r["iterations"] >= 1
         # the floor is a lower bound: a fit cannot run faster than its minimum flops allow
         assert r["ratio"] > 1.0
-        assert r["floor"] == pytest.approx(r["seconds"] / r["ratio"], rel=1e-9)
     assert "GFlop/s" in out.getvalue() and "x floor" in out.getvalue()
