@@ -9,6 +9,8 @@ __version__ = "0.1.0"
 from .data import PaperData, make_paper_data
 from .metrics import correlation, evaluate, rmse, selection_scores
 from .models import (
+    AuthorsLSARDRegressor,
+    AuthorsMCCARDRegressor,
     LSARDRegressor,
     MCCARDRegressor,
     MCCL1Regressor,
@@ -17,6 +19,8 @@ from .models import (
 )
 
 __all__ = [
+    "AuthorsLSARDRegressor",
+    "AuthorsMCCARDRegressor",
     "LSARDRegressor",
     "open_results",
     "MCCARDRegressor",

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from .models import (AUTO_WIDTH, LSARDRegressor, MCCARDRegressor, MCCL1Regressor,
-                     mcc_l1_alpha_max)
+from .models import (AUTO_WIDTH, AuthorsLSARDRegressor, AuthorsMCCARDRegressor, LSARDRegressor,
+                     MCCARDRegressor, MCCL1Regressor, mcc_l1_alpha_max)
 
 __all__ = ["AUTO_H", "KINDS", "MethodKind"]
 
@@ -79,4 +79,6 @@ KINDS = MappingProxyType({
     "mcc_ard": MethodKind(MCCARDRegressor, kernel_width=True),
     "ls_ard": MethodKind(LSARDRegressor, kernel_width=False),
     "mcc_l1": MethodKind(MCCL1Regressor, kernel_width=True, penalty_scale=mcc_l1_alpha_max),
+    "mcc_ard_authors": MethodKind(AuthorsMCCARDRegressor, kernel_width=True),
+    "ls_ard_authors": MethodKind(AuthorsLSARDRegressor, kernel_width=False),
 })

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from mccard_dist import LSARDRegressor, MCCARDRegressor, MCCL1Regressor
+from mccard_dist import (AuthorsLSARDRegressor, AuthorsMCCARDRegressor, LSARDRegressor,
+                         MCCARDRegressor, MCCL1Regressor)
 from mccard_dist.config import (
     ESTIMATORS,
     ClusterSpec,
@@ -128,7 +129,9 @@ def test_data_spec_builds_the_cells_data(compose):
 
 
 def test_registry_is_fixed_and_estimators_are_built(compose):
-    assert dict(ESTIMATORS) == {"mcc_ard": MCCARDRegressor, "ls_ard": LSARDRegressor,
+    assert dict(ESTIMATORS) == {"mcc_ard_authors": AuthorsMCCARDRegressor,
+                                "ls_ard_authors": AuthorsLSARDRegressor,
+                                "mcc_ard": MCCARDRegressor, "ls_ard": LSARDRegressor,
                                 "mcc_l1": MCCL1Regressor}
     spec = from_dictconfig(compose(["experiment=smoke"]))
     est = spec.method("mcc_ard_proper").make_estimator(kernel_width=0.3)

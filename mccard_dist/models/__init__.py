@@ -3,12 +3,15 @@
 from ._likelihoods import log_density
 from ._linalg import floor_flops, trace_solves
 from ._width import AUTO as AUTO_WIDTH
+from .authors import AuthorsLSARDRegressor, AuthorsMCCARDRegressor
 from .ls_ard import LSARDRegressor
 from .mcc_ard import MCCARDRegressor
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max, mcc_l1_objective
 
 __all__ = [
     "AUTO_WIDTH",
+    "AuthorsLSARDRegressor",
+    "AuthorsMCCARDRegressor",
     "LSARDRegressor",
     "MCCARDRegressor",
     "MCCL1Regressor",
