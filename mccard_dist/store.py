@@ -262,7 +262,9 @@ def open_results(path, mask: bool = True):
 
     With ``mask`` (default), every per-cell variable (and ``cv_score``, ``coef``) is NaN where the
     cell is not done (pending or failed); ``status`` and ``error`` are kept as written, and
-    ``status_name`` gives "pending" / "done" / "failed".
+    ``status_name`` gives "pending" / "done" / "failed". The per-cell variables (dims ``method,
+    tau, psi, seed`` only: a few MB even for the paper's grid) are loaded, so ``ds["r"].mean("seed")``
+    gives numbers; ``cv_score`` and ``coef`` stay lazy (dask).
 
     ``path`` may also be a list of stores of the same cells (tau, psi, seeds and data) with
     different methods, e.g. the K-fold and the auto-width methods run as two experiments: they are
@@ -284,6 +286,10 @@ def open_results(path, mask: bool = True):
         for name in ds.data_vars:
             if name not in ("status", "error"):
                 ds[name] = ds[name].where(done)
+    cell_dims = {"method", "tau", "psi", "seed"}
+    for name in list(ds.data_vars):
+        if set(ds[name].dims) <= cell_dims:
+            ds[name] = ds[name].load()
     names = np.array([STATUS_NAMES[k] for k in sorted(STATUS_NAMES)])
     status = ds["status"].load()
     ds["status_name"] = status.copy(data=names[status.values])
@@ -292,7 +298,10 @@ def open_results(path, mask: bool = True):
 
 def _side_by_side(stores, paths):
     """Stores of the same cells concatenated along ``method`` (:func:`open_results`)."""
+    import warnings
+
     import xarray as xr
+    from dask.array import PerformanceWarning
 
     if not stores:
         raise ValueError("open_results: the list of stores is empty")
@@ -313,8 +322,11 @@ def _side_by_side(stores, paths):
             raise StoreMismatchError(f"{path} repeats method(s) {', '.join(clash)} of an earlier "
                                      "store: open stores with different methods side by side")
         names += [str(m) for m in ds["method"].values]
-    combined = xr.concat(stores, dim="method", join="outer", data_vars="all", coords="different",
-                         compat="equals", combine_attrs="override")
+    with warnings.catch_warnings():
+        # the outer join on h / lam / fold re-chunks the lazy cv_score: expected, and small
+        warnings.simplefilter("ignore", PerformanceWarning)
+        combined = xr.concat(stores, dim="method", join="outer", data_vars="all",
+                             coords="different", compat="equals", combine_attrs="override")
     config = json.loads(stores[0].attrs["config"])
     description = copy.deepcopy(first)
     for ds, d in zip(stores[1:], descriptions[1:]):

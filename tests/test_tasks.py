@@ -222,3 +222,16 @@ def test_auto_width_methods_fit_once_per_cell_and_record_the_final_width(smoke_s
     assert np.isnan(l1["cv_score"].drop_sel(h=grid.AUTO_H).values).all()
     assert set(np.unique(l1["chosen_lam"].values)) <= {0.1, 0.3}
     assert (l1["chosen_h"].values > 0).all()
+
+
+@pytest.mark.slow  # runs the pipeline into a store
+def test_open_results_loads_the_per_cell_variables_and_keeps_the_big_ones_lazy(smoke_spec):
+    import dask.array
+
+    spec = smoke_spec("experiment.methods=[mcc_ard]")
+    run_serial(spec)
+    ds = open_results(store_path(spec))
+    assert isinstance(ds["r"].data, np.ndarray)  # numbers, not a dask graph
+    assert isinstance(ds["r"].mean("seed").values, np.ndarray)
+    assert isinstance(ds["cv_score"].data, dask.array.Array)
+    assert isinstance(ds["coef"].data, dask.array.Array)
