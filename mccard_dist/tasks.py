@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
-from .config import CVSpec, ExperimentSpec, MethodSpec
+from .config import CVSpec, ExperimentSpec
 from .grid import Block, Cell, cv_candidates
 from .metrics import evaluate
 from .records import STATUS_DONE, STATUS_FAILED, CellResult
@@ -47,12 +47,6 @@ def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
     if cv.score == "correntropy":
         return float(1.0 - np.mean(np.exp(-e * e / (2.0 * cv.reference_width))))
     raise ValueError(f"cv.score must be one of mae, medae, rmse, correntropy; got {cv.score!r}")
-
-
-def _estimator(method: MethodSpec, X, y, h: float, ratio: float, penalty_cache=None):
-    """The candidate's estimator and absolute ``alpha``, as the method's kind builds them;
-    ``penalty_cache`` (a dict) keeps the penalty scale per kernel width for the training set."""
-    return method.build(X, y, h, ratio, penalty_cache)
 
 
 def _fit(estimator, X, y):
@@ -79,7 +73,7 @@ def _kfold_scores(spec, method, X, y, candidates, seed):
         for c in np.flatnonzero(alive):
             h, ratio = candidates[c]
             try:
-                est, _ = _estimator(method, X[train], y[train], h, ratio, penalty_cache)
+                est, _ = method.build(X[train], y[train], h, ratio, penalty_cache)
                 _fit(est, X[train], y[train])
                 scores[c, f] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
             except (ValueError, ArithmeticError, np.linalg.LinAlgError):
@@ -126,7 +120,7 @@ def _select_alo(spec, method, X, y, candidates):
         if h in stopped:
             continue
         try:
-            est, alpha = _estimator(method, X, y, h, ratio, penalty_cache)
+            est, alpha = method.build(X, y, h, ratio, penalty_cache)
             fit_start = time.perf_counter()
             _fit(est, X, y)
             seconds = time.perf_counter() - fit_start
@@ -175,7 +169,7 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None) ->
                 h, ratio = candidates[int(np.nanargmin(mean))]
             else:
                 h, ratio = np.nan, np.nan
-            est, alpha = _estimator(method, X, y, h, ratio)
+            est, alpha = method.build(X, y, h, ratio)
             fit_start = time.perf_counter()
             _fit(est, X, y)
             fit_seconds = time.perf_counter() - fit_start
