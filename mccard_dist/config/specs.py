@@ -25,9 +25,22 @@ CV_SCHEMES = ("kfold", "alo")
 #: Cluster backends (``slurm`` and ``pbs`` through dask-jobqueue, see :class:`ClusterSpec`).
 CLUSTER_KINDS = ("local", "address", "scheduler_file", "slurm", "pbs")
 
-#: the config directory: $MCCARD_CONFIG_DIR, else conf/ next to the package (source checkout)
-CONFIG_DIR = Path(os.environ.get("MCCARD_CONFIG_DIR",
-                                 Path(__file__).resolve().parents[2] / "conf"))
+
+
+def _config_dir() -> Path:
+    """$MCCARD_CONFIG_DIR; else the configs installed with the package (``mccard_dist/conf`` of a
+    wheel); else ``conf/`` beside the package (a source checkout or an editable install)."""
+    if os.environ.get("MCCARD_CONFIG_DIR"):
+        return Path(os.environ["MCCARD_CONFIG_DIR"])
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "conf"
+    if (installed / "config.yaml").is_file():
+        return installed
+    return package.parent / "conf"
+
+
+#: the config directory (see :func:`_config_dir`)
+CONFIG_DIR = _config_dir()
 
 
 @dataclass(frozen=True)
