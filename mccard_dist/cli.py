@@ -53,9 +53,14 @@ def run_from_spec(spec, *, stop_after_blocks=None):
     return report
 
 
+#: printed under the traceback of an unexpected error
+BUG_HINT = ("this is a bug in mccard-dist, not a problem with your input: please report it with "
+            "the traceback above and the command line")
+
+
 def _main(cfg) -> None:
-    from .config import ConfigError, from_dictconfig
-    from .store import StoreMismatchError
+    from .config import from_dictconfig
+    from .errors import UsageError
 
     import distributed  # noqa: F401 - imported first so that its logging setup is done
 
@@ -64,11 +69,15 @@ def _main(cfg) -> None:
     try:
         spec = from_dictconfig(cfg)  # names the bad key, before any cluster starts
         report = run_from_spec(spec)
-    except (ConfigError, StoreMismatchError) as exc:
+    except UsageError as exc:
         raise SystemExit(f"error: {exc}") from None
-    except KeyboardInterrupt:
-        raise SystemExit("interrupted: finished blocks are in the store; rerun the same command "
-                         "to resume") from None
+    except KeyboardInterrupt as exc:
+        why = f" ({exc})" if str(exc) else ""
+        raise SystemExit(f"interrupted{why}: finished blocks are in the store; rerun the same "
+                         "command to resume") from None
+    except Exception:
+        log.exception("unexpected error")
+        raise SystemExit(f"error: {BUG_HINT}") from None
     if not report.complete:
         raise SystemExit(f"{len(report.block_errors)} block(s) did not finish; rerun the same "
                          "command to resume")
@@ -98,6 +107,21 @@ def _open_store(path):
         raise SystemExit(f"error: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - anything unreadable is "not a store"
         raise SystemExit(f"error: {path} is not a readable results store ({exc})") from None
+
+
+def _check_out_dir(out: Path) -> None:
+    """Create ``--out`` and write a probe file there, or stop with one line."""
+    import os
+    import tempfile
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".mccard-write-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise SystemExit(f"error: --out: cannot write to {out} ({exc.strerror or exc}); choose a "
+                         "writable folder") from None
 
 
 def report(argv=None) -> None:
@@ -139,6 +163,8 @@ def report(argv=None) -> None:
         cell = parse_cell(args.cell) if args.cell is not None else None
     except ValueError as exc:
         parser.error(f"--cell: {exc}")
+    if args.out is not None:
+        _check_out_dir(Path(args.out))
     path = Path(args.store[0]) if len(args.store) == 1 else [Path(p) for p in args.store]
     ds = _open_store(path)
     if args.compare is not None:

@@ -17,10 +17,15 @@ import contextlib
 import inspect
 import logging
 import shlex
+import shutil
+import subprocess
+import time
+from pathlib import Path
 
 from .config import ClusterSpec, to_plain
+from .errors import ClusterError
 
-__all__ = ["connect", "BLAS_ENV", "jobqueue_kwargs", "job_script"]
+__all__ = ["BATCH_COMMANDS", "BLAS_ENV", "connect", "job_script", "jobqueue_kwargs", "preflight"]
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +58,8 @@ def connect(spec: ClusterSpec):
                 yield client
         finally:
             cluster.close()
-    elif spec.kind == "address":
-        with Client(spec.address, **to_plain(spec.options)) as client:
-            yield client
-    elif spec.kind == "scheduler_file":
-        with Client(scheduler_file=spec.scheduler_file, **to_plain(spec.options)) as client:
+    elif spec.kind in ("address", "scheduler_file"):
+        with _connect_running(spec) as client:
             yield client
     elif spec.kind in ("slurm", "pbs"):
         with _jobqueue_client(spec) as client:
@@ -65,6 +67,78 @@ def connect(spec: ClusterSpec):
     else:
         raise ValueError(f"cluster.kind {spec.kind!r} is not supported by this version "
                          "(use local, address, scheduler_file, slurm or pbs)")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+@contextlib.contextmanager
+def _connect_running(spec: ClusterSpec):
+    """A client of a running scheduler, or a :class:`ClusterError` after ``connect_timeout``."""
+    from distributed import Client
+
+    timeout = spec.connect_timeout_seconds
+    options = to_plain(spec.options)
+    if spec.kind == "scheduler_file":
+        path = Path(spec.scheduler_file)
+        deadline = time.monotonic() + timeout
+        while not path.is_file():  # Dask would wait for the file forever
+            if time.monotonic() > deadline:
+                raise ClusterError(
+                    f"cluster.scheduler_file: {path} did not appear within {timeout:g} s; start "
+                    "the scheduler with --scheduler-file there, or raise cluster.connect_timeout")
+            time.sleep(0.1)
+        target, where = {"scheduler_file": str(path)}, f"the scheduler of {path}"
+    else:
+        target, where = {"address": spec.address}, f"the scheduler at {spec.address}"
+    try:
+        client = Client(**target, timeout=timeout, **options)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ClusterError(
+            f"cluster.{spec.kind}: cannot reach {where} within {timeout:g} s "
+            f"({_first_line(exc)}); is it running? (cluster.connect_timeout sets the wait)"
+        ) from None
+    with client:
+        yield client
+
+
+#: the batch commands dask-jobqueue calls (submit, query, cancel)
+BATCH_COMMANDS = {"slurm": ("sbatch", "squeue", "scancel"), "pbs": ("qsub", "qstat", "qdel")}
+
+
+def preflight(spec: ClusterSpec) -> None:
+    """Refuse, with one line, a cluster that cannot start here: checked before any store exists.
+
+    ``slurm`` / ``pbs``: the batch commands must be on PATH and dask-jobqueue installed; for
+    ``slurm`` the worker job is also checked by ``sbatch --test-only`` (partition, account,
+    walltime and resources are validated by SLURM without submitting anything).
+    """
+    if spec.kind not in BATCH_COMMANDS:
+        return
+    missing = [c for c in BATCH_COMMANDS[spec.kind] if shutil.which(c) is None]
+    if missing:
+        raise ClusterError(
+            f"cluster={spec.kind}: {', '.join(missing)} not found on PATH; run mccard-run where "
+            f"{spec.kind.upper()} jobs can be submitted (a login node), or use cluster=local")
+    try:
+        _jobqueue_class(spec.kind)
+    except RuntimeError as exc:
+        raise ClusterError(str(exc)) from None
+    if spec.kind == "slurm":
+        script = job_script(spec)
+        try:
+            proc = subprocess.run(["sbatch", "--test-only"], input=script, text=True,
+                                  capture_output=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            log.warning("sbatch --test-only did not answer within 60 s; submitting anyway")
+            return
+        if proc.returncode != 0:
+            detail = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+            raise ClusterError(f"cluster=slurm: SLURM refuses the worker job ({detail}); check "
+                               "cluster.queue, cluster.account, cluster.walltime and "
+                               "cluster.memory")
 
 
 # -- dask-jobqueue (slurm, pbs) ---------------------------------------------------------------------

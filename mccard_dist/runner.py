@@ -7,6 +7,13 @@ finished block is written to the store by the driver (the only writer) as soon a
 that raises inside a block is recorded by the task as a failed cell; a block that cannot finish at
 all (its workers lost more often than ``run.retries``) stays pending and is reported, so a rerun of
 the same command resumes it.
+
+Before a store is created or a cluster started, everything that can be refused is checked: the
+store's location is writable, an existing store belongs to this grid, the batch system is there.
+The store is created once the cluster is up, so a cluster that does not start leaves nothing
+behind. Each run is recorded in the store's ``runs`` attribute when it starts (host, PID) and
+again when it ends, saying how: finished, interrupted (Ctrl-C, SIGTERM, SIGHUP), failed (with the
+error's first line). A record still ``running`` at the next start is marked as ended unrecorded.
 """
 
 from __future__ import annotations
@@ -19,15 +26,15 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cluster import connect
+from .cluster import connect, preflight
 from .config import ExperimentSpec
 from .grid import cells as all_cells
 from .grid import grid_hash, make_blocks
 from .records import STATUS_FAILED
-from .store import ResultsStore
+from .store import ResultsStore, check_writable, store_path
 from .tasks import run_block
 
-__all__ = ["RunReport", "run_experiment", "run_serial", "submission_order"]
+__all__ = ["Interrupted", "RunReport", "run_experiment", "run_serial", "submission_order"]
 
 log = logging.getLogger(__name__)
 
@@ -88,30 +95,80 @@ def run_experiment(spec: ExperimentSpec, *, client=None, stop_after_blocks: int 
         Show a progress bar (default: ``spec.run.progress``).
     """
     start = time.perf_counter()
-    store = ResultsStore.open_or_create(spec)  # refuses a foreign store before any cluster starts
-    pending = store.pending_cells(spec.run.retry_failed)
-    report = RunReport(store.path, len(all_cells(spec)), len(pending))
+    path = store_path(spec)
+    # Everything that can be refused is checked before a store exists or a cluster starts.
+    check_writable(path)
+    if path.exists():
+        ResultsStore.check_compatible(path, spec)
+        store = ResultsStore(path, spec)
+        pending = store.pending_cells(spec.run.retry_failed)
+    else:
+        store, pending = None, all_cells(spec)
+    report = RunReport(path, len(all_cells(spec)), len(pending))
     blocks = submission_order(make_blocks(spec, pending))
     report.n_blocks = len(blocks)
     if not blocks:
-        log.info("every cell of %s is already done; nothing to run", store.path)
+        log.info("every cell of %s is already done; nothing to run", path)
         return report
     log.info("%d of %d cells to run in %d blocks -> %s", len(pending), report.n_cells,
-             len(blocks), store.path)
-    started = _now()
+             len(blocks), path)
+    if client is None:
+        preflight(spec.cluster)
     context = contextlib.nullcontext(client) if client is not None else connect(spec.cluster)
-    try:
-        with context as client:
+    with _signals_interrupt(), context as client:
+        if store is None:  # created once the cluster is up: a failed start leaves nothing behind
+            store = ResultsStore.open_or_create(spec)
+        index = store.start_run(_now())
+        ended = "interrupted"
+        try:
             _drive(spec, client, store, blocks, report, stop_after_blocks,
                    spec.run.progress if progress is None else progress)
-    finally:
-        report.seconds = time.perf_counter() - start
-        store.record_run(started, _now(), report.n_blocks_written,
-                         note="interrupted" if not report.complete else "")
+            if report.stopped_early:
+                ended = "stopped early"
+            elif report.block_errors:
+                ended = f"finished with {len(report.block_errors)} block(s) left pending"
+            else:
+                ended = "finished"
+        except KeyboardInterrupt as exc:
+            ended = f"interrupted ({exc})" if str(exc) else "interrupted"
+            raise
+        except Exception as exc:
+            lines = str(exc).strip().splitlines()
+            ended = f"failed: {type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+            raise
+        finally:
+            report.seconds = time.perf_counter() - start
+            store.end_run(index, _now(), report.n_blocks_written, ended)
     for key, message in report.block_errors:
         log.error("block %s did not finish (%s); its cells stay pending: rerun to resume", key,
                   message)
     return report
+
+
+class Interrupted(KeyboardInterrupt):
+    """The driver was told to stop by a signal (a batch scheduler's SIGTERM, SIGHUP)."""
+
+
+@contextlib.contextmanager
+def _signals_interrupt():
+    """SIGTERM and SIGHUP stop the driver as Ctrl-C does: the run is recorded as interrupted and
+    the cluster closed. Only in the main thread (where Python delivers signals)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise Interrupted(f"signal {signal.Signals(signum).name}")
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress):
@@ -185,5 +242,5 @@ def run_serial(spec: ExperimentSpec, store_path=None) -> RunReport:
         report.n_blocks_written += 1
         report.n_failed_cells += sum(r.status == STATUS_FAILED for r in results)
     report.seconds = time.perf_counter() - start
-    store.record_run(started, _now(), report.n_blocks_written, note="serial")
+    store.record_run(started, _now(), report.n_blocks_written, ended="finished (serial)")
     return report

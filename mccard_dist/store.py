@@ -29,10 +29,12 @@ import numpy as np
 
 from . import grid
 from .config import ExperimentSpec
+from .errors import StoreAccessError, UsageError
 from .records import (SCALARS, STATUS_DONE, STATUS_FAILED, STATUS_NAMES, STATUS_PENDING,
                       CellResult)
 
-__all__ = ["ResultsStore", "StoreMismatchError", "open_results", "package_versions", "store_path"]
+__all__ = ["ResultsStore", "StoreMismatchError", "check_writable", "open_results",
+           "package_versions", "store_path"]
 
 
 def store_path(spec: ExperimentSpec) -> Path:
@@ -47,12 +49,39 @@ def store_path(spec: ExperimentSpec) -> Path:
 
 log = logging.getLogger(__name__)
 
+
+def check_writable(path: Path) -> None:
+    """Refuse a store location this process cannot write, before anything is created.
+
+    A probe file is created and removed in the store (if it exists) or in its nearest existing
+    parent folder: permission bits, read-only file systems and paths through a file all fail
+    here, whoever runs the process.
+    """
+    import os
+    import tempfile
+
+    path = Path(path)
+    target = path if path.exists() else next(p for p in path.parents if p.exists())
+    what = "store" if target == path else "folder"
+    if not target.is_dir():
+        raise StoreAccessError(f"store: cannot use {path}: {target} is a file, not a folder; set "
+                               "store.path (or store.root) to a folder")
+    try:
+        fd, probe = tempfile.mkstemp(dir=target, prefix=".mccard-write-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise StoreAccessError(
+            f"store: cannot write to the {what} {target} ({exc.strerror or exc}); set store.root "
+            "(or store.path) to a writable folder") from None
+
+
 CELL_DIMS = ("method", "tau", "psi", "seed")
 CV_DIMS = CELL_DIMS + ("h", "lam", "fold")
 COEF_DIMS = CELL_DIMS + ("feature",)
 
 
-class StoreMismatchError(ValueError):
+class StoreMismatchError(ValueError, UsageError):
     """The store at the path was written by a different grid (or is not a results store)."""
 
 
@@ -247,14 +276,46 @@ class ResultsStore:
         g["error"][region] = errors
         g["status"][region] = status  # last: the block counts as done only once all else is in
 
-    def record_run(self, started: str, finished: str | None, n_blocks: int, note: str = "") -> None:
-        """Append a run (start/end time, blocks) to the ``runs`` attribute."""
+    def runs(self) -> list[dict]:
+        """The run records (``runs`` attribute), oldest first."""
+        return json.loads(self._group.attrs.get("runs", "[]"))
+
+    def _write_runs(self, runs: list[dict]) -> None:
         import zarr
 
-        runs = json.loads(self._group.attrs.get("runs", "[]"))
-        runs.append({"started": started, "finished": finished, "blocks": n_blocks, "note": note})
         self._group.attrs["runs"] = json.dumps(runs)
         zarr.consolidate_metadata(str(self.path), zarr_format=2)
+
+    def start_run(self, started: str) -> int:
+        """Record a run as started (``ended: "running"``, with host and PID); returns its index.
+
+        A previous record still ``running`` belongs to a driver that ended without saying how
+        (killed, or its machine lost): it is marked so.
+        """
+        import os
+        import socket
+
+        runs = self.runs()
+        for run in runs:
+            if run.get("ended") == "running":
+                run["ended"] = "unknown: the driver stopped without recording how"
+        runs.append({"started": started, "finished": None, "blocks": 0, "ended": "running",
+                     "host": socket.gethostname(), "pid": os.getpid()})
+        self._write_runs(runs)
+        return len(runs) - 1
+
+    def end_run(self, index: int, finished: str, n_blocks: int, ended: str) -> None:
+        """Say how the run ``index`` ended: ``finished``, ``interrupted``, ``stopped early``,
+        ``failed: <first line of the error>``..."""
+        runs = self.runs()
+        runs[index].update(finished=finished, blocks=n_blocks, ended=ended)
+        self._write_runs(runs)
+
+    def record_run(self, started: str, finished: str | None, n_blocks: int, ended: str) -> None:
+        """Append a run that is already over (start/end time, blocks, how it ended)."""
+        runs = self.runs()
+        runs.append({"started": started, "finished": finished, "blocks": n_blocks, "ended": ended})
+        self._write_runs(runs)
 
 
 def open_results(path, mask: bool = True):

@@ -245,6 +245,18 @@ def test_bad_slurm_settings_are_refused_before_any_job(tmp_path):
 # -- a real SLURM --------------------------------------------------------------------------------------
 @pytest.mark.slurm
 @pytest.mark.slow
+def test_a_worker_job_slurm_refuses_stops_the_run_before_any_store(slurm, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "mccard_dist.cli", "experiment=smoke",
+                           "cluster=slurm", "cluster.queue=no_such_partition"], cwd=tmp_path,
+                          env=job_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert proc.stderr.startswith("error: cluster=slurm: SLURM refuses the worker job"), proc.stderr
+    assert "partition" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.slurm
+@pytest.mark.slow
 def test_sbatch_run_script_completes_the_store(slurm, tmp_path, smoke_reference):
     store = tmp_path / "store.zarr"
     proc = subprocess.run(

@@ -11,13 +11,15 @@ from collections.abc import Mapping
 
 from dask.utils import parse_bytes, parse_timedelta
 
+from ..errors import UsageError
+
 _MISSING = "???"  # OmegaConf's mandatory-value marker, left as a string by to_container
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _EXPERIMENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 
-class ConfigError(ValueError):
+class ConfigError(ValueError, UsageError):
     """A configuration value is missing or invalid; the message starts with the config key."""
 
 

@@ -4,6 +4,7 @@ clusters (walltime against worker lifetime, adaptive bounds)."""
 from __future__ import annotations
 
 import numbers
+import re
 from collections.abc import Mapping
 
 from .checks import (
@@ -163,6 +164,9 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
     address = _as_str("cluster.address", section.get("address"), allow_none=True)
     if kind == "address":
         address = _as_str("cluster.address", required("address"))
+        if not _ADDRESS_RE.match(address):
+            _fail("cluster.address", "must be a scheduler address scheme://host:port, e.g. "
+                                     "tcp://head-node:8786", address)
     scheduler_file = _as_str("cluster.scheduler_file", section.get("scheduler_file"),
                              allow_none=True)
     if kind == "scheduler_file":
@@ -184,6 +188,10 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
                   f"set {typed} instead" if typed else f"is set by mccard-dist for cluster.kind="
                                                        f"{kind}; remove it", options[name])
     jobqueue = _parse_jobqueue(kind, section, required) if kind in ("slurm", "pbs") else {}
+    connect = {}
+    if kind in ("address", "scheduler_file") and section.get("connect_timeout") is not None:
+        connect["connect_timeout"] = _as_duration("cluster.connect_timeout",
+                                                  section["connect_timeout"])
     return ClusterSpec(
         kind=kind,
         n_workers=n_workers,
@@ -196,9 +204,13 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
         scheduler_file=scheduler_file,
         options=_freeze(options),
         **jobqueue,
+        **connect,
     )
 
 
+
+#: a Dask scheduler address: tcp/tls/ws/wss/ucx, a host name or IP (IPv6 in brackets), a port
+_ADDRESS_RE = re.compile(r"^(tcp|tls|ws|wss|ucx)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5}$")
 
 _EXAMPLES = {
     "address": "cluster.address=tcp://host:8786",

@@ -204,7 +204,8 @@ class ClusterSpec:
 
     - ``local``: ``n_workers``, ``threads_per_worker``, ``memory_limit``, ``host``,
       ``dashboard_address``.
-    - ``address``: ``address``. ``scheduler_file``: ``scheduler_file``.
+    - ``address``: ``address``. ``scheduler_file``: ``scheduler_file``. Both: ``connect_timeout``,
+      how long to try to reach the scheduler (or wait for its file) before giving up.
     - ``slurm`` / ``pbs`` (dask-jobqueue): per batch job ``cores``, ``processes`` (single-threaded
       workers; None means one per core), ``memory``, ``walltime``, ``queue``, ``account``; the
       workers' network ``interface``; ``log_directory`` for job output; ``job_extra_directives``
@@ -243,6 +244,12 @@ class ClusterSpec:
     worker_lifetime: str | None = None
     lifetime_stagger: str | None = None
     python: str | None = None
+    connect_timeout: str | None = None
+
+    @property
+    def connect_timeout_seconds(self) -> float:
+        """How long to try to reach a running scheduler (address, scheduler_file; default 10 s)."""
+        return 10.0 if self.connect_timeout is None else _duration_seconds(self.connect_timeout)
 
     @property
     def workers_per_job(self) -> int | None:
@@ -281,7 +288,8 @@ _CLUSTER_FIELDS = ("kind", "n_workers", "threads_per_worker", "memory_limit", "h
                    "dashboard_address", "address", "scheduler_file", "cores", "processes",
                    "memory", "walltime", "queue", "account", "interface", "log_directory",
                    "job_extra_directives", "job_script_prologue", "resource_spec", "n_jobs",
-                   "adaptive", "worker_lifetime", "lifetime_stagger", "python", "options")
+                   "adaptive", "worker_lifetime", "lifetime_stagger", "python", "connect_timeout",
+                   "options")
 
 #: settings of the dask-jobqueue kinds (slurm, pbs)
 _JOBQUEUE_FIELDS = ("cores", "processes", "memory", "walltime", "queue", "account", "interface",
@@ -292,8 +300,8 @@ _JOBQUEUE_FIELDS = ("cores", "processes", "memory", "walltime", "queue", "accoun
 #: the fields each cluster kind reads (besides kind and options); others must stay unset
 _KIND_FIELDS = {
     "local": ("n_workers", "threads_per_worker", "memory_limit", "host", "dashboard_address"),
-    "address": ("address",),
-    "scheduler_file": ("scheduler_file",),
+    "address": ("address", "connect_timeout"),
+    "scheduler_file": ("scheduler_file", "connect_timeout"),
     "slurm": _JOBQUEUE_FIELDS,
     "pbs": _JOBQUEUE_FIELDS + ("resource_spec",),
 }
@@ -306,6 +314,8 @@ _RESERVED_OPTIONS = {
                                  "n_workers", "host"),
 }
 _RESERVED_OPTIONS["pbs"] = _RESERVED_OPTIONS["slurm"]
+_RESERVED_OPTIONS["address"] = ("address", "timeout", "scheduler_file")
+_RESERVED_OPTIONS["scheduler_file"] = _RESERVED_OPTIONS["address"]
 
 
 @dataclass(frozen=True)

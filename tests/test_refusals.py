@@ -1,0 +1,134 @@
+"""What a user gets for input that cannot work: one or two lines naming what to change, no
+traceback, nothing created, and quickly; and how a run's end is recorded in its store."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import xarray as xr
+
+pytestmark = [pytest.mark.slow]
+
+
+def mccard_run(cwd, *args, env=None, timeout=300):
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "mccard_dist.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    return proc, time.monotonic() - start
+
+
+def unwritable_folder(tmp_path):
+    """A folder this process cannot write to (root ignores permission bits: use sysfs then)."""
+    if os.geteuid() == 0:
+        return "/sys/mccard-results"
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    return str(folder)
+
+
+def refusal_cases(tmp_path):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    no_batch = {**os.environ, "PATH": str(tmp_path / "empty-bin")}
+    return {
+        "slurm without sbatch": (["cluster=slurm"], no_batch, "sbatch"),
+        "pbs without qsub": (["cluster=pbs"], no_batch, "qsub"),
+        "malformed address": (["cluster=address", "cluster.address=notaurl"], None,
+                              "cluster.address: must be a scheduler address"),
+        "unreachable address": (["cluster=address", "cluster.address=tcp://127.0.0.1:1",
+                                 "cluster.connect_timeout=2s"], None, "cannot reach"),
+        "missing scheduler file": (["cluster=scheduler_file",
+                                    f"cluster.scheduler_file={tmp_path / 'nope.json'}",
+                                    "cluster.connect_timeout=1s"], None, "did not appear"),
+        "store root unwritable": ([f"store.root={unwritable_folder(tmp_path)}"], None,
+                                  "cannot write"),
+        "store path through a file": ([f"store.path={a_file}/x.zarr"], None, "is a file"),
+        "timeout in options": (["cluster=address", "cluster.address=tcp://127.0.0.1:1",
+                                "+cluster.options.timeout=3"], None, "cluster.options.timeout"),
+    }
+
+
+CASES = ["slurm without sbatch", "pbs without qsub", "malformed address", "unreachable address",
+         "missing scheduler file", "store root unwritable", "store path through a file",
+         "timeout in options"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_refusals_are_short_quick_and_leave_nothing(tmp_path, case):
+    overrides, env, needle = refusal_cases(tmp_path)[case]
+    work = tmp_path / "work"
+    work.mkdir()
+    proc, seconds = mccard_run(work, "experiment=smoke", "run.progress=false", *overrides, env=env)
+    assert proc.returncode != 0
+    errors = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert len(errors) <= 2 and errors[0].startswith("error:"), proc.stderr
+    assert needle in proc.stderr
+    assert seconds < 10, f"refused after {seconds:.1f} s"
+    assert not (work / "results").exists()  # no store, not even an empty one
+
+
+def test_report_out_unwritable_is_one_line(tmp_path):
+    out = unwritable_folder(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", "from mccard_dist.cli import report; report()",
+                           str(tmp_path / "missing.zarr"), "--out", f"{out}/report"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().startswith("error: --out: cannot write"), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def _runs(store):
+    return json.loads(xr.open_zarr(store).attrs["runs"])
+
+
+def _wait(predicate, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+@pytest.mark.cluster
+def test_run_records_say_how_each_run_ended(tmp_path):
+    """A killed driver, then SIGTERM (a batch scheduler's stop), then a run to the end."""
+    store = tmp_path / "store.zarr"
+    args = [sys.executable, "-m", "mccard_dist.cli", "experiment=smoke", f"store.path={store}",
+            "run.progress=false", "run.fits_per_block=1", "cluster.n_workers=1"]
+
+    def started_runs():
+        try:
+            return len(_runs(store))
+        except Exception:  # noqa: BLE001 - the store is still being created
+            return 0
+
+    killed = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    _wait(lambda: started_runs() == 1)
+    assert _runs(store)[0]["ended"] == "running" and _runs(store)[0]["pid"] == killed.pid
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait()
+
+    terminated = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+    _wait(lambda: started_runs() == 2)
+    terminated.send_signal(signal.SIGTERM)
+    _, stderr = terminated.communicate(timeout=120)
+    assert terminated.returncode != 0
+    assert "interrupted (signal SIGTERM)" in stderr and "Traceback" not in stderr
+
+    finished = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr
+    runs = _runs(store)
+    assert [r["ended"] for r in runs] == ["unknown: the driver stopped without recording how",
+                                          "interrupted (signal SIGTERM)", "finished"]
+    assert all(r["started"] for r in runs) and runs[2]["finished"] >= runs[2]["started"]
+    assert (xr.open_zarr(store)["status"] == 1).all()
