@@ -83,6 +83,64 @@ def _main(cfg) -> None:
                          "command to resume")
 
 
+#: the config groups a user picks with GROUP=OPTION (``method`` files are selected differently)
+GROUPS = ("experiment", "cluster", "cv", "data")
+
+
+def _summary(path: Path) -> str:
+    """The first line of a config file's header comment: its one-line summary."""
+    for line in path.read_text().splitlines():
+        if line.startswith("#") and not line.startswith("# @package"):
+            return line.lstrip("# ").strip().rstrip(".")
+    return ""
+
+
+def help_text(config_dir: Path = CONFIG_DIR) -> str:
+    """What ``mccard-run --help`` prints: the tool, its config groups and methods, examples."""
+    from omegaconf import OmegaConf
+
+    defaults = {}
+    for item in OmegaConf.to_container(OmegaConf.load(config_dir / "config.yaml"))["defaults"]:
+        if isinstance(item, dict):
+            defaults.update({k: v for k, v in item.items() if "@" not in k})
+
+    def options(group):
+        return sorted((config_dir / group).glob("*.yaml"))
+
+    out = ["mccard-run: fit robust sparse regression methods (MCC-ARD and its baselines) over a grid",
+           "of contamination settings on a Dask cluster, into a labelled xarray/zarr results store.",
+           "Rerunning the same command resumes the same store.",
+           "",
+           "usage: mccard-run [-m] [GROUP=OPTION] [KEY=VALUE ...]   (Hydra overrides; -m sweeps",
+           "       comma-separated values, one store per job)",
+           "",
+           "config groups (pick one option with GROUP=OPTION):"]
+    for group in GROUPS:
+        out.append(f"  {group}:")
+        for path in options(group):
+            mark = " (default)" if defaults.get(group) == path.stem else ""
+            name = f"{path.stem}{mark}"
+            out.append(f"    {name:<26}{_summary(path)}")
+    out += ["",
+            "methods (not a group: choose with experiment.methods=[a,b], set with "
+            "methods.NAME.KEY=VALUE):"]
+    for path in options("method"):
+        out.append(f"    {path.stem:<26}{_summary(path)}")
+    out += ["",
+            "examples:",
+            "  mccard-run experiment=smoke                         # a first try: about a minute",
+            "  mccard-run experiment=reproduce cluster.n_workers=8 # the paper's grid, 4 seeds",
+            "  mccard-run experiment=paper cluster=slurm cluster.account=myproj cluster.n_jobs=10",
+            "  mccard-run -m experiment=quick data.n_features=500,1000",
+            "",
+            "more: `mccard-run ... --cfg job` prints the composed config, `--hydra-help` Hydra's "
+            "own options;",
+            "results: `mccard-report STORE --out DIR`, or mccard_dist.open_results(STORE) in "
+            "Python.",
+            f"configs: {config_dir} (MCCARD_CONFIG_DIR=DIR uses another folder)"]
+    return "\n".join(out)
+
+
 def run() -> None:
     """Console entry point ``mccard-run`` (Hydra overrides on the command line)."""
     import hydra
@@ -90,6 +148,9 @@ def run() -> None:
     if not CONFIG_DIR.is_dir():
         sys.exit(f"config directory {CONFIG_DIR} not found; set MCCARD_CONFIG_DIR to the "
                  "project's conf/ directory")
+    if any(arg in ("--help", "-h") for arg in sys.argv[1:]):
+        print(help_text())
+        return
     main = hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")(_main)
     main()
 
