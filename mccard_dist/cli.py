@@ -171,18 +171,14 @@ def _open_store(path):
 
 
 def _check_out_dir(out: Path) -> None:
-    """Create ``--out`` and write a probe file there, or stop with one line."""
-    import os
-    import tempfile
+    """Stop with one line if ``--out`` cannot be written (nothing is created here)."""
+    from .errors import UsageError
+    from .store import check_writable
 
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=out, prefix=".mccard-write-probe-")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise SystemExit(f"error: --out: cannot write to {out} ({exc.strerror or exc}); choose a "
-                         "writable folder") from None
+        check_writable(out, key="--out", fix="choose a writable folder")
+    except UsageError as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 def report(argv=None) -> None:

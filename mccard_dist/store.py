@@ -50,7 +50,8 @@ def store_path(spec: ExperimentSpec) -> Path:
 log = logging.getLogger(__name__)
 
 
-def check_writable(path: Path) -> None:
+def check_writable(path: Path, key: str = "store",
+                   fix: str = "set store.root (or store.path) to a writable folder") -> None:
     """Refuse a store location this process cannot write, before anything is created.
 
     A probe file is created and removed in the store (if it exists) or in its nearest existing
@@ -62,18 +63,16 @@ def check_writable(path: Path) -> None:
 
     path = Path(path)
     target = path if path.exists() else next(p for p in path.parents if p.exists())
-    what = "store" if target == path else "folder"
+    what = "store" if target == path and key == "store" else "folder"
     if not target.is_dir():
-        raise StoreAccessError(f"store: cannot use {path}: {target} is a file, not a folder; set "
-                               "store.path (or store.root) to a folder")
+        raise StoreAccessError(f"{key}: cannot use {path}: {target} is a file, not a folder; {fix}")
     try:
         fd, probe = tempfile.mkstemp(dir=target, prefix=".mccard-write-probe-")
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
         raise StoreAccessError(
-            f"store: cannot write to the {what} {target} ({exc.strerror or exc}); set store.root "
-            "(or store.path) to a writable folder") from None
+            f"{key}: cannot write to the {what} {target} ({exc.strerror or exc}); {fix}") from None
 
 
 CELL_DIMS = ("method", "tau", "psi", "seed")

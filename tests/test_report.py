@@ -117,7 +117,7 @@ def test_figures_a_store_cannot_make_are_skipped_with_a_note(smoke_spec, tmp_pat
     text = out.path.read_text()
     assert text.count("Skipped: ") == 3 and "needs the methods mcc_ard and mcc_ard_proper" in text
     assert_png(tmp_path / "out" / analysis.FIGURES["prediction"][0])
-    assert all(c.verdict in (analysis.NO_DATA, analysis.NOT_TESTABLE) for c in out.claims)
+    assert all(c.verdict in (analysis.NOT_IN_GRID, analysis.NOT_TESTABLE) for c in out.claims)
 
 
 def test_report_compare_prints_the_paired_table(store, capsys):

@@ -22,11 +22,14 @@ argument called ``method``.
 from __future__ import annotations
 
 from .claims import (
+    BETTER,
     FAILS,
     HOLDS,
     NO_DATA,
+    NOT_IN_GRID,
     NOT_TESTABLE,
     PAPER_TAUS,
+    PARTIAL,
     SIMILAR_TOLERANCE,
     VERDICTS,
     ClaimPart,
@@ -77,8 +80,8 @@ from .values import (
 )
 
 __all__ = [
-    "ClaimPart", "ClaimResult", "FAILS", "FIGURES", "FigureFile", "FigureUnavailable", "HOLDS",
-    "METRICS", "MethodComparison", "NOT_TESTABLE", "NO_DATA", "PAPER_TAUS", "ROLES", "Report",
+    "BETTER", "ClaimPart", "ClaimResult", "FAILS", "FIGURES", "FigureFile", "FigureUnavailable", "HOLDS",
+    "METRICS", "MethodComparison", "NOT_IN_GRID", "NOT_TESTABLE", "NO_DATA", "PAPER_TAUS", "PARTIAL", "ROLES", "Report",
     "SIMILAR_TOLERANCE", "UNDEFINED_R", "VERDICTS", "cell_values", "check_claims",
     "claims_markdown", "claims_table", "compare_methods", "compare_stores", "comparison_table",
     "fig_chosen_h", "fig_cv_curves", "fig_densities", "fig_deviant_vs_proper",

@@ -13,9 +13,11 @@ from .values import _LABELS, _NAMES, ROLES, _md, _num, cell_values, n_relevant
 # ------------------------------------------------------------------------------------------------
 # claims
 # ------------------------------------------------------------------------------------------------
-HOLDS, FAILS, NO_DATA, NOT_TESTABLE = "holds", "does not hold", "not enough data", "not testable"
-#: the possible verdicts
-VERDICTS = (HOLDS, FAILS, NO_DATA, NOT_TESTABLE)
+HOLDS, BETTER, FAILS = "holds", "better than claimed", "does not hold"
+NO_DATA, NOT_IN_GRID = "not enough seeds", "not in this grid"
+PARTIAL, NOT_TESTABLE = "holds where this grid can test", "not testable"
+#: the possible verdicts: of a part (all but PARTIAL) and of a claim (all but BETTER)
+VERDICTS = (HOLDS, BETTER, PARTIAL, FAILS, NO_DATA, NOT_IN_GRID, NOT_TESTABLE)
 
 #: the paper's Laplace scales
 PAPER_TAUS = (2.0, 5.0, 10.0)
@@ -48,8 +50,10 @@ class ClaimPart:
 class ClaimResult:
     """A claim of the paper (README, "Reproducing the paper"), its parts and overall verdict.
 
-    Overall: "does not hold" if any part does not hold; else "not enough data" if any part lacks
-    data; else "holds" (so a claim never holds on a store that lacks cells it needs).
+    Overall: "does not hold" if any part does not hold; else "not enough seeds" if any part has
+    too few paired seeds to decide; else "not in this grid" if no part can be tested; else "holds
+    where this grid can test" if some parts need a method, tau or psi the grid lacks (``note``
+    names them); else "holds" (a part better than claimed counts as holding).
     """
 
     claim: str
@@ -120,27 +124,33 @@ def _psi_text(psis) -> str:
     return f"the {len(psis)} ψ from {min(psis):g} to {max(psis):g}"
 
 
-def _rule(kind: str, level: float, tol: float, margin: float = math.nan) -> str:
+def _rule(kind: str, level: float, tol: float, margin: float = math.nan, better=None) -> str:
     where = f"{level:.0%} interval"
     if kind == "greater":
         return f"holds if the {where} lies above 0; does not hold if the mean is <= 0"
     if kind == "less":
         return f"holds if the {where} lies below 0; does not hold if the mean is >= 0"
     size = f" = ±{margin:.3g}" if math.isfinite(margin) else ""
+    if better == "lower":
+        return (f"holds if the {where} lies below +{tol:.0%} of the mean level of the two{size} "
+                f"(better than claimed below −{tol:.0%})")
     return f"holds if the {where} lies within ±{tol:.0%} of the mean level of the two{size}"
 
 
-def _part(cells, claim, part, quantity, kind, compute, level, tol) -> ClaimPart:
+def _part(cells, claim, part, quantity, kind, compute, level, tol, better=None) -> ClaimPart:
     """Evaluate one comparison of kind "greater", "less" or "similar".
 
     ``compute()`` returns the per-seed differences (NaN for a seed with an unfinished cell) and,
     for "similar", also the per-seed level (mean of the two methods) the tolerance refers to; it
-    raises ``_Missing`` when the store lacks a method, tau or psi.
+    raises ``_Missing`` when the store lacks a method, tau or psi. ``better="lower"`` (similar
+    only): a difference below the band favours the method the paper proposes, so it is "better
+    than claimed", not a failure.
     """
     try:
         out = compute()
     except _Missing as exc:
-        return ClaimPart(claim, part, quantity, _rule(kind, level, tol), NO_DATA, note=str(exc))
+        return ClaimPart(claim, part, quantity, _rule(kind, level, tol, better=better), NOT_IN_GRID,
+                         note=str(exc))
     if kind == "similar":
         diffs, levels = (np.asarray(x, dtype=float) for x in out)
     else:
@@ -149,21 +159,28 @@ def _part(cells, claim, part, quantity, kind, compute, level, tol) -> ClaimPart:
     margin = math.nan
     if kind == "similar" and n:
         margin = tol * abs(float(np.mean(levels[np.isfinite(diffs)])))
-    rule = _rule(kind, level, tol, margin)
+    rule = _rule(kind, level, tol, margin, better)
     note = "" if n == cells.n_seed else f"{n} of {cells.n_seed} seeds have every cell finished"
     if n < 2:
         note = "; ".join(x for x in (note, "fewer than 2 paired seeds") if x)
         return ClaimPart(claim, part, quantity, rule, NO_DATA, mean, lo, hi, n, note)
     # holds: the interval lies on the claimed side (within the band for "similar");
     # does not hold: the estimate itself lies on the other side (outside the band);
-    # otherwise the estimate agrees but the interval is too wide to decide: not enough data.
+    # otherwise the estimate agrees but the interval is too wide to decide: not enough seeds.
+    beyond = False
     if kind == "greater":
         ok, wrong = lo > 0, mean <= 0
     elif kind == "less":
         ok, wrong = hi < 0, mean >= 0
+    elif better == "lower":
+        ok, wrong, beyond = hi <= margin, mean > margin, hi < -margin
     else:
         ok, wrong = -margin <= lo and hi <= margin, abs(mean) > margin
-    if ok:
+    if beyond:
+        verdict = BETTER
+        note = "; ".join(x for x in (note, "the proposed method is better than the claimed "
+                                           "similarity") if x)
+    elif ok:
         verdict = HOLDS
     elif wrong:
         verdict = FAILS
@@ -174,13 +191,20 @@ def _part(cells, claim, part, quantity, kind, compute, level, tol) -> ClaimPart:
     return ClaimPart(claim, part, quantity, rule, verdict, mean, lo, hi, n, note)
 
 
-def _overall(parts) -> str:
+def _overall(parts) -> tuple[str, str]:
+    """The verdict of a claim from its parts, and a note naming what the grid lacks."""
     verdicts = {p.verdict for p in parts}
+    lacking = list(dict.fromkeys(p.note for p in parts if p.verdict == NOT_IN_GRID))
+    note = ("not in this grid: " + "; ".join(lacking)) if lacking else ""
     if FAILS in verdicts:
-        return FAILS
-    if NO_DATA in verdicts or not parts:
-        return NO_DATA
-    return HOLDS
+        return FAILS, note
+    if NO_DATA in verdicts:
+        return NO_DATA, note
+    if not parts or verdicts == {NOT_IN_GRID}:
+        return NOT_IN_GRID, note
+    if NOT_IN_GRID in verdicts:
+        return PARTIAL, note
+    return HOLDS, note
 
 
 _STATEMENTS = {
@@ -222,7 +246,7 @@ def _claim1(cells, level, tol):
     Per tau, two parts, on the per-seed mean over every psi > 0 in the store:
     ``r(mcc_ard) - r(ls_ard)`` holds if its interval lies above 0;
     ``RMSE(mcc_ard) - RMSE(ls_ard)`` holds if its interval lies below 0. A part whose estimate lies on the other side "does not
-    hold"; one whose estimate agrees but whose interval crosses 0 has "not enough data".
+    hold"; one whose estimate agrees but whose interval crosses 0 has "not enough seeds".
     """
     parts = []
     for tau in PAPER_TAUS:
@@ -242,9 +266,10 @@ def _claim2(cells, level, tol):
     - RMSE, for tau = 2 and 5: ``RMSE(mcc_ard) - RMSE(mcc_l1)``; holds if the interval lies
       below 0;
     - RMSE "similar" at tau = 10: holds if the interval of ``RMSE(mcc_ard) - RMSE(mcc_l1)`` lies
-      within ± SIMILAR_TOLERANCE (10%) of the mean RMSE of the two methods (over psi and the
-      paired seeds); "does not hold" when the estimate itself is on the other side (outside the band), and
-      "not enough data" when it agrees but the interval is too wide to tell.
+      below + SIMILAR_TOLERANCE (10%) of the mean RMSE of the two methods (over psi and the
+      paired seeds), "better than claimed" if it lies below - SIMILAR_TOLERANCE; "does not hold"
+      when the estimate is above the band, and "not enough seeds" when it agrees but the
+      interval is too wide to tell.
     """
     parts = []
     for tau in PAPER_TAUS:
@@ -257,7 +282,8 @@ def _claim2(cells, level, tol):
             cells, "2", f"RMSE, τ = {tau:g}",
             _quantity(cells, "rmse", "mcc_ard", "mcc_l1", "all", "similar" if similar else "< 0"),
             "similar" if similar else "less",
-            _difference(cells, "rmse", "mcc_ard", "mcc_l1", tau, "all", similar), level, tol))
+            _difference(cells, "rmse", "mcc_ard", "mcc_l1", tau, "all", similar), level, tol,
+            better="lower"))
     return parts
 
 
@@ -368,15 +394,19 @@ def check_claims(ds, level: float = 0.95, similar_tolerance: float = SIMILAR_TOL
 
     - "greater" / "less" parts hold when the whole interval lies on the claimed side of 0, and do
       not hold when the mean itself lies on the other side; a mean on the claimed side with an
-      interval that contains 0 is "not enough data" (more seeds needed);
+      interval that contains 0 is "not enough seeds";
     - "similar" / "close" parts hold when the whole interval lies within
       ``± similar_tolerance`` (10%) of the mean level of the two methods compared, and do not hold
-      when the mean lies outside that band; otherwise "not enough data";
-    - a part is "not enough data" when a method, tau or psi it needs is not in the store, or fewer
-      than 2 paired seeds have every needed cell finished (pending and failed cells count as
-      missing);
-    - a claim "does not hold" if any part does not hold, else "not enough data" if any part lacks
-      data, else "holds". A claim never holds on a store that lacks a cell it needs.
+      when the mean lies outside that band; otherwise "not enough seeds". Where the paper's
+      method may only be better (claim 2's RMSE at tau = 10), an interval below the band is
+      "better than claimed";
+    - a part is "not in this grid" when a method, tau or psi it needs is not in the store, and
+      "not enough seeds" when fewer than 2 paired seeds have every needed cell finished (pending
+      and failed cells count as missing);
+    - a claim's verdict follows :class:`ClaimResult`: "does not hold" if any part does not hold,
+      else "not enough seeds", else "holds where this grid can test" when parts need methods,
+      tau or psi the grid lacks (named in its note), else "holds". A claim never plainly holds
+      on a store that lacks a cell it needs.
 
     The claims and their parts (tau in 2, 5, 10 as in the paper; "under outliers" means every
     psi > 0 of the store, otherwise every psi):
@@ -408,7 +438,8 @@ def check_claims(ds, level: float = 0.95, similar_tolerance: float = SIMILAR_TOL
         "4": _claim4(cells, level, similar_tolerance),
         "5": _claim5(cells, level, similar_tolerance),
     }
-    results = [ClaimResult(c, _STATEMENTS[c], _overall(p), tuple(p)) for c, p in parts.items()]
+    results = [ClaimResult(c, _STATEMENTS[c], *_overall(p)[:1], tuple(p), _overall(p)[1])
+               for c, p in parts.items()]
     results.append(ClaimResult("6", _STATEMENTS["6"], NOT_TESTABLE, (),
                                "future work in the paper; nothing to compare"))
     return results
@@ -434,7 +465,8 @@ def claims_markdown(results, level: float = 0.95) -> str:
     """The claims as markdown: one line per claim, then one row per part with the interval."""
     lines = ["| claim | verdict | statement |", "|---|---|---|"]
     for c in results:
-        lines.append(f"| {c.claim} | **{c.verdict}** | {_md(c.statement)} |")
+        note = f" ({_md(c.note)})" if c.note else ""
+        lines.append(f"| {c.claim} | **{c.verdict}**{note} | {_md(c.statement)} |")
     lines += ["", f"| claim | part | quantity (per seed, paired) | mean | {level:.0%} interval | "
               "seeds | verdict | rule / note |", "|---|---|---|---:|---|---:|---|---|"]
     for row in claims_table(results):
