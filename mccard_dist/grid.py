@@ -209,7 +209,7 @@ def coords(spec: ExperimentSpec) -> dict[str, np.ndarray]:
             hs.add(h)
             lams.add(r)
     return {
-        "method": np.array(spec.method_names, dtype=str),
+        "model": np.array(spec.method_names, dtype=str),
         "tau": np.array(spec.tau, dtype=np.float64),
         "psi": np.array(spec.psi, dtype=np.float64),
         "seed": np.array(spec.seeds, dtype=np.int64),

@@ -8,13 +8,13 @@ Only the driver writes (one writer, in sequence), so partial-chunk writes cannot
 
 Layout (``xarray.open_zarr(path)`` is enough to analyse it):
 
-- per cell, dims ``(method, tau, psi, seed)``: ``status`` (0 pending, 1 done, 2 failed), ``error``
+- per cell, dims ``(model, tau, psi, seed)`` (``model``: the method names): ``status`` (0 pending, 1 done, 2 failed), ``error``
   (message of a failed cell), the metrics ``r, rmse, n_selected, tp, fp, fn, tn, precision,
   recall, f1``, the CV choice ``chosen_h, chosen_lam`` (alpha ratio) and ``chosen_alpha``, and ``n_iter, converged,
   fit_seconds, cell_seconds, n_cv_failures``; all float64 (NaN where not available).
-- ``cv_score`` (method, tau, psi, seed, h, lam, fold): validation loss of each candidate and fold
+- ``cv_score`` (model, tau, psi, seed, h, lam, fold): validation loss of each candidate and fold
   (NaN where a method has no such candidate). ``lam = 0`` stands for "no L1 penalty" (ARD).
-- ``coef`` (method, tau, psi, seed, feature): final coefficients (unless ``run.save_coef`` is off).
+- ``coef`` (model, tau, psi, seed, feature): final coefficients (unless ``run.save_coef`` is off).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def check_writable(path: Path, key: str = "store",
             f"{key}: cannot write to the {what} {target} ({exc.strerror or exc}); {fix}") from None
 
 
-CELL_DIMS = ("method", "tau", "psi", "seed")
+CELL_DIMS = ("model", "tau", "psi", "seed")
 CV_DIMS = CELL_DIMS + ("h", "lam", "fold")
 COEF_DIMS = CELL_DIMS + ("feature",)
 
@@ -109,7 +109,7 @@ def _template(spec: ExperimentSpec):
     c = grid.coords(spec)
     n = {k: len(v) for k, v in c.items()}
     cell_shape = tuple(n[d] for d in CELL_DIMS)
-    # chunks: one (method, tau) slab of psi x seed per per-cell variable; per seed-run for the big ones
+    # chunks: one (model, tau) slab of psi x seed per per-cell variable; per seed-run for the big ones
     seed_chunk = min(n["seed"], 100)
     cell_chunks = (1, 1, n["psi"], n["seed"])
     data_vars = {
@@ -217,7 +217,7 @@ class ResultsStore:
 
     # -- reading ---------------------------------------------------------------------------------
     def status(self) -> np.ndarray:
-        """The status array ``(method, tau, psi, seed)``."""
+        """The status array ``(model, tau, psi, seed)``."""
         return np.asarray(self._group["status"][...])
 
     def pending_cells(self, retry_failed: bool = False) -> list[grid.Cell]:
@@ -322,13 +322,17 @@ def open_results(path, mask: bool = True):
 
     With ``mask`` (default), every per-cell variable (and ``cv_score``, ``coef``) is NaN where the
     cell is not done (pending or failed); ``status`` and ``error`` are kept as written, and
-    ``status_name`` gives "pending" / "done" / "failed". The per-cell variables (dims ``method,
+    ``status_name`` gives "pending" / "done" / "failed". The per-cell variables (dims ``model,
     tau, psi, seed`` only: a few MB even for the paper's grid) are loaded, so ``ds["r"].mean("seed")``
     gives numbers; ``cv_score`` and ``coef`` stay lazy (dask).
 
+    The methods of ``experiment.methods`` lie along the dimension ``model``: select one with
+    ``ds.sel(model="mcc_ard")``. (A dimension named ``method`` would collide with the ``method``
+    keyword of ``Dataset.sel``; stores written with that name are renamed on opening.)
+
     ``path`` may also be a list of stores of the same cells (tau, psi, seeds and data) with
     different methods, e.g. the K-fold and the auto-width methods run as two experiments: they are
-    opened side by side along ``method``, as if one store held them all (``h``, ``lam`` and
+    opened side by side along ``model``, as if one store held them all (``h``, ``lam`` and
     ``fold`` are the union of theirs). The attribute ``stores`` lists each store's path, grid
     hash, methods and CV settings (which may differ); ``config`` is the first store's, with every
     store's methods.
@@ -341,12 +345,14 @@ def open_results(path, mask: bool = True):
     ds = xr.open_zarr(str(path), consolidated=True)
     if "grid_hash" not in ds.attrs:
         raise StoreMismatchError(f"{path} is not an mccard-dist results store")
+    if "method" in ds.dims:  # stores written before the dimension was named ``model``
+        ds = ds.rename({"method": "model"})
     done = ds["status"].load() == STATUS_DONE
     if mask:
         for name in ds.data_vars:
             if name not in ("status", "error"):
                 ds[name] = ds[name].where(done)
-    cell_dims = {"method", "tau", "psi", "seed"}
+    cell_dims = {"model", "tau", "psi", "seed"}
     for name in list(ds.data_vars):
         if set(ds[name].dims) <= cell_dims:
             ds[name] = ds[name].load()
@@ -357,7 +363,7 @@ def open_results(path, mask: bool = True):
 
 
 def _side_by_side(stores, paths):
-    """Stores of the same cells concatenated along ``method`` (:func:`open_results`)."""
+    """Stores of the same cells concatenated along ``model`` (:func:`open_results`)."""
     import warnings
 
     import xarray as xr
@@ -377,15 +383,15 @@ def _side_by_side(stores, paths):
             if d["experiment"][key] != first["experiment"][key]:
                 raise StoreMismatchError(f"{path} has other experiment.{key} than {paths[0]}: "
                                          f"stores opened side by side must hold the same cells")
-        clash = sorted(set(names) & {str(m) for m in ds["method"].values})
+        clash = sorted(set(names) & {str(m) for m in ds["model"].values})
         if clash:
             raise StoreMismatchError(f"{path} repeats method(s) {', '.join(clash)} of an earlier "
                                      "store: open stores with different methods side by side")
-        names += [str(m) for m in ds["method"].values]
+        names += [str(m) for m in ds["model"].values]
     with warnings.catch_warnings():
         # the outer join on h / lam / fold re-chunks the lazy cv_score: expected, and small
         warnings.simplefilter("ignore", PerformanceWarning)
-        combined = xr.concat(stores, dim="method", join="outer", data_vars="all",
+        combined = xr.concat(stores, dim="model", join="outer", data_vars="all",
                              coords="different", compat="equals", combine_attrs="override")
     config = json.loads(stores[0].attrs["config"])
     description = copy.deepcopy(first)
@@ -398,7 +404,7 @@ def _side_by_side(stores, paths):
     combined.attrs["grid_description"] = json.dumps(description)
     combined.attrs["grid_hash"] = "+".join(ds.attrs["grid_hash"] for ds in stores)
     combined.attrs["stores"] = json.dumps([{"path": str(p), "grid_hash": ds.attrs["grid_hash"],
-                                            "methods": [str(m) for m in ds["method"].values],
+                                            "methods": [str(m) for m in ds["model"].values],
                                             "cv": d["cv"]}
                                            for p, ds, d in zip(paths, stores, descriptions)])
     return combined

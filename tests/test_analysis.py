@@ -101,13 +101,13 @@ def test_summarize_counts_failed_and_pending_cells(smoke_spec, monkeypatch):
 
 def test_undefined_r_of_a_finished_cell_counts_as_zero():
     ds = constructed()
-    ds["r"][{"method": 3, "tau": 0, "psi": 3}] = np.nan  # mcc_l1 predicts a constant
+    ds["r"][{"model": 3, "tau": 0, "psi": 3}] = np.nan  # mcc_l1 predicts a constant
     s = summarize(ds)
-    assert float(s["r_mean"].sel({"method": "mcc_l1", "tau": 2.0, "psi": 0.6})) == 0.0
+    assert float(s["r_mean"].sel({"model": "mcc_l1", "tau": 2.0, "psi": 0.6})) == 0.0
     assert int(s["n_r_undefined"].sum()) == ds.sizes["seed"]
     # ... and the claim sees r = 0 on every seed of that cell
     r = analysis.cell_values(ds, "r").sel({"tau": 2.0}).mean("psi")
-    diffs = (r.sel({"method": "mcc_ard"}) - r.sel({"method": "mcc_l1"})).values
+    diffs = (r.sel({"model": "mcc_ard"}) - r.sel({"model": "mcc_l1"})).values
     part = _part(check_claims(ds), "2", "r, τ = 2")
     assert part.estimate == pytest.approx(diffs.mean())
 
@@ -125,7 +125,7 @@ def test_write_figures_writes_every_figure_as_png(ds, tmp_path):
 
 @pytest.mark.slow  # runs the pipeline into a real store
 def test_metric_figures_have_one_labelled_panel_per_tau_and_every_method(ds):
-    labels = {analysis.method_style(str(m))["label"] for m in ds["method"].values}
+    labels = {analysis.method_style(str(m))["label"] for m in ds["model"].values}
     for make in (analysis.fig_prediction, analysis.fig_selection):
         fig = make(ds)
         axes = fig.get_axes()
@@ -145,7 +145,7 @@ def test_deviant_vs_proper_needs_both_variants(ds, tmp_path):
     fig = analysis.fig_deviant_vs_proper(ds)
     legend = " ".join(t.get_text() for t in fig.legends[0].get_texts())
     assert "MCC-ARD" in legend and "proper" in legend and "LS-ARD (reference)" in legend
-    without = ds.sel({"method": ["mcc_ard", "ls_ard", "mcc_l1"]})
+    without = ds.sel({"model": ["mcc_ard", "ls_ard", "mcc_l1"]})
     with pytest.raises(analysis.FigureUnavailable, match="mcc_ard_proper"):
         analysis.fig_deviant_vs_proper(without)
     files = {f.key: f for f in analysis.write_figures(without, tmp_path)}
@@ -171,13 +171,13 @@ def test_density_figure_draws_c_and_c_prime():
 def test_cv_curves_of_a_chosen_cell_mark_the_pick(ds):
     fig = analysis.fig_cv_curves(ds, ("mcc_l1", 10, 0.3, 1))
     (ax,) = fig.get_axes()
-    chosen_h = float(ds["chosen_h"].sel({"method": "mcc_l1", "tau": 10.0, "psi": 0.3, "seed": 1}))
+    chosen_h = float(ds["chosen_h"].sel({"model": "mcc_l1", "tau": 10.0, "psi": 0.3, "seed": 1}))
     lines = {line.get_label(): line for line in ax.get_lines()}
     picks = [line for label, line in lines.items() if label.startswith("CV pick")]
     assert len(picks) == 1 and picks[0].get_xdata()[0] == pytest.approx(chosen_h)
     assert sum(label.startswith("λ = ") for label in lines) == 2  # the smoke lambda grid
     # the pick is the lowest mean validation loss of the cell
-    cv = ds["cv_score"].sel({"method": "mcc_l1", "tau": 10.0, "psi": 0.3, "seed": 1}).mean("fold")
+    cv = ds["cv_score"].sel({"model": "mcc_l1", "tau": 10.0, "psi": 0.3, "seed": 1}).mean("fold")
     assert picks[0].get_ydata()[0] == pytest.approx(float(cv.min()))
     # default: every method with CV side by side
     assert len(analysis.fig_cv_curves(ds).get_axes()) == 3
@@ -202,7 +202,7 @@ def test_chosen_h_heat_map_uses_a_log_scale_per_cv_method(ds):
     assert [ax.get_title() for ax in panels] == ["MCC-ARD", "MCC-ARD, proper C'", "MCC-L1"]
     image = panels[0].get_images()[0]
     assert isinstance(image.norm, LogNorm)
-    expected = ds["chosen_h"].sel({"method": "mcc_ard"}).mean("seed").transpose("tau", "psi")
+    expected = ds["chosen_h"].sel({"model": "mcc_ard"}).mean("seed").transpose("tau", "psi")
     np.testing.assert_allclose(image.get_array(), expected.values)
 
 
@@ -236,9 +236,9 @@ def constructed(seed=0):
             for pi, p in enumerate(PSIS):
                 for name, mean in _means(m, t, p).items():
                     data[name][mi, ti, pi] = mean + 0.002 * rng.standard_normal(N_SEEDS)
-    dims = ("method", "tau", "psi", "seed")
+    dims = ("model", "tau", "psi", "seed")
     ds = xr.Dataset({name: (dims, v) for name, v in data.items()},
-                    coords={"method": METHODS, "tau": TAUS, "psi": PSIS, "seed": range(N_SEEDS)})
+                    coords={"model": METHODS, "tau": TAUS, "psi": PSIS, "seed": range(N_SEEDS)})
     ds["status"] = (dims, np.ones(shape, np.int8))
     ds.attrs["config"] = json.dumps({"data": {"n_relevant": 30}})
     return ds
@@ -268,7 +268,7 @@ def test_every_claim_holds_where_it_clearly_does():
 def test_the_interval_is_the_paired_t_interval_of_per_seed_differences():
     ds = constructed()
     r = ds["r"].sel({"tau": 5.0, "psi": [0.05, 0.3, 0.6]}).mean("psi")
-    diffs = (r.sel({"method": "mcc_ard"}) - r.sel({"method": "ls_ard"})).values
+    diffs = (r.sel({"model": "mcc_ard"}) - r.sel({"model": "ls_ard"})).values
     part = _part(check_claims(ds), "1", "r, τ = 5")
     low, high = stats.t.interval(0.95, N_SEEDS - 1, loc=diffs.mean(), scale=stats.sem(diffs))
     assert (part.estimate, part.ci_low, part.ci_high) == pytest.approx((diffs.mean(), low, high))
@@ -280,11 +280,11 @@ def test_claims_do_not_hold_where_they_clearly_fail():
     ds = constructed()
     # LS-ARD better than MCC-ARD in r at tau = 5; MCC-L1's RMSE far below MCC-ARD's at tau = 10;
     # F1 lower at psi = 0.05 than at psi = 0 at tau = 10
-    ds["r"].loc[{"method": "ls_ard", "tau": 5.0}] = ds["r"].sel({"method": "mcc_ard",
+    ds["r"].loc[{"model": "ls_ard", "tau": 5.0}] = ds["r"].sel({"model": "mcc_ard",
                                                                  "tau": 5.0}) + 0.05
-    ds["rmse"].loc[{"method": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
-        {"method": "mcc_ard", "tau": 10.0}) - 1.0
-    ds["f1"].loc[{"method": "mcc_ard", "tau": 10.0, "psi": 0.05}] = 0.8
+    ds["rmse"].loc[{"model": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
+        {"model": "mcc_ard", "tau": 10.0}) - 1.0
+    ds["f1"].loc[{"model": "mcc_ard", "tau": 10.0, "psi": 0.05}] = 0.8
     results = check_claims(ds)
     assert _claim(results, "1").verdict == FAILS
     assert _part(results, "1", "r, τ = 5").verdict == FAILS
@@ -308,7 +308,7 @@ def test_what_the_grid_lacks_is_told_apart_from_too_few_seeds():
     assert _part(results, "1", "r, τ = 5").verdict == NOT_IN_GRID
     assert "tau = 5 is not in the store" in _part(results, "1", "r, τ = 5").note
 
-    results = check_claims(constructed().sel({"method": ["mcc_ard", "mcc_ard_proper", "ls_ard"]}))
+    results = check_claims(constructed().sel({"model": ["mcc_ard", "mcc_ard_proper", "ls_ard"]}))
     assert _claim(results, "1").verdict == HOLDS
     assert _claim(results, "2").verdict == NOT_IN_GRID
     assert all(p.verdict == NOT_IN_GRID for p in _claim(results, "2").parts)
@@ -329,14 +329,14 @@ def test_what_the_grid_lacks_is_told_apart_from_too_few_seeds():
 def test_better_than_claimed_is_not_a_failure():
     ds = constructed()
     # MCC-ARD's RMSE far below MCC-L1's at tau = 10, where the paper says "similar"
-    ds["rmse"].loc[{"method": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
-        {"method": "mcc_ard", "tau": 10.0}) + 1.0
+    ds["rmse"].loc[{"model": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
+        {"model": "mcc_ard", "tau": 10.0}) + 1.0
     results = check_claims(ds)
     assert _part(results, "2", "RMSE, τ = 10").verdict == BETTER
     assert _claim(results, "2").verdict == HOLDS
     # ... while the same gap the other way round does not hold
-    ds["rmse"].loc[{"method": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
-        {"method": "mcc_ard", "tau": 10.0}) - 1.0
+    ds["rmse"].loc[{"model": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
+        {"model": "mcc_ard", "tau": 10.0}) - 1.0
     assert _part(check_claims(ds), "2", "RMSE, τ = 10").verdict == FAILS
 
 
@@ -349,13 +349,13 @@ def test_unfinished_cells_never_make_a_claim_hold():
         assert all(p.n_seeds <= 1 for p in c.parts)
     ds = constructed()
     ds["status"][{"seed": slice(2, None)}] = 2  # failed
-    ds["status"][{"seed": 1, "method": 0}] = 0
+    ds["status"][{"seed": 1, "model": 0}] = 0
     assert all(c.verdict == NO_DATA for c in check_claims(ds)[:5])
 
 
 def test_paired_seeds_drop_seeds_with_an_unfinished_cell():
     ds = constructed()
-    ds["status"].loc[{"method": "mcc_ard", "tau": 2.0, "psi": 0.3, "seed": 0}] = 2
+    ds["status"].loc[{"model": "mcc_ard", "tau": 2.0, "psi": 0.3, "seed": 0}] = 2
     results = check_claims(ds)
     part = _part(results, "1", "r, τ = 2")
     assert part.verdict == HOLDS and part.n_seeds == N_SEEDS - 1
@@ -365,27 +365,27 @@ def test_paired_seeds_drop_seeds_with_an_unfinished_cell():
 
 def test_a_failing_part_outweighs_missing_data():
     ds = constructed().sel(tau=[2.0, 5.0])
-    ds["r"].loc[{"method": "ls_ard", "tau": 5.0}] = 1.0
+    ds["r"].loc[{"model": "ls_ard", "tau": 5.0}] = 1.0
     assert _claim(check_claims(ds), "1").verdict == FAILS
 
 
 def test_similar_means_within_ten_percent_of_the_level():
     ds = constructed()
-    level = float(ds["rmse"].sel({"method": ["mcc_ard", "mcc_l1"], "tau": 10.0}).mean())
-    ds["rmse"].loc[{"method": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
-        {"method": "mcc_ard", "tau": 10.0}) + 0.05 * level
+    level = float(ds["rmse"].sel({"model": ["mcc_ard", "mcc_l1"], "tau": 10.0}).mean())
+    ds["rmse"].loc[{"model": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
+        {"model": "mcc_ard", "tau": 10.0}) + 0.05 * level
     assert _part(check_claims(ds), "2", "RMSE, τ = 10").verdict == HOLDS
-    ds["rmse"].loc[{"method": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
-        {"method": "mcc_ard", "tau": 10.0}) - 0.2 * level
+    ds["rmse"].loc[{"model": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
+        {"model": "mcc_ard", "tau": 10.0}) - 0.2 * level
     part = _part(check_claims(ds), "2", "RMSE, τ = 10")
     assert part.verdict == FAILS and "below +10%" in part.rule
-    ds["rmse"].loc[{"method": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
-        {"method": "mcc_ard", "tau": 10.0}) + 0.2 * level
+    ds["rmse"].loc[{"model": "mcc_l1", "tau": 10.0}] = ds["rmse"].sel(
+        {"model": "mcc_ard", "tau": 10.0}) + 0.2 * level
     assert _part(check_claims(ds), "2", "RMSE, τ = 10").verdict == BETTER
     # a two-sided "close" (claim 5) fails on either side
-    level = float(ds["r"].sel({"method": ["mcc_ard_proper", "ls_ard"], "tau": 10.0}).mean())
-    ds["r"].loc[{"method": "mcc_ard_proper", "tau": 10.0}] = ds["r"].sel(
-        {"method": "ls_ard", "tau": 10.0}) + 0.2 * level
+    level = float(ds["r"].sel({"model": ["mcc_ard_proper", "ls_ard"], "tau": 10.0}).mean())
+    ds["r"].loc[{"model": "mcc_ard_proper", "tau": 10.0}] = ds["r"].sel(
+        {"model": "ls_ard", "tau": 10.0}) + 0.2 * level
     part = _part(check_claims(ds), "5", "proper vs LS-ARD r, τ = 10")
     assert part.verdict == FAILS and "within ±10%" in part.rule
 
@@ -410,8 +410,8 @@ def test_an_agreeing_estimate_with_a_wide_interval_is_not_enough_data():
     ds = constructed()
     # tau = 5: MCC-ARD's r advantage over LS-ARD is +0.05 on average but swings from seed to seed
     swing = np.array([0.6, -0.5, 0.6, -0.5, 0.6, -0.5])
-    ds["r"].loc[{"method": "ls_ard", "tau": 5.0}] = (
-        ds["r"].sel({"method": "mcc_ard", "tau": 5.0}) - 0.05 - swing)
+    ds["r"].loc[{"model": "ls_ard", "tau": 5.0}] = (
+        ds["r"].sel({"model": "mcc_ard", "tau": 5.0}) - 0.05 - swing)
     part = _part(check_claims(ds), "1", "r, τ = 5")
     assert part.estimate > 0 and part.ci_low < 0 < part.ci_high
     assert part.verdict == NO_DATA and "more seeds" in part.note
@@ -424,12 +424,12 @@ def test_compare_stores_pairs_shared_cells_against_seed_noise(ds):
 
     base = ds.load()
     other = base.copy(deep=True)
-    method = str(base["method"].values[0])
-    other["r"].loc[{"method": method}] = other["r"].sel({"method": method}) - 0.3
-    other["status"].loc[{"method": method, "psi": 0.3}] = records.STATUS_PENDING  # unfinished
+    method = str(base["model"].values[0])
+    other["r"].loc[{"model": method}] = other["r"].sel({"model": method}) - 0.3
+    other["status"].loc[{"model": method, "psi": 0.3}] = records.STATUS_PENDING  # unfinished
     rows = {(r.method, r.metric): r for r in compare_stores(base, other)}
     row = rows[(method, "r")]
-    va = base["r"].sel({"method": method}).drop_sel(psi=0.3).values
+    va = base["r"].sel({"model": method}).drop_sel(psi=0.3).values
     assert row.n_cells == va.size
     assert row.diff == pytest.approx(-0.3)
     assert row.low == pytest.approx(-0.3) and row.high == pytest.approx(-0.3)
@@ -449,27 +449,27 @@ def test_claims_with_roles_judge_another_method_in_a_role():
     ds = constructed()
     # a copy of the world where mcc_ard's values are played by "mcc_ard_auto" and the original
     # mcc_ard is replaced by LS-ARD's (bad) values: the claims must follow the roles
-    auto = ds.sel({"method": ["mcc_ard"]}).assign_coords(method=["mcc_ard_auto"])
+    auto = ds.sel({"model": ["mcc_ard"]}).assign_coords(model=["mcc_ard_auto"])
     bad = ds.copy(deep=True)
     for name in ("r", "rmse", "n_selected", "f1"):
-        bad[name].loc[{"method": "mcc_ard"}] = ds[name].sel({"method": "ls_ard"}).values
-    both = xr.concat([bad, auto], dim="method")
+        bad[name].loc[{"model": "mcc_ard"}] = ds[name].sel({"model": "ls_ard"}).values
+    both = xr.concat([bad, auto], dim="model")
     assert _claim(check_claims(both), "1").verdict != HOLDS
     with_auto = check_claims(both, roles={"mcc_ard": "mcc_ard_auto"})
     for c in with_auto[:5]:
         assert c.verdict == HOLDS, [(p.part, p.verdict, p.note) for p in c.parts]
     view = analysis.with_roles(both, {"mcc_ard": "mcc_ard_auto"})
-    assert list(view["method"].values) == ["mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
-    np.testing.assert_array_equal(view["r"].sel({"method": "mcc_ard"}).values,
-                                  ds["r"].sel({"method": "mcc_ard"}).values)
+    assert list(view["model"].values) == ["mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
+    np.testing.assert_array_equal(view["r"].sel({"model": "mcc_ard"}).values,
+                                  ds["r"].sel({"model": "mcc_ard"}).values)
 
 
 def test_compare_methods_is_the_paired_difference_with_intervals_over_seeds_and_cells():
     ds = constructed()
-    ds["rmse"].loc[{"method": "ls_ard", "tau": 2.0, "psi": 0.3, "seed": 1}] = np.nan  # unfinished
+    ds["rmse"].loc[{"model": "ls_ard", "tau": 2.0, "psi": 0.3, "seed": 1}] = np.nan  # unfinished
     (row,) = analysis.compare_methods(ds, [("mcc_ard", "ls_ard")], metrics=("rmse",))
-    a = ds["rmse"].sel({"method": "mcc_ard"}).transpose("seed", "tau", "psi").values.reshape(N_SEEDS, -1)
-    b = ds["rmse"].sel({"method": "ls_ard"}).transpose("seed", "tau", "psi").values.reshape(N_SEEDS, -1)
+    a = ds["rmse"].sel({"model": "mcc_ard"}).transpose("seed", "tau", "psi").values.reshape(N_SEEDS, -1)
+    b = ds["rmse"].sel({"model": "ls_ard"}).transpose("seed", "tau", "psi").values.reshape(N_SEEDS, -1)
     d = b - a
     ok = np.isfinite(d)
     assert row.n_cells == ok.sum() == len(TAUS) * len(PSIS) * N_SEEDS - 1
@@ -508,13 +508,13 @@ def two_stores(tmp_path_factory):
 def test_stores_of_the_same_cells_open_side_by_side(two_stores):
     kfold, auto = two_stores
     ds = open_results([store_path(kfold), store_path(auto)])
-    assert list(ds["method"].values) == ["mcc_ard", "ls_ard", "mcc_ard_auto"]
+    assert list(ds["model"].values) == ["mcc_ard", "ls_ard", "mcc_ard_auto"]
     alone = open_results(store_path(auto))
-    np.testing.assert_array_equal(ds["r"].sel({"method": "mcc_ard_auto"}).values,
-                                  alone["r"].sel({"method": "mcc_ard_auto"}).values)
-    np.testing.assert_array_equal(ds["cv_score"].sel({"method": "mcc_ard", "h": 3.0}).values,
+    np.testing.assert_array_equal(ds["r"].sel({"model": "mcc_ard_auto"}).values,
+                                  alone["r"].sel({"model": "mcc_ard_auto"}).values)
+    np.testing.assert_array_equal(ds["cv_score"].sel({"model": "mcc_ard", "h": 3.0}).values,
                                   open_results(store_path(kfold))["cv_score"].sel(
-                                      {"method": "mcc_ard", "h": 3.0}).values)
+                                      {"model": "mcc_ard", "h": 3.0}).values)
     assert analysis.width_pairs(ds) == [("mcc_ard", "mcc_ard_auto")]
     rows = analysis.compare_methods(ds, analysis.width_pairs(ds))
     assert {r.metric for r in rows} == {"r", "rmse", "f1", "n_selected"}
@@ -549,3 +549,21 @@ def test_report_compares_auto_widths_with_kfold_and_checks_the_claims_with_them(
     # a store with K-fold methods only has no such section
     alone = analysis.write_report(open_results(store_path(kfold)), tmp_path / "alone")
     assert "Kernel width set inside the fit" not in alone.path.read_text()
+
+
+@pytest.mark.parametrize("mean, std, text", [
+    (5.0012, 0.781, "5.00 ± 0.78"), (0.1512, 0.0751, "0.151 ± 0.075"), (33.4, 12.3, "33 ± 12"),
+    (0.98765, 0.00123, "0.9877 ± 0.0012"), (2.0, 0.0, "2.000 ± 0.000"),
+])
+def test_mean_and_spread_share_their_decimal_place(mean, std, text):
+    from mccard_dist.analysis.values import mean_std
+
+    assert mean_std(mean, std) == text
+
+
+def test_summary_cells_never_mix_precisions():
+    text = analysis.summary_markdown(constructed())
+    cells = re.findall(r"(-?\d+(?:\.(\d+))?) ± (\d+(?:\.(\d+))?)", text)
+    assert cells
+    for _, mean_decimals, _, std_decimals in cells:
+        assert len(mean_decimals) == len(std_decimals)

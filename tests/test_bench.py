@@ -66,7 +66,7 @@ def test_replay_race_predicts_what_a_racing_run_chooses(smoke_spec):
     same = (a["chosen_h"] == b["chosen_h"]) & (a["chosen_lam"] == b["chosen_lam"])
     replay = bench.replay_race(a, margin)
     for method in ("mcc_ard", "mcc_l1"):
-        sel = {"method": method}
+        sel = {"model": method}
         assert replay[method]["cells"] == a["status"].sel(sel).size
         assert replay[method]["same"] == int(same.sel(sel).sum())
         made = int(np.isfinite(b["cv_score"].sel(sel).values).sum())

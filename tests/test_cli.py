@@ -24,7 +24,7 @@ def test_run_with_overrides_then_rerun_resumes(tmp_path):
     stores = list((tmp_path / "results").glob("smoke-*.zarr"))
     assert len(stores) == 1
     ds = xr.open_zarr(stores[0])
-    assert ds.sizes["feature"] == 50 and list(ds["method"].values) == ["mcc_ard", "ls_ard"]
+    assert ds.sizes["feature"] == 50 and list(ds["model"].values) == ["mcc_ard", "ls_ard"]
     assert (ds["status"] == 1).all()
     assert "mcc_ard" in first.stdout and "results:" in first.stdout
     # Hydra's run folder keeps the log and the resolved config

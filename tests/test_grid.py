@@ -161,8 +161,8 @@ def test_block_keys_stable_and_subsets_give_sub_blocks(dicts, smoke, paper):
 # -- coordinates --------------------------------------------------------------------------------------
 def test_coords(smoke, paper, dicts):
     c = coords(smoke)
-    assert list(c) == ["method", "tau", "psi", "seed", "h", "lam", "fold", "feature"]
-    assert list(c["method"]) == ["mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
+    assert list(c) == ["model", "tau", "psi", "seed", "h", "lam", "fold", "feature"]
+    assert list(c["model"]) == ["mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
     np.testing.assert_array_equal(c["tau"], [5.0])
     np.testing.assert_array_equal(c["psi"], [0.0, 0.2])
     np.testing.assert_array_equal(c["seed"], [0, 1])

@@ -31,16 +31,16 @@ def test_distributed_run_equals_serial_run(smoke_spec, local_client):
     ds = open_results(store_path(spec))
     assert (ds["status"] == 1).all()
     c = grid.coords(spec)
-    for dim in ("method", "tau", "psi", "seed", "h", "lam", "fold", "feature"):
+    for dim in ("model", "tau", "psi", "seed", "h", "lam", "fold", "feature"):
         np.testing.assert_array_equal(ds[dim].values, c[dim])
-    assert list(ds["psi"].values) == [0.0, 0.2] and list(ds["method"].values) == [
+    assert list(ds["psi"].values) == [0.0, 0.2] and list(ds["model"].values) == [
         "mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
     serial = smoke_spec(name="serial")
     run_serial(serial)
     assert_same_results(store_path(spec), store_path(serial))
     # labelled values: the CV picked an h from the grid for every MCC-ARD cell
-    assert set(np.unique(ds["chosen_h"].sel({"method": "mcc_ard"}).values)) <= {0.3, 3.0}
-    assert np.isnan(ds["chosen_h"].sel({"method": "ls_ard"})).all()
+    assert set(np.unique(ds["chosen_h"].sel({"model": "mcc_ard"}).values)) <= {0.3, 3.0}
+    assert np.isnan(ds["chosen_h"].sel({"model": "ls_ard"})).all()
 
 
 def test_interrupted_run_resumes_only_missing_blocks(smoke_spec, local_client):
@@ -116,3 +116,45 @@ def test_run_survives_a_killed_worker(smoke_spec):
     reference = smoke_spec("experiment.seeds.count=6", name="undisturbed")
     run_serial(reference)
     assert_same_results(store_path(spec), store_path(reference))
+
+
+def _rename_dimension_on_disk(path, old, new):
+    """Rewrite a store as an earlier version wrote it: the dimension ``old`` named ``new``."""
+    import json as _json
+
+    import zarr
+
+    for attrs_file in path.glob("*/.zattrs"):
+        attrs = _json.loads(attrs_file.read_text())
+        dims = attrs.get("_ARRAY_DIMENSIONS", [])
+        attrs["_ARRAY_DIMENSIONS"] = [new if d == old else d for d in dims]
+        attrs_file.write_text(_json.dumps(attrs))
+    (path / old).rename(path / new)
+    zarr.consolidate_metadata(str(path), zarr_format=2)
+
+
+def test_methods_are_selected_by_name_and_old_stores_still_open_and_resume(smoke_spec):
+    spec = smoke_spec("experiment.methods=[mcc_ard,ls_ard]", "data.n_features=40", name="old")
+    run_serial(spec)
+    path = store_path(spec)
+    ds = open_results(path)
+    # the method keyword of Dataset.sel cannot swallow the selection: one method comes back
+    one = ds.sel(model="ls_ard")
+    assert "model" not in one.dims and np.isnan(one["chosen_h"]).all()
+    np.testing.assert_array_equal(one["r"].values, ds["r"].values[1])
+    before = ds.load()
+
+    _rename_dimension_on_disk(path, "model", "method")
+    assert "method" in xr.open_zarr(path).dims  # as an earlier version wrote it
+    xr.testing.assert_identical(open_results(path).load().drop_vars("status_name"),
+                                before.drop_vars("status_name"))
+    # it still resumes: reset one block's cells to pending and rerun
+    import zarr
+
+    zarr.open_group(str(path), mode="r+")["status"][0, 0, 0, :] = 0
+    report = run_serial(spec)
+    assert report.n_pending_before == len(spec.seeds) and report.n_blocks_written >= 1
+    after = open_results(path)
+    for name in CHECKED:
+        np.testing.assert_array_equal(after[name].values, before[name].values, err_msg=name)
+    assert after.dims == before.dims

@@ -60,7 +60,7 @@ def test_failed_and_pending_cells_are_masked_and_counted(smoke_spec, monkeypatch
     run_serial(spec)
     ds = open_results(store_path(spec))
     assert int((ds["status"] == 2).sum()) == 1
-    failed = ds.isel(method=0, tau=0, psi=0, seed=1)
+    failed = ds.isel(model=0, tau=0, psi=0, seed=1)
     assert "injected failure" in str(failed["error"].values)
     assert np.isnan(failed["r"]) and str(failed["status_name"].values) == "failed"
     summary = summarize(ds)
@@ -113,7 +113,7 @@ def test_alo_run_writes_one_score_column(smoke_spec):
     assert ds.sizes["fold"] == 1
     done = ds["status"].values == records.STATUS_DONE
     assert done.all()
-    l1 = ds["cv_score"].sel({"method": "mcc_l1"})
+    l1 = ds["cv_score"].sel({"model": "mcc_l1"})
     assert np.isfinite(l1.sel(lam=[r for r in ds.lam.values if r > 0])).any()
 
 
@@ -205,7 +205,7 @@ def test_auto_width_methods_fit_once_per_cell_and_record_the_final_width(smoke_s
     run_serial(spec)
     ds = open_results(store_path(spec)).load()
     assert (ds["status"].values == records.STATUS_DONE).all()
-    ard = ds.sel({"method": "mcc_ard_auto"})
+    ard = ds.sel({"model": "mcc_ard_auto"})
     assert np.isnan(ard["cv_score"].values).all()  # no CV at all
     assert np.isnan(ard["chosen_lam"].values).all()
     cell = grid.cells(spec)[1]
@@ -216,7 +216,7 @@ def test_auto_width_methods_fit_once_per_cell_and_record_the_final_width(smoke_s
     assert float(stored["chosen_h"]) == ref.kernel_width_
     np.testing.assert_array_equal(stored["coef"].values, ref.coef_)
     # MCC-L1: CV over lambda only, its scores at h = AUTO_H
-    l1 = ds.sel({"method": "mcc_l1_auto"})
+    l1 = ds.sel({"model": "mcc_l1_auto"})
     scores = l1["cv_score"].sel(h=grid.AUTO_H, lam=[0.1, 0.3])
     assert np.isfinite(scores.values).all()
     assert np.isnan(l1["cv_score"].drop_sel(h=grid.AUTO_H).values).all()

@@ -15,8 +15,7 @@ Two conventions shared by the summaries, the figures and the claim checks:
   ``(tau, psi, seed)``, and the data share random numbers across ``psi`` and ``tau``), so every
   comparison is made seed by seed, on the seeds where all the cells it needs are finished.
 
-Select methods with a dict (``ds.sel({"method": "mcc_ard"})``): ``Dataset.sel`` has its own keyword
-argument called ``method``.
+The methods lie along the dimension ``model`` (``ds.sel(model="mcc_ard")``).
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ class _Cells:
     def __init__(self, ds):
         self.ds = ds
         self._values = {}
-        self.methods = [str(m) for m in ds["method"].values]
+        self.methods = [str(m) for m in ds["model"].values]
         self.taus = ds["tau"].values.astype(float)
         self.psis = ds["psi"].values.astype(float)
         self.n_seed = ds.sizes["seed"]
@@ -84,7 +84,7 @@ class _Cells:
             if name not in self.ds:
                 raise _Missing(f"the store has no variable {name!r}")
             self._values[name] = cell_values(self.ds, name).transpose(
-                "method", "tau", "psi", "seed").values
+                "model", "tau", "psi", "seed").values
         return self._values[name]
 
     def _index(self, coords, value, dim):
@@ -374,10 +374,10 @@ def with_roles(ds, roles):
     (``mcc_ard``, ``mcc_ard_proper``, ``ls_ard``, ``mcc_l1``) to a method of the store, e.g.
     ``{"mcc_ard": "mcc_ard_auto"}``; a role not in ``roles`` keeps its own method. Only the
     roles' methods are kept."""
-    names = [str(m) for m in ds["method"].values]
+    names = [str(m) for m in ds["model"].values]
     keep = [(role, roles.get(role, role)) for role in ROLES if roles.get(role, role) in names]
-    view = ds.sel({"method": [m for _, m in keep]})
-    return view.assign_coords(method=np.array([r for r, _ in keep], dtype=str))
+    view = ds.sel({"model": [m for _, m in keep]})
+    return view.assign_coords(model=np.array([r for r, _ in keep], dtype=str))
 
 
 def check_claims(ds, level: float = 0.95, similar_tolerance: float = SIMILAR_TOLERANCE,

@@ -68,14 +68,14 @@ def compare_stores(base, other, metrics=("r", "rmse", "f1"), level: float = 0.95
     import xarray as xr
 
     rows = []
-    methods = [m for m in base["method"].values if m in set(other["method"].values)]
+    methods = [m for m in base["model"].values if m in set(other["model"].values)]
     for metric in metrics:
         if metric not in base or metric not in other:
             continue
         a, b = xr.align(cell_values(base, metric), cell_values(other, metric), join="inner")
         for method in methods:
-            va = a.sel({"method": method})
-            vb = b.sel({"method": method})
+            va = a.sel({"model": method})
+            vb = b.sel({"model": method})
             both = np.isfinite(va.values) & np.isfinite(vb.values)
             if not both.any():
                 continue
@@ -128,10 +128,10 @@ def compare_methods(ds, pairs, metrics=("r", "rmse", "f1", "n_selected"), level:
         for metric in metrics:
             if metric not in ds:
                 continue
-            v = cell_values(ds, metric).sel({"method": [base, other]})
+            v = cell_values(ds, metric).sel({"model": [base, other]})
             if where:
                 v = v.sel(where)
-            v = v.transpose("method", "seed", ...).values.reshape(2, v.sizes["seed"], -1)
+            v = v.transpose("model", "seed", ...).values.reshape(2, v.sizes["seed"], -1)
             both = np.isfinite(v[0]) & np.isfinite(v[1])
             if not both.any():
                 continue
@@ -180,7 +180,7 @@ def width_pairs(ds) -> list[tuple[str, str]]:
     """``(kfold_method, auto_method)`` pairs of the store: the same estimator and parameters, the
     kernel width chosen by CV over a grid in the first and set inside the fit in the second."""
     config = _config(ds).get("methods", {})
-    names = [str(m) for m in ds["method"].values]
+    names = [str(m) for m in ds["model"].values]
     auto = _auto_width_methods(ds)
     pairs = []
     for a in names:

@@ -73,7 +73,7 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
     s = summarize(ds)
     taus = ds["tau"].values
     psi = ds["psi"].values.astype(float)
-    all_methods = [str(m) for m in ds["method"].values]
+    all_methods = [str(m) for m in ds["model"].values]
     shown = list(methods) + [m for m in reference if m not in methods]
     offsets = _dodge(psi, len(shown))
     fig, axes = _figure(len(rows), len(taus), 4.3 * len(taus) + 0.4, 3.0 * len(rows) + 0.9)
@@ -82,7 +82,7 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
             ax = axes[i, j]
             for k, m in enumerate(shown):
                 style = method_style(m, all_methods)
-                sel = {"method": m, "tau": tau}
+                sel = {"model": m, "tau": tau}
                 mean = s[f"{metric}_mean"].sel(sel).values
                 std = s[f"{metric}_std"].sel(sel).values
                 ref = m in reference and m not in methods
@@ -115,7 +115,7 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
 
 def fig_prediction(ds):
     """Figure 1: test r and RMSE against psi, one panel per tau, every method (mean ± std)."""
-    methods = [str(m) for m in ds["method"].values]
+    methods = [str(m) for m in ds["model"].values]
     return _metric_panels(ds, methods, [("r", "test r (Pearson, unitless)", False),
                                         ("rmse", "test RMSE (units of y)", False)],
                           "Prediction performance")
@@ -124,7 +124,7 @@ def fig_prediction(ds):
 def fig_selection(ds):
     """Figure 2: number of selected features (true count as a dotted line, log scale when all
     means are positive) and F1 against psi, one panel per tau, every method."""
-    methods = [str(m) for m in ds["method"].values]
+    methods = [str(m) for m in ds["model"].values]
     k = n_relevant(ds)
     hline = (k, f"true count ({k} relevant features)") if k is not None else None
     return _metric_panels(ds, methods, [("n_selected", "selected features (count)", True),
@@ -141,7 +141,7 @@ def fig_deviant_vs_proper(ds):
     FigureUnavailable
         If either method is not in the store.
     """
-    methods = [str(m) for m in ds["method"].values]
+    methods = [str(m) for m in ds["model"].values]
     missing = [m for m in ("mcc_ard", "mcc_ard_proper") if m not in methods]
     if missing:
         raise FigureUnavailable(f"figure 3 (deviant vs proper likelihood) needs the methods "
@@ -216,14 +216,14 @@ def parse_cell(text: str) -> tuple:
 def _coord_value(ds, dim: str, value):
     """The coordinate value of ``dim`` matching ``value`` (floats within 1e-9), or ValueError."""
     coords = ds[dim].values
-    if dim == "method":
+    if dim == "model":
         if value in [str(c) for c in coords]:
             return str(value)
     else:
         hit = np.flatnonzero(np.isclose(coords.astype(float), float(value), rtol=0, atol=1e-9))
         if hit.size:
             return coords[hit[0]]
-    shown = ", ".join(str(c) if dim == "method" else f"{c:g}" for c in coords)
+    shown = ", ".join(str(c) if dim == "model" else f"{c:g}" for c in coords)
     raise ValueError(f"{dim} = {value} is not in the store ({dim}: {shown})")
 
 
@@ -241,7 +241,7 @@ def resolve_cell(ds, cell) -> tuple:
     if isinstance(cell, str):
         cell = parse_cell(cell)
     method, tau, psi, seed = cell
-    return (None if method is None else _coord_value(ds, "method", method),
+    return (None if method is None else _coord_value(ds, "model", method),
             _coord_value(ds, "tau", tau), _coord_value(ds, "psi", psi),
             _coord_value(ds, "seed", seed))
 
@@ -252,7 +252,7 @@ def _cv_methods(ds) -> list[str]:
     if "chosen_h" not in ds:
         return []
     has_h = cell_values(ds, "chosen_h").notnull().any(("tau", "psi", "seed"))
-    return [str(m) for m, ok in zip(ds["method"].values, has_h.values) if ok]
+    return [str(m) for m, ok in zip(ds["model"].values, has_h.values) if ok]
 
 
 def _default_cell(ds, methods):
@@ -263,7 +263,7 @@ def _default_cell(ds, methods):
     psi = ds["psi"].values
     positive = psi[psi > 0]
     psi0 = positive[np.argmin(np.abs(positive - 0.3))] if positive.size else psi[0]
-    done = _done(ds).sel({"method": methods, "tau": tau, "psi": psi0}).all("method").values
+    done = _done(ds).sel({"model": methods, "tau": tau, "psi": psi0}).all("model").values
     seeds = ds["seed"].values
     seed = seeds[np.argmax(done)] if done.any() else seeds[0]
     return tau, psi0, seed
@@ -305,11 +305,11 @@ def fig_cv_curves(ds, cell=None):
     cv = _config(ds).get("cv", {})
     score = cv.get("score", "loss")
     unit = " (unitless)" if score == "correntropy" else " (units of y)"
-    all_methods = [str(m) for m in ds["method"].values]
+    all_methods = [str(m) for m in ds["model"].values]
     status = ds["status"].load()
     fig, axes = _figure(1, len(methods), 4.8 * len(methods) + 0.3, 4.2)
     for ax, m in zip(axes[0], methods):
-        sel = {"method": m, "tau": tau, "psi": psi, "seed": seed}
+        sel = {"model": m, "tau": tau, "psi": psi, "seed": seed}
         style = method_style(m, all_methods)
         ax.set_title(f"{style['label']}: τ = {tau:g}, ψ = {psi:g}, seed {seed}", fontsize=10)
         ax.set_xlabel("kernel width h (units of y², log scale)")
@@ -381,7 +381,7 @@ def fig_chosen_h(ds):
         warnings.simplefilter("ignore", RuntimeWarning)
         h_values = cell_values(ds, "chosen_h")
         mean_h = np.exp(np.log(h_values.where(h_values > 0)).mean("seed", skipna=True))
-    finite = mean_h.sel({"method": methods}).values
+    finite = mean_h.sel({"model": methods}).values
     finite = finite[np.isfinite(finite) & (finite > 0)]
     grid_h = ds["h"].values.astype(float) if "h" in ds.coords else finite
     grid_h = grid_h[grid_h > 0]
@@ -393,12 +393,12 @@ def fig_chosen_h(ds):
     cmap = colormaps["viridis"].with_extremes(bad="lightgray")
     psi = ds["psi"].values.astype(float)
     taus = ds["tau"].values.astype(float)
-    all_methods = [str(m) for m in ds["method"].values]
+    all_methods = [str(m) for m in ds["model"].values]
     fig, axes = _figure(1, len(methods), 4.6 * len(methods) + 1.2, 1.2 + 0.55 * len(taus) + 1.4)
     step = max(1, math.ceil(len(psi) / 11))
     image = None
     for ax, m in zip(axes[0], methods):
-        values = mean_h.sel({"method": m}).transpose("tau", "psi").values
+        values = mean_h.sel({"model": m}).transpose("tau", "psi").values
         image = ax.imshow(np.ma.masked_invalid(values), norm=norm, cmap=cmap, aspect="auto",
                           origin="lower", interpolation="nearest")
         ax.set_xticks(np.arange(len(psi))[::step], [f"{p:g}" for p in psi[::step]])

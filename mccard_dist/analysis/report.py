@@ -20,21 +20,21 @@ from .values import _config, summarize, summary_markdown
 # ------------------------------------------------------------------------------------------------
 def _cells_markdown(ds) -> str:
     status = ds["status"].load()
-    methods = [str(m) for m in ds["method"].values]
+    methods = [str(m) for m in ds["model"].values]
     lines = ["| method | done | failed | pending | total |", "|---|---:|---:|---:|---:|"]
     totals = np.zeros(3, int)
     for m in methods:
-        st = status.sel({"method": m}).values
+        st = status.sel({"model": m}).values
         counts = np.array([(st == s).sum() for s in (STATUS_DONE, STATUS_FAILED, STATUS_PENDING)])
         totals += counts
         label = method_style(m, methods)["label"]
         lines.append(f"| {label} (`{m}`) | " + " | ".join(str(c) for c in counts) +
                      f" | {st.size} |")
     lines.append("| **all** | " + " | ".join(str(c) for c in totals) + f" | {status.size} |")
-    failed = np.argwhere(status.transpose("method", "tau", "psi", "seed").values == STATUS_FAILED)
+    failed = np.argwhere(status.transpose("model", "tau", "psi", "seed").values == STATUS_FAILED)
     if failed.size:
         lines += ["", f"Failed cells ({len(failed)}; first 10 shown):", ""]
-        errors = ds["error"].load().transpose("method", "tau", "psi", "seed").values \
+        errors = ds["error"].load().transpose("model", "tau", "psi", "seed").values \
             if "error" in ds else None
         for mi, ti, pi, si in failed[:10]:
             msg = str(errors[mi, ti, pi, si]).splitlines()[-1][:200] if errors is not None else ""
@@ -49,7 +49,7 @@ def report_markdown(ds, claims, figures, store_path=None) -> str:
     attrs = ds.attrs
     config = _config(ds)
     name = config.get("experiment", {}).get("name", "?")
-    methods = [str(m) for m in ds["method"].values]
+    methods = [str(m) for m in ds["model"].values]
     s = summarize(ds)
     n_undefined = int(s["n_r_undefined"].sum()) if "n_r_undefined" in s else 0
     out = [f"# mccard-dist report: experiment `{name}`", ""]

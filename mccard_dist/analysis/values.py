@@ -109,9 +109,9 @@ def summary_table(ds, metrics=("r", "rmse", "f1", "n_selected")) -> str:
     header = f"{'method':16s} {'tau':>6s} " + " ".join(f"{m:>10s}" for m in metrics) + \
         f" {'done':>7s} {'failed':>6s}"
     lines = [header, "-" * len(header)]
-    for method in ds["method"].values:
+    for method in ds["model"].values:
         for tau in ds["tau"].values:
-            sel = {"method": method, "tau": tau}
+            sel = {"model": method, "tau": tau}
             st = status.sel(sel).values
             row = f"{str(method):16s} {tau:6g} "
             cols = []
@@ -141,7 +141,7 @@ def summary_markdown(ds, summary=None) -> str:
     The last column gives the finished seeds of the row (the range over methods when they differ).
     """
     s = summarize(ds) if summary is None else summary
-    methods = [str(m) for m in ds["method"].values]
+    methods = [str(m) for m in ds["model"].values]
     labels = [method_style(m, methods)["label"] for m in methods]
     parts = []
     for tau in ds["tau"].values:
@@ -155,13 +155,13 @@ def summary_markdown(ds, summary=None) -> str:
             for psi in ds["psi"].values:
                 row = [f"{psi:g}"]
                 for m in methods:
-                    sel = {"method": m, "tau": tau, "psi": psi}
+                    sel = {"model": m, "tau": tau, "psi": psi}
                     mean = float(s[f"{metric}_mean"].sel(sel))
                     std = float(s[f"{metric}_std"].sel(sel))
                     if not math.isfinite(mean):
                         row.append("–")
                     elif math.isfinite(std):
-                        row.append(f"{mean:{fmt}} ± {std:{fmt}}")
+                        row.append(mean_std(mean, std))
                     else:
                         row.append(f"{mean:{fmt}}")
                 n = s["n_done"].sel({"tau": tau, "psi": psi}).values
@@ -177,6 +177,13 @@ def _auto_width_methods(ds) -> set[str]:
     methods = _config(ds).get("methods", {})
     return {m for m, c in methods.items()
             if isinstance(c, dict) and c.get("kernel_width") == "auto"}
+
+
+def mean_std(mean: float, std: float) -> str:
+    """``mean ± std`` with the spread to two significant digits and the mean rounded to the same
+    decimal place (``5.00 ± 0.78``, ``0.151 ± 0.075``, ``33 ± 12``)."""
+    decimals = 3 if std <= 0 else min(6, max(0, 1 - math.floor(math.log10(std))))
+    return f"{mean:.{decimals}f} ± {std:.{decimals}f}"
 
 
 def _num(x: float) -> str:

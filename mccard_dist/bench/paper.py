@@ -27,12 +27,12 @@ def _per_method(spec, ds, paper_cells):
     seconds = cell_values(ds, "cell_seconds")
     out = {}
     for m in spec.methods:
-        v = seconds.sel({"method": m.name}).values
+        v = seconds.sel({"model": m.name}).values
         done = np.isfinite(v)
         if not done.any():
             continue
         if cv_candidates(m):
-            scored = np.isfinite(ds["cv_score"].sel({"method": m.name}).values)
+            scored = np.isfinite(ds["cv_score"].sel({"model": m.name}).values)
             per_cell = scored.reshape(done.shape + (-1,)).sum(axis=-1)[done]
             fits = float(per_cell.mean()) + (1.0 if spec.cv.scheme == "kfold" else 0.0)
         else:

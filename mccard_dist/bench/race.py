@@ -16,9 +16,9 @@ def replay_race(ds, margin: float) -> dict:
     from ..tasks import race_survivors
 
     out = {}
-    for method in ds["method"].values:
-        cv = ds["cv_score"].sel({"method": method}).values
-        status = ds["status"].sel({"method": method}).values
+    for method in ds["model"].values:
+        cv = ds["cv_score"].sel({"model": method}).values
+        status = ds["status"].sel({"model": method}).values
         n = same = fits = full = 0
         for index in zip(*np.nonzero(status == STATUS_DONE)):
             scores = cv[index].reshape(-1, cv.shape[-1])
