@@ -23,6 +23,7 @@ import copy
 import datetime as _dt
 import json
 import logging
+import math
 from pathlib import Path
 
 import numpy as np
@@ -330,17 +331,35 @@ def open_results(path, mask: bool = True):
     ``ds.sel(model="mcc_ard")``. (A dimension named ``method`` would collide with the ``method``
     keyword of ``Dataset.sel``; stores written with that name are renamed on opening.)
 
-    ``path`` may also be a list of stores of the same cells (tau, psi, seeds and data) with
-    different methods, e.g. the K-fold and the auto-width methods run as two experiments: they are
-    opened side by side along ``model``, as if one store held them all (``h``, ``lam`` and
-    ``fold`` are the union of theirs). The attribute ``stores`` lists each store's path, grid
-    hash, methods and CV settings (which may differ); ``config`` is the first store's, with every
-    store's methods.
+    ``path`` may also be a list of stores:
+
+    - of the same methods, e.g. the stores of a Hydra multirun (``-m data.n_features=500,1000``):
+      they are concatenated along the grid settings that differ between them, one dimension per
+      setting named after its last key (``n_features``; the full key with ``_`` for ``.`` if that
+      name is taken); several settings swept together become one dimension each when every
+      combination is there, else a ``sweep`` dimension with one coordinate per setting. The
+      attribute ``sweep`` lists the settings' keys;
+    - of the same cells (tau, psi, seeds and data) with different methods, e.g. the K-fold and
+      the auto-width methods run as two experiments: they are opened side by side along
+      ``model``, as if one store held them all.
+
+    Either way ``h``, ``lam``, ``fold`` and ``feature`` are the union of the stores' (NaN where a
+    store has no such entry) and the attribute ``stores`` lists each store's path, grid hash,
+    methods and CV settings; ``config`` is the first store's, with every store's methods.
+    ``path`` may also be a multirun folder: the stores its jobs wrote (listed in its
+    ``stores.txt``).
     """
     import xarray as xr
 
     if isinstance(path, (list, tuple)):
-        return _side_by_side([open_results(p, mask) for p in path], path)
+        stores = [open_results(p, mask) for p in path]
+        methods = [[str(m) for m in ds["model"].values] for ds in stores]
+        if len(stores) > 1 and all(m == methods[0] for m in methods):
+            return _sweep(stores, path)
+        return _side_by_side(stores, path)
+    if Path(path, SWEEP_LIST).is_file():  # a Hydra multirun folder
+        listed = [line.strip() for line in Path(path, SWEEP_LIST).read_text().splitlines()]
+        return open_results([p for p in listed if p], mask)
 
     ds = xr.open_zarr(str(path), consolidated=True)
     if "grid_hash" not in ds.attrs:
@@ -360,6 +379,62 @@ def open_results(path, mask: bool = True):
     status = ds["status"].load()
     ds["status_name"] = status.copy(data=names[status.values])
     return ds
+
+
+#: the file in a Hydra multirun folder that lists the stores of its jobs (one path per line)
+SWEEP_LIST = "stores.txt"
+
+
+def _flatten(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in d.items():
+        if isinstance(value, dict) and value:
+            out.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _sweep(stores, paths):
+    """Stores of the same methods concatenated along the grid settings that differ."""
+    import warnings
+
+    import xarray as xr
+    from dask.array import PerformanceWarning
+
+    flat = [_flatten(json.loads(ds.attrs["grid_description"])) for ds in stores]
+    keys = sorted({k for f in flat for k in f}
+                  - {k for k in flat[0] if all(f.get(k) == flat[0][k] for f in flat)})
+    if not keys:
+        raise StoreMismatchError(f"{paths[0]} and {paths[1]} hold the same grid: open one of them")
+
+    def label(value):
+        return value if isinstance(value, (int, float, str, bool)) else json.dumps(value)
+
+    taken = set(stores[0].dims) | set(stores[0].variables)
+    names = [k.rsplit(".", 1)[-1] for k in keys]
+    names = [n if n not in taken and names.count(n) == 1 else k.replace(".", "_")
+             for n, k in zip(names, keys)]
+    values = {n: [label(f.get(k)) for f in flat] for n, k in zip(names, keys)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PerformanceWarning)
+        combined = xr.concat(stores, dim="sweep", join="outer", data_vars="all",
+                             coords="different", compat="equals", combine_attrs="override")
+    combined = combined.assign_coords({n: ("sweep", v) for n, v in values.items()})
+    combos = list(zip(*values.values()))
+    if len(names) == 1:
+        combined = combined.swap_dims(sweep=names[0]).drop_vars("sweep", errors="ignore")
+    elif len(set(combos)) == len(combos):
+        full = math.prod(len(set(v)) for v in values.values()) == len(combos)
+        if full:
+            combined = combined.set_index(sweep=names).unstack("sweep").transpose(*names, ...)
+    combined.attrs["sweep"] = json.dumps(dict(zip(names, keys)))
+    combined.attrs["grid_hash"] = "+".join(ds.attrs["grid_hash"] for ds in stores)
+    combined.attrs["stores"] = json.dumps([{"path": str(p), "grid_hash": ds.attrs["grid_hash"],
+                                            "methods": [str(m) for m in ds["model"].values],
+                                            "cv": json.loads(ds.attrs["grid_description"])["cv"]}
+                                           for p, ds in zip(paths, stores)])
+    return combined
 
 
 def _side_by_side(stores, paths):

@@ -34,14 +34,31 @@ def test_run_with_overrides_then_rerun_resumes(tmp_path):
 
 
 def test_multirun_gives_one_store_per_job(tmp_path):
-    mccard_run(tmp_path, "-m", "experiment=smoke", "data.n_features=40,50",
-               "experiment.methods=[mcc_ard]", "run.progress=false")
+    import numpy as np
+
+    from mccard_dist import open_results
+
+    proc = mccard_run(tmp_path, "-m", "experiment=smoke", "data.n_features=40,50",
+                      "experiment.methods=[mcc_ard]", "run.progress=false")
     stores = sorted((tmp_path / "results").glob("smoke-*.zarr"))
     assert len(stores) == 2
     sizes = sorted(xr.open_zarr(s).sizes["feature"] for s in stores)
     assert sizes == [40, 50]
     for s in stores:
         assert (xr.open_zarr(s)["status"] == 1).all()
+    # the end of the multirun says which job wrote which store ...
+    table = {line.split()[1]: line.split()[2] for line in proc.stdout.splitlines()
+             if "data.n_features=" in line and line.split()[0].isdigit()}
+    by_size = {f"data.n_features={xr.open_zarr(s).sizes['feature']}": str(s.resolve())
+               for s in stores}
+    assert table == by_size
+    # ... and the multirun folder opens as one dataset along the swept setting
+    (sweep,) = (tmp_path / "multirun").iterdir()
+    ds = open_results(sweep)
+    assert list(ds["n_features"].values) == [40, 50] and ds["r"].dims[0] == "n_features"
+    for size, path in ((40, table["data.n_features=40"]), (50, table["data.n_features=50"])):
+        np.testing.assert_array_equal(ds["r"].sel(n_features=size).values,
+                                      open_results(path)["r"].values)
 
 
 @pytest.mark.parametrize("override, message", [

@@ -158,3 +158,26 @@ def test_methods_are_selected_by_name_and_old_stores_still_open_and_resume(smoke
     for name in CHECKED:
         np.testing.assert_array_equal(after[name].values, before[name].values, err_msg=name)
     assert after.dims == before.dims
+
+
+def test_stores_of_a_two_setting_sweep_open_as_one_dataset(smoke_spec):
+    base = ("experiment.methods=[ls_ard]", "run.save_coef=false")
+    paths = {}
+    for n in (30, 40):
+        for var in (0.05, 0.1):
+            spec = smoke_spec(*base, f"data.n_features={n}", f"data.noise_var={var}",
+                              name=f"s{n}-{var}")
+            run_serial(spec)
+            paths[n, var] = store_path(spec)
+    ds = open_results(list(paths.values()))
+    assert ds["r"].dims[:2] == ("n_features", "noise_var")
+    for (n, var), path in paths.items():
+        np.testing.assert_array_equal(ds["r"].sel(n_features=n, noise_var=var).values,
+                                      open_results(path)["r"].values)
+    # not every combination: one "sweep" dimension with a coordinate per setting
+    part = open_results([paths[30, 0.05], paths[40, 0.1], paths[40, 0.05]])
+    assert part["r"].dims[0] == "sweep"
+    assert list(part["n_features"].values) == [30, 40, 40]
+    assert list(part["noise_var"].values) == [0.05, 0.1, 0.05]
+    with pytest.raises(StoreMismatchError, match="same grid"):
+        open_results([paths[30, 0.05], paths[30, 0.05]])
