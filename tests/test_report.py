@@ -127,3 +127,76 @@ def test_report_compare_prints_the_paired_table(store, capsys):
     assert "mcc_l1" in out and "rmse" in out
     with pytest.raises(SystemExit):
         cli.report([str(store)])  # neither --out nor --compare
+
+
+# -- legibility of the figures ---------------------------------------------------------------------
+def _drawn(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def assert_legible(fig):
+    """No two tick labels of an axis overlap, and the title and legends lie inside the figure."""
+    renderer = _drawn(fig)
+    width, height = fig.bbox.width, fig.bbox.height
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            boxes = [t.get_window_extent(renderer) for t in axis.get_ticklabels()
+                     if t.get_visible() and t.get_text()]
+            for i, a in enumerate(boxes):
+                for b in boxes[i + 1:]:
+                    assert not a.overlaps(b), (ax.get_title(), [t.get_text() for t in
+                                                                axis.get_ticklabels()])
+    texts = [fig._suptitle] if fig._suptitle is not None else []
+    for item in texts + list(fig.legends):
+        box = item.get_window_extent(renderer)
+        assert box.x0 >= -1 and box.x1 <= width + 1 and box.y0 >= -1 and box.y1 <= height + 1, item
+
+
+def test_figures_of_one_tau_fit_their_title_and_legend(store):
+    ds = open_results(store)  # one tau
+    for make in (analysis.fig_prediction, analysis.fig_selection, analysis.fig_deviant_vs_proper):
+        assert_legible(make(ds))
+    assert_legible(analysis.fig_densities())
+
+
+def test_the_count_panel_marks_the_true_count(smoke_spec):
+    # 3 relevant features: not on the 1-2-5 ticks of a log axis
+    spec = smoke_spec("experiment.methods=[mcc_ard,ls_ard]", "data.n_features=40",
+                      "data.n_relevant=3", name="k3")
+    run_serial(spec)
+    ds = open_results(store_path(spec))
+    fig = analysis.fig_selection(ds)
+    count_axis = fig.axes[0]
+    assert count_axis.get_yscale() == "log"
+    labels = {t.get_text() for t in count_axis.get_yticklabels()}
+    assert str(analysis.n_relevant(ds)) in labels
+
+
+def test_cv_and_chosen_h_ticks_of_methods_with_different_grids_do_not_overlap(smoke_spec):
+    spec = smoke_spec("experiment.methods=[mcc_ard,mcc_l1]", "data.n_features=40",
+                      "methods.mcc_ard.kernel_width=[1.0,10.0,100.0]",
+                      "methods.mcc_l1.kernel_width=[1.2,12.0,80.0]", name="grids")
+    run_serial(spec)
+    ds = open_results(store_path(spec))
+    fig = analysis.fig_cv_curves(ds)
+    assert_legible(fig)
+    # each panel's ticks are its own method's widths
+    ticks = [sorted(float(t) for t in ax.get_xticks()) for ax in fig.axes[:2]]
+    assert set(ticks[0]) <= {1.0, 10.0, 100.0} and set(ticks[1]) <= {1.2, 12.0, 80.0}
+    assert_legible(analysis.fig_chosen_h(ds))
+
+
+def test_a_store_without_finished_cells_draws_no_empty_figure(smoke_spec, tmp_path):
+    from mccard_dist.store import ResultsStore
+
+    spec = smoke_spec("experiment.methods=[mcc_ard,ls_ard]", "data.n_features=40", name="empty")
+    ResultsStore.open_or_create(spec)
+    out = analysis.write_report(open_results(store_path(spec)), tmp_path / "out")
+    drawn = {f.key for f in out.figures if f.path is not None}
+    assert drawn == {"densities"}, drawn
+    notes = {f.key: f.note for f in out.figures}
+    assert "finished cells" in notes["prediction"] and "finished cells" in notes["selection"]

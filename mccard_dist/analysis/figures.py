@@ -52,6 +52,26 @@ def _plain_log_ticks(axis, ticks=None) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+def _thin_log(ticks, keep=(), min_decades: float = 0.15) -> list[float]:
+    """Ticks of a log axis with no two closer than ``min_decades`` (their labels would overlap);
+    the values in ``keep`` (e.g. the true count, the CV pick) always stay."""
+    kept = sorted({float(t) for t in keep if t > 0})
+    for t in sorted({float(t) for t in ticks if t > 0}):
+        if all(abs(math.log10(t) - math.log10(k)) >= min_decades for k in kept):
+            kept.append(t)
+    return sorted(kept)
+
+
+def _log_ticks_125(low: float, high: float) -> list[float]:
+    """1, 2, 5 x 10^k between ``low`` and ``high``."""
+    if not (low > 0 and high > low):
+        return []
+    out = []
+    for e in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1):
+        out += [m * 10.0 ** e for m in (1, 2, 5) if low <= m * 10.0 ** e <= high]
+    return out
+
+
 def _dodge(psi: np.ndarray, n: int) -> np.ndarray:
     """Small horizontal offsets so that error bars of n methods at the same psi do not overlap."""
     if n <= 1 or psi.size < 2:
@@ -70,13 +90,19 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
     ``rows``: (metric, y label, log scale); ``hline``: (y, label) drawn in every panel of the
     first row; ``reference``: methods drawn thinner and dashed, for comparison.
     """
+    import textwrap
+
+    if not bool(_done(ds).sel({"model": list(methods)}).any()):
+        raise FigureUnavailable(f"{title.lower()} needs finished cells; the store has none for "
+                                f"{', '.join(methods)} yet")
     s = summarize(ds)
     taus = ds["tau"].values
     psi = ds["psi"].values.astype(float)
     all_methods = [str(m) for m in ds["model"].values]
     shown = list(methods) + [m for m in reference if m not in methods]
     offsets = _dodge(psi, len(shown))
-    fig, axes = _figure(len(rows), len(taus), 4.3 * len(taus) + 0.4, 3.0 * len(rows) + 0.9)
+    width = max(4.3 * len(taus) + 0.4, 7.5)  # room for the title and legend with one tau
+    fig, axes = _figure(len(rows), len(taus), width, 3.0 * len(rows) + 1.2)
     for j, tau in enumerate(taus):
         for i, (metric, ylabel, log) in enumerate(rows):
             ax = axes[i, j]
@@ -97,7 +123,10 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
                 finite = finite[np.isfinite(finite)]
                 if finite.size and np.all(finite > 0):
                     ax.set_yscale("log")
-                    _plain_log_ticks(ax.yaxis)
+                    low, high = ax.get_ylim()
+                    marks = [hline[0]] if hline is not None and i == 0 else []
+                    ticks = _thin_log(_log_ticks_125(low, high), keep=marks)
+                    _plain_log_ticks(ax.yaxis, ticks or None)
             ax.set_ylabel(ylabel)
             ax.grid(True, alpha=0.3)
             if i == 0:
@@ -105,11 +134,12 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
             if i == len(rows) - 1:
                 ax.set_xlabel(_PSI_LABEL)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 5),
-               frameon=False)
+    fig.legend(handles, labels, loc="outside lower center",
+               ncol=min(len(labels), max(2, int(width // 2.6))), frameon=False)
     n_seeds = ds.sizes["seed"]
-    fig.suptitle(f"{title}: mean ± std over seeds ({n_seeds} seed(s) in the grid, finished cells "
-                 "only)", fontsize=11)
+    text = (f"{title}: mean ± std over seeds ({n_seeds} seed(s) in the grid, finished cells "
+            "only)")
+    fig.suptitle("\n".join(textwrap.wrap(text, int(width * 11))), fontsize=11)
     return fig
 
 
@@ -183,7 +213,7 @@ def fig_densities(h_values=(0.25, 1.0, 4.0), h_compare=1.0):
     right.axhline(1.0, color="gray", lw=0.8, ls=":")
     right.axhline(0.0, color="gray", lw=0.8, ls=":")
     right.set_title(f"C vs C' at h = {h:g}: C → 1 (not normalisable), C' → 0", fontsize=10)
-    right.legend(fontsize=8, loc="center right")
+    right.legend(fontsize=8, loc="upper right")
     for ax in (left, right):
         ax.set_xlabel("residual e (units of y)")
         ax.set_ylabel("unnormalised density value")
@@ -339,10 +369,12 @@ def fig_cv_curves(ds, cell=None):
                 ax.plot(h[keep], y[keep], marker=style["marker"], ms=4, color=style["color"],
                         label="no L1 penalty (ARD)")
         ax.set_xscale("log")
-        _plain_log_ticks(ax.xaxis, h)
-        if len(h) > 6:
-            ax.tick_params(axis="x", labelrotation=45)
         chosen_h = float(cell_values(ds, "chosen_h").sel(sel)) if "chosen_h" in ds else math.nan
+        own = h[mean.notnull().any([d for d in mean.dims if d != "h"]).values]  # this method's
+        ticks = _thin_log(own, keep=[chosen_h] if math.isfinite(chosen_h) else [])
+        _plain_log_ticks(ax.xaxis, ticks)
+        if len(ticks) > 6:
+            ax.tick_params(axis="x", labelrotation=45)
         chosen_lam = float(cell_values(ds, "chosen_lam").sel(sel)) if "chosen_lam" in ds else 0.0
         if math.isfinite(chosen_h):
             hi = int(np.argmin(np.abs(h - chosen_h)))
@@ -416,8 +448,10 @@ def fig_chosen_h(ds):
                                 color="white" if dark else "black")
     bar = fig.colorbar(image, ax=list(axes[0]),
                        label="geometric mean of h over seeds (units of y², log)")
-    ticks = grid_h[(grid_h >= vmin) & (grid_h <= vmax)] if grid_h.size else None
-    _plain_log_ticks(bar.ax.yaxis, ticks if ticks is not None and ticks.size else None)
+    inside = grid_h[(grid_h >= vmin) & (grid_h <= vmax)] if grid_h.size else np.array([])
+    ticks = _thin_log(inside, keep=[inside.min(), inside.max()] if inside.size else [],
+                      min_decades=0.12)
+    _plain_log_ticks(bar.ax.yaxis, ticks or None)
     fig.suptitle("Kernel width: chosen by CV, or set inside the fit (auto h)", fontsize=11)
     return fig
 
