@@ -73,6 +73,7 @@ def test_bad_config_is_refused_before_any_work(tmp_path, override, message):
     assert proc.returncode != 0
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) <= 2
     assert not (tmp_path / "results").exists()  # no store, no cluster
 
 
