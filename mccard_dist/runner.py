@@ -31,7 +31,9 @@ from .config import ExperimentSpec
 from .grid import cells as all_cells
 from .grid import grid_hash, make_blocks
 from .records import STATUS_FAILED
+from .lock import StoreLock
 from .store import ResultsStore, check_writable, store_path
+from .store import store_path as default_store_path
 from .tasks import run_block
 
 __all__ = ["Interrupted", "RunReport", "run_experiment", "run_serial", "submission_order"]
@@ -94,10 +96,17 @@ def run_experiment(spec: ExperimentSpec, *, client=None, stop_after_blocks: int 
     progress : bool, optional
         Show a progress bar (default: ``spec.run.progress``).
     """
-    start = time.perf_counter()
     path = store_path(spec)
     # Everything that can be refused is checked before a store exists or a cluster starts.
     check_writable(path)
+    if client is None:
+        preflight(spec.cluster)
+    with StoreLock(path):  # one driver per store
+        return _run_locked(spec, path, client, stop_after_blocks, progress)
+
+
+def _run_locked(spec, path, client, stop_after_blocks, progress) -> RunReport:
+    start = time.perf_counter()
     if path.exists():
         ResultsStore.check_compatible(path, spec)
         store = ResultsStore(path, spec)
@@ -112,8 +121,6 @@ def run_experiment(spec: ExperimentSpec, *, client=None, stop_after_blocks: int 
         return report
     log.info("%d of %d cells to run in %d blocks -> %s", len(pending), report.n_cells,
              len(blocks), path)
-    if client is None:
-        preflight(spec.cluster)
     context = contextlib.nullcontext(client) if client is not None else connect(spec.cluster)
     with _signals_interrupt(), context as client:
         if store is None:  # created once the cluster is up: a failed start leaves nothing behind
@@ -229,6 +236,11 @@ def run_serial(spec: ExperimentSpec, store_path=None) -> RunReport:
     The reference the distributed run must reproduce exactly, and the serial baseline of the
     pipeline benchmark.
     """
+    with StoreLock(store_path if store_path is not None else default_store_path(spec)):
+        return _run_serial_locked(spec, store_path)
+
+
+def _run_serial_locked(spec, store_path) -> RunReport:
     start = time.perf_counter()
     store = ResultsStore.open_or_create(spec, store_path)
     pending = store.pending_cells(spec.run.retry_failed)
