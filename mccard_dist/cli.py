@@ -202,14 +202,15 @@ def run() -> None:
 
 def _open_store(path):
     """One store, or several of the same cells side by side (a list of paths)."""
-    from .store import StoreMismatchError, open_results
+    from .errors import UsageError
+    from .store import open_results
 
     for p in path if isinstance(path, list) else [path]:
         if not p.exists():
             raise SystemExit(f"error: no results store at {p}")
     try:
         return open_results(path)
-    except StoreMismatchError as exc:
+    except UsageError as exc:
         raise SystemExit(f"error: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - anything unreadable is "not a store"
         raise SystemExit(f"error: {path} is not a readable results store ({exc})") from None

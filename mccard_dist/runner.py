@@ -110,6 +110,7 @@ def _run_locked(spec, path, client, stop_after_blocks, progress) -> RunReport:
     if path.exists():
         ResultsStore.check_compatible(path, spec)
         store = ResultsStore(path, spec)
+        store.check_and_repair()  # lost or damaged chunks: their cells are pending again
         pending = store.pending_cells(spec.run.retry_failed)
     else:
         store, pending = None, all_cells(spec)

@@ -28,13 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import grid
+from . import grid, integrity
 from .config import ExperimentSpec
 from .errors import StoreAccessError, UsageError
 from .records import (SCALARS, STATUS_DONE, STATUS_FAILED, STATUS_NAMES, STATUS_PENDING,
                       CellResult)
 
-__all__ = ["ResultsStore", "StoreMismatchError", "check_writable", "open_results",
+__all__ = ["ResultsStore", "StoreDamagedError", "StoreMismatchError", "check_writable", "open_results",
            "package_versions", "store_path"]
 
 
@@ -85,6 +85,10 @@ class StoreMismatchError(ValueError, UsageError):
     """The store at the path was written by a different grid (or is not a results store)."""
 
 
+class StoreDamagedError(UsageError):
+    """A chunk of the store cannot be read (a resume repairs it)."""
+
+
 def package_versions() -> dict:
     """Versions of the packages that shape the results."""
     import importlib.metadata as md
@@ -97,6 +101,17 @@ def package_versions() -> dict:
         except md.PackageNotFoundError:
             out[name] = "not installed"
     return out
+
+
+def _restore_consolidated_metadata(path: Path) -> None:
+    """Re-consolidate a store whose ``.zmetadata`` is gone but whose group and arrays are there
+    (one call rebuilds it from the arrays' own metadata)."""
+    import zarr
+
+    path = Path(path)
+    if (path / ".zgroup").is_file() and not (path / ".zmetadata").exists():
+        zarr.consolidate_metadata(str(path), zarr_format=2)
+        log.warning("store %s: .zmetadata was missing; rebuilt from the arrays' metadata", path)
 
 
 def _now() -> str:
@@ -148,6 +163,7 @@ def _template(spec: ExperimentSpec):
         created=_now(),
         runs="[]",
     )
+    ds.attrs[integrity.WRITES_EVERY_CHUNK] = 1
     return ds
 
 
@@ -177,6 +193,9 @@ class ResultsStore:
         if path.exists():
             cls.check_compatible(path, spec)
             log.info("resuming results store %s", path)
+            store = cls(path, spec)
+            store.check_and_repair()
+            return store
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(path.name + ".creating")
@@ -189,11 +208,21 @@ class ResultsStore:
             log.info("created results store %s", path)
         return cls(path, spec)
 
+    def check_and_repair(self) -> list[str]:
+        """Find lost or damaged chunks and put their finished cells back to pending
+        (:func:`mccard_dist.integrity.check_and_repair`); returns what was found."""
+        import zarr
+
+        cv_methods = {i for i, m in enumerate(self.spec.methods) if self._cv_pos[m.name]}
+        with zarr.config.set({"array.write_empty_chunks": True}):
+            return integrity.check_and_repair(self._group, self.path, cv_methods)
+
     @staticmethod
     def check_compatible(path: Path, spec: ExperimentSpec) -> None:
         """Refuse a store written by a different grid, saying what differs."""
         import xarray as xr
 
+        _restore_consolidated_metadata(path)
         try:
             attrs = xr.open_zarr(str(path), consolidated=True).attrs
         except Exception as exc:  # noqa: BLE001 - anything unreadable is "not a store"
@@ -246,6 +275,13 @@ class ResultsStore:
             pos[(p - ps.start, s - ss.start)] = res
         if len(pos) != len(results):
             raise ValueError(f"block {block.key}: duplicate cells in the results")
+        import zarr
+
+        with zarr.config.set({"array.write_empty_chunks": True}):
+            self._write_region(block, pos, n_psi, n_seed)
+
+    def _write_region(self, block, pos, n_psi, n_seed) -> None:
+        mi, ti, ps, ss = block.region
         g = self._group
         region = (mi, ti, ps, ss)
         for name in SCALARS:
@@ -366,7 +402,15 @@ def open_results(path, mask: bool = True):
         raise StoreMismatchError(f"{path} is not an mccard-dist results store")
     if "method" in ds.dims:  # stores written before the dimension was named ``model``
         ds = ds.rename({"method": "model"})
-    done = ds["status"].load() == STATUS_DONE
+    def load(name):
+        try:
+            return ds[name].load()
+        except Exception as exc:  # noqa: BLE001 - a codec's error names no variable
+            raise StoreDamagedError(
+                f"store {path}: variable {name} cannot be read ({exc}); rerun the experiment's "
+                "command to repair it (the cells of damaged chunks are recomputed)") from None
+
+    done = load("status") == STATUS_DONE
     if mask:
         for name in ds.data_vars:
             if name not in ("status", "error"):
@@ -374,7 +418,7 @@ def open_results(path, mask: bool = True):
     cell_dims = {"model", "tau", "psi", "seed"}
     for name in list(ds.data_vars):
         if set(ds[name].dims) <= cell_dims:
-            ds[name] = ds[name].load()
+            ds[name] = load(name)
     names = np.array([STATUS_NAMES[k] for k in sorted(STATUS_NAMES)])
     status = ds["status"].load()
     ds["status_name"] = status.copy(data=names[status.values])

@@ -1,0 +1,152 @@
+"""A results store's chunks checked against its status, and repaired by recomputing what was lost.
+
+A chunk can go missing (deleted, lost with a disk) or be damaged (truncated by a full disk or a
+killed copy). zarr reads a missing chunk as its fill value (NaN, or 0 = pending for ``status``)
+without a word, and a damaged one as an error that names no variable. :func:`check_and_repair`
+finds both and turns them into work:
+
+- ``status``: a missing or unreadable status chunk is rebuilt from ``cell_seconds`` (finite for
+  every cell that was written) and ``error`` (non-empty for failed cells);
+- per-cell variables: each chunk is read; a damaged chunk, or a missing chunk of a slab holding
+  finished cells, puts those cells back to pending (a missing chunk counts as lost when the
+  store writes every chunk, see :data:`WRITES_EVERY_CHUNK`, or when the variable is finite for
+  every finished cell);
+- ``cv_score`` and ``coef``: a missing chunk covering finished cells puts them back to pending
+  (these are large, so their chunks are not decompressed here);
+- damaged chunk files are deleted (zarr reads a chunk before writing part of it).
+
+The cells put back to pending are recomputed by the next run; nothing else is touched.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from .records import SCALARS, STATUS_DONE, STATUS_FAILED, STATUS_PENDING
+
+__all__ = ["WRITES_EVERY_CHUNK", "check_and_repair"]
+
+log = logging.getLogger(__name__)
+
+#: store attribute: 1 when every chunk of a written region is stored, even one holding only the
+#: fill value (so that any missing chunk of a finished region was lost)
+WRITES_EVERY_CHUNK = "writes_every_chunk"
+
+#: per-cell variables that are finite for every finished (done) cell
+_ALWAYS_FINITE = ("rmse", "n_selected", "tp", "fp", "fn", "tn", "fit_seconds", "cell_seconds")
+
+
+def _chunks(array):
+    """``(key, region)`` of every chunk of a zarr array."""
+    grid = [range(-(-s // c)) for s, c in zip(array.shape, array.chunks)]
+    for idx in itertools.product(*grid):
+        region = tuple(slice(i * c, min((i + 1) * c, s))
+                       for i, c, s in zip(idx, array.chunks, array.shape))
+        yield idx, region
+
+
+def _chunk_file(path: Path, name: str, idx, separator: str) -> Path:
+    return path / name / separator.join(map(str, idx))
+
+
+def _separator(path: Path, name: str) -> str:
+    try:
+        return json.loads((path / name / ".zarray").read_text()).get("dimension_separator") or "."
+    except (OSError, ValueError):
+        return "."
+
+
+def check_and_repair(group, path: Path, cv_methods: set[int]) -> list[str]:
+    """Check every chunk of the store at ``path`` (an open zarr group) and repair what was lost.
+
+    ``cv_methods``: indices along ``model`` of the methods that write ``cv_score``. Returns one
+    message per problem found (empty if the store is whole); each is also logged as a warning.
+    """
+    path = Path(path)
+    every_chunk = bool(int(group.attrs.get(WRITES_EVERY_CHUNK, 0)))
+    problems: list[str] = []
+    reset = np.zeros(group["status"].shape, bool)  # cells to put back to pending
+
+    def damaged(name, idx, region, why):
+        file = _chunk_file(path, name, idx, _separator(path, name))
+        problems.append(f"{name}: chunk {file.name} {why}")
+        if why.startswith("cannot be read"):
+            file.unlink(missing_ok=True)
+        return region[:4]
+
+    # -- status, rebuilt where its chunk is gone or unreadable ------------------------------------
+    status = np.zeros(group["status"].shape, np.int8)
+    seconds = np.full(group["status"].shape, np.nan)
+    for idx, region in _chunks(group["cell_seconds"]):
+        try:
+            seconds[region] = group["cell_seconds"][region]
+        except Exception:  # noqa: BLE001 - decompression errors of any codec
+            pass  # reported with the per-cell variables below
+    for idx, region in _chunks(group["status"]):
+        file = _chunk_file(path, "status", idx, _separator(path, "status"))
+        try:
+            block = np.asarray(group["status"][region]) if file.exists() else None
+        except Exception:  # noqa: BLE001
+            file.unlink(missing_ok=True)
+            block = None
+        written = np.isfinite(seconds[region])
+        if block is None and written.any():
+            try:
+                errors = np.asarray(group["error"][region], dtype=object)
+            except Exception:  # noqa: BLE001
+                errors = np.full(written.shape, "", dtype=object)
+            block = np.where(written, np.where(errors == "", STATUS_DONE, STATUS_FAILED),
+                             STATUS_PENDING).astype(np.int8)
+            group["status"][region] = block
+            problems.append(f"status: chunk {file.name} was missing or damaged; rebuilt from "
+                            f"cell_seconds and error ({int(written.sum())} finished cells)")
+        status[region] = 0 if block is None else block
+    finished = status != STATUS_PENDING
+    done = status == STATUS_DONE
+
+    # -- per-cell variables: read every chunk --------------------------------------------------
+    for name in ["error", *SCALARS]:
+        if name not in group:
+            continue
+        array = group[name]
+        separator = _separator(path, name)
+        for idx, region in _chunks(array):
+            if not finished[region].any():
+                continue
+            file = _chunk_file(path, name, idx, separator)
+            if not file.exists():
+                if every_chunk or (name in _ALWAYS_FINITE and done[region].any()):
+                    reset[damaged(name, idx, region, "is missing")] = True
+                continue
+            try:
+                array[region]
+            except Exception as exc:  # noqa: BLE001
+                reset[damaged(name, idx, region, f"cannot be read ({exc})")] = True
+
+    # -- large variables: the chunk files of finished cells must exist -------------------------
+    for name in ("cv_score", "coef"):
+        if name not in group:
+            continue
+        array = group[name]
+        separator = _separator(path, name)
+        for idx, region in _chunks(array):
+            cells = region[:4]
+            if name == "cv_score" and idx[0] not in cv_methods:
+                continue
+            if done[cells].any() and not _chunk_file(path, name, idx, separator).exists():
+                reset[damaged(name, idx, region, "is missing")] = True
+
+    reset &= finished
+    if reset.any():
+        status[reset] = STATUS_PENDING
+        group["status"][...] = status
+        problems.append(f"{int(reset.sum())} finished cell(s) in lost or damaged chunks are "
+                        "pending again and will be recomputed")
+    for message in problems:
+        log.warning("store %s: %s", path, message)
+    return problems

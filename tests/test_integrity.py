@@ -1,0 +1,90 @@
+"""A store with lost or damaged chunks: found on resume, its cells recomputed, the results whole."""
+
+import shutil
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from mccard_dist.records import SCALARS
+from mccard_dist.runner import run_serial
+from mccard_dist.store import ResultsStore, open_results, store_path
+
+pytestmark = pytest.mark.slow  # runs small grids into stores
+
+CHECKED = ["status", *SCALARS, "cv_score", "coef"]
+VOLATILE = {"fit_seconds", "cell_seconds"}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, compose):
+    from mccard_dist.config import from_dictconfig
+
+    root = tmp_path_factory.mktemp("integrity")
+
+    def spec_at(path):
+        return from_dictconfig(compose(["experiment=smoke", "data.n_features=40",
+                                        "experiment.methods=[mcc_ard,ls_ard]",
+                                        f"store.path={path}", "run.progress=false"]))
+
+    path = root / "reference.zarr"
+    run_serial(spec_at(path))
+    return spec_at, path
+
+
+def copy_of(reference, tmp_path):
+    spec_at, path = reference
+    copy = tmp_path / "store.zarr"
+    shutil.copytree(path, copy)
+    return spec_at(copy), copy
+
+
+def assert_same(path, reference_path):
+    a, b = xr.open_zarr(path), xr.open_zarr(reference_path)
+    for name in CHECKED:
+        if name not in VOLATILE:
+            np.testing.assert_array_equal(a[name].values, b[name].values, err_msg=name)
+
+
+def test_a_whole_store_has_nothing_to_repair(reference, tmp_path):
+    spec, path = copy_of(reference, tmp_path)
+    assert ResultsStore.open_or_create(spec).check_and_repair() == []
+
+
+@pytest.mark.parametrize("name", ["r", "chosen_h", "n_selected", "coef", "cv_score"])
+def test_a_deleted_chunk_is_recomputed(reference, tmp_path, name):
+    spec, path = copy_of(reference, tmp_path)
+    victim = sorted(p for p in (path / name).iterdir() if not p.name.startswith("."))[0]
+    victim.unlink()
+    report = run_serial(spec)
+    assert report.n_pending_before > 0  # not "nothing to run"
+    assert_same(path, reference[1])
+
+
+def test_a_truncated_chunk_is_recomputed_and_never_crashes_reading(reference, tmp_path):
+    spec, path = copy_of(reference, tmp_path)
+    victim = path / "rmse" / "0.0.0.0"
+    victim.write_bytes(victim.read_bytes()[:7])
+    with pytest.raises(Exception, match="rmse"):
+        open_results(path)  # names the variable, and how to repair
+    report = run_serial(spec)
+    assert report.n_pending_before == 4  # the chunk's cells: one method's psi x seed slab
+    assert_same(path, reference[1])
+    open_results(path)
+
+
+def test_a_lost_status_chunk_is_rebuilt_not_recomputed(reference, tmp_path):
+    spec, path = copy_of(reference, tmp_path)
+    (path / "status" / "0.0.0.0").unlink()
+    report = run_serial(spec)
+    assert report.n_pending_before == 0
+    assert_same(path, reference[1])
+
+
+def test_missing_consolidated_metadata_is_rebuilt(reference, tmp_path):
+    spec, path = copy_of(reference, tmp_path)
+    (path / ".zmetadata").unlink()
+    report = run_serial(spec)
+    assert report.n_pending_before == 0
+    assert (path / ".zmetadata").exists()
+    assert_same(path, reference[1])
