@@ -195,7 +195,7 @@ def _overall(parts) -> tuple[str, str]:
     """The verdict of a claim from its parts, and a note naming what the grid lacks."""
     verdicts = {p.verdict for p in parts}
     lacking = list(dict.fromkeys(p.note for p in parts if p.verdict == NOT_IN_GRID))
-    note = ("not in this grid: " + "; ".join(lacking)) if lacking else ""
+    note = "; ".join(lacking)
     if FAILS in verdicts:
         return FAILS, note
     if NO_DATA in verdicts:
