@@ -450,7 +450,7 @@ def fig_chosen_h(ds):
                        label="geometric mean of h over seeds (units of y², log)")
     inside = grid_h[(grid_h >= vmin) & (grid_h <= vmax)] if grid_h.size else np.array([])
     ticks = _thin_log(inside, keep=[inside.min(), inside.max()] if inside.size else [],
-                      min_decades=0.12)
+                      min_decades=0.2)
     _plain_log_ticks(bar.ax.yaxis, ticks or None)
     fig.suptitle("Kernel width: chosen by CV, or set inside the fit (auto h)", fontsize=11)
     return fig
