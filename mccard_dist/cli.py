@@ -228,6 +228,18 @@ def _check_out_dir(out: Path) -> None:
 
 
 def report(argv=None) -> None:
+    """Console entry point ``mccard-report``; see :func:`_report`. An unexpected error keeps its
+    traceback and is marked as a bug to report."""
+    try:
+        _report(argv)
+    except Exception:
+        import traceback
+
+        traceback.print_exc()
+        raise SystemExit(f"error: {BUG_HINT}") from None
+
+
+def _report(argv=None) -> None:
     """Console entry point ``mccard-report STORE [STORE ...] --out DIR [--cell
     method,tau,psi,seed] [--compare BASE_STORE]``.
 
