@@ -196,6 +196,11 @@ def run() -> None:
     if any(arg in ("--help", "-h") for arg in sys.argv[1:]):
         print(help_text())
         return
+    for arg in sys.argv[1:]:
+        if arg.lstrip("+~").startswith("hydra.callbacks"):
+            sys.exit(f"error: {arg.split('=')[0]}: callbacks cannot be set on the command line "
+                     "(Hydra would call any function named there); define them in a config "
+                     "directory of your own (MCCARD_CONFIG_DIR)")
     main = hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")(_main)
     main()
 

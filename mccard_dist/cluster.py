@@ -43,7 +43,13 @@ def connect(spec: ClusterSpec):
 
     if spec.kind == "local":
         options = to_plain(spec.options)
+        if spec.host is not None and not spec.host.startswith("127.") and spec.host not in (
+                "localhost", "::1"):
+            log.warning("cluster.host=%s: the scheduler, nannies and workers listen beyond this "
+                        "machine (TLS: only this run's processes can connect); the dashboard "
+                        "follows cluster.dashboard_address", spec.host)
         cluster = LocalCluster(
+            security=spec.tls is not False,  # temporary TLS certificates of this run only
             n_workers=spec.n_workers,
             threads_per_worker=spec.threads_per_worker,
             processes=True,

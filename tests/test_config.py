@@ -74,7 +74,7 @@ def test_default_is_quick_with_local_cluster(compose):
     assert spec.method_names == ("mcc_ard", "ls_ard", "mcc_l1")
     assert spec.cluster == ClusterSpec(
         kind="local", n_workers=2, threads_per_worker=1, memory_limit="auto", host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
+        dashboard_address="127.0.0.1:0", tls=True,
     )
     assert len(spec.method("mcc_ard").kernel_width) == 6
     l1 = spec.method("mcc_l1")

@@ -132,3 +132,41 @@ def test_run_records_say_how_each_run_ended(tmp_path):
                                           "interrupted (signal SIGTERM)", "finished"]
     assert all(r["started"] for r in runs) and runs[2]["finished"] >= runs[2]["started"]
     assert (xr.open_zarr(store)["status"] == 1).all()
+
+
+@pytest.mark.parametrize("override, needle", [
+    ("+cluster.options.preload=[/tmp/x.py]", "cluster.options.preload: is not accepted"),
+    ("+cluster.options.scheduler_kwargs={preload:[/tmp/x.py]}",
+     "cluster.options.scheduler_kwargs.preload: is not accepted"),
+    ("+cluster.options.worker_class=foo.Bar", "cluster.options.worker_class"),
+    ("+hydra.callbacks.x._target_=os.makedirs", "callbacks cannot be set on the command line"),
+    ("cluster.tls=false cluster.host=0.0.0.0", "cluster.host: listens beyond this machine"),
+])
+def test_no_way_in_through_the_options(tmp_path, override, needle):
+    marker = tmp_path / "made-by-hydra"
+    override = override.replace("os.makedirs", f"os.makedirs +hydra.callbacks.x.name={marker}")
+    proc, _ = mccard_run(tmp_path, "experiment=smoke", *override.split())
+    assert proc.returncode != 0 and needle in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) <= 2
+    assert not marker.exists() and not (tmp_path / "results").exists()
+
+
+@pytest.mark.cluster
+def test_the_local_cluster_admits_only_this_runs_processes(compose):
+    from distributed import Client
+
+    from mccard_dist.cluster import connect
+    from mccard_dist.config import from_dictconfig
+
+    spec = from_dictconfig(compose(["experiment=smoke", "cluster.n_workers=1"])).cluster
+    with connect(spec) as client:
+        address = client.scheduler.address
+        assert address.startswith("tls://")
+        assert client.submit(sum, [1, 2]).result() == 3  # this run's workers are in
+        with pytest.raises((OSError, TimeoutError)):  # without the run's certificate: refused
+            Client(address.replace("tls://", "tcp://"), timeout="3s")
+        # TLS with a certificate of its own (not signed by this run's temporary authority)
+        from distributed.security import Security
+
+        with pytest.raises((OSError, TimeoutError)):
+            Client(address, security=Security.temporary(), timeout="3s")

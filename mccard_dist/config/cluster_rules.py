@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from .checks import (
     _MISSING,
     ConfigError,
+    _as_bool,
     _as_duration,
     _as_int,
     _as_size,
@@ -29,6 +30,7 @@ from .specs import (
     _KIND_FIELDS,
     _RESERVED_OPTIONS,
     CLUSTER_KINDS,
+    CODE_OPTIONS,
     AdaptiveSpec,
     ClusterSpec,
 )
@@ -125,6 +127,27 @@ def _is_unset(value) -> bool:
                                                   and not value)
 
 
+def _is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1", "[::1]") or host.startswith("127.")
+
+
+def _refuse_code_options(value, key: str) -> None:
+    """Refuse option names (at any depth) and worker arguments that make Dask run given code."""
+    if isinstance(value, Mapping):
+        for name, inner in value.items():
+            if name in CODE_OPTIONS:
+                _fail(f"{key}.{name}", "is not accepted: it makes Dask import or run the code it "
+                                       "names; install what the workers need in their environment "
+                                       "instead", inner)
+            _refuse_code_options(inner, f"{key}.{name}")
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            if isinstance(item, str) and item.startswith(("--preload", "--plugin")):
+                _fail(key, "must not pass --preload / --plugin to the workers: they run the code "
+                           "they name", list(value))
+            _refuse_code_options(item, key)
+
+
 def _parse_cluster(d: Mapping) -> ClusterSpec:
     key = "cluster"
     section = _section(d, key)
@@ -181,6 +204,7 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
     options = section.get("options") or {}
     if not isinstance(options, Mapping):
         _fail("cluster.options", "must be a mapping", options)
+    _refuse_code_options(options, "cluster.options")
     for name in options:
         if name in _RESERVED_OPTIONS.get(kind, ()):
             typed = f"cluster.{name}" if name in _CLUSTER_FIELDS else None
@@ -189,6 +213,14 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
                                                        f"{kind}; remove it", options[name])
     jobqueue = _parse_jobqueue(kind, section, required) if kind in ("slurm", "pbs") else {}
     connect = {}
+    if kind == "local":
+        tls = section.get("tls")
+        connect["tls"] = True if tls is None else _as_bool("cluster.tls", tls)
+        host = section.get("host")
+        if not connect["tls"] and host is not None and not _is_loopback(str(host)):
+            _fail("cluster.host", "listens beyond this machine while cluster.tls=false: anyone "
+                                  "who can reach it could run code as you; set cluster.tls=true "
+                                  "or cluster.host=127.0.0.1", host)
     if kind in ("address", "scheduler_file") and section.get("connect_timeout") is not None:
         connect["connect_timeout"] = _as_duration("cluster.connect_timeout",
                                                   section["connect_timeout"])

@@ -203,7 +203,8 @@ class ClusterSpec:
     """Which Dask cluster to use; fields a kind does not use are None (or empty).
 
     - ``local``: ``n_workers``, ``threads_per_worker``, ``memory_limit``, ``host``,
-      ``dashboard_address``.
+      ``dashboard_address``, ``tls`` (None or True: the scheduler, nannies and workers talk TLS
+      with temporary certificates, so that only this run's processes can connect).
     - ``address``: ``address``. ``scheduler_file``: ``scheduler_file``. Both: ``connect_timeout``,
       how long to try to reach the scheduler (or wait for its file) before giving up.
     - ``slurm`` / ``pbs`` (dask-jobqueue): per batch job ``cores``, ``processes`` (single-threaded
@@ -245,6 +246,7 @@ class ClusterSpec:
     lifetime_stagger: str | None = None
     python: str | None = None
     connect_timeout: str | None = None
+    tls: bool | None = None
 
     @property
     def connect_timeout_seconds(self) -> float:
@@ -289,7 +291,7 @@ _CLUSTER_FIELDS = ("kind", "n_workers", "threads_per_worker", "memory_limit", "h
                    "memory", "walltime", "queue", "account", "interface", "log_directory",
                    "job_extra_directives", "job_script_prologue", "resource_spec", "n_jobs",
                    "adaptive", "worker_lifetime", "lifetime_stagger", "python", "connect_timeout",
-                   "options")
+                   "tls", "options")
 
 #: settings of the dask-jobqueue kinds (slurm, pbs)
 _JOBQUEUE_FIELDS = ("cores", "processes", "memory", "walltime", "queue", "account", "interface",
@@ -299,17 +301,24 @@ _JOBQUEUE_FIELDS = ("cores", "processes", "memory", "walltime", "queue", "accoun
 
 #: the fields each cluster kind reads (besides kind and options); others must stay unset
 _KIND_FIELDS = {
-    "local": ("n_workers", "threads_per_worker", "memory_limit", "host", "dashboard_address"),
+    "local": ("n_workers", "threads_per_worker", "memory_limit", "host", "dashboard_address",
+              "tls"),
     "address": ("address", "connect_timeout"),
     "scheduler_file": ("scheduler_file", "connect_timeout"),
     "slurm": _JOBQUEUE_FIELDS,
     "pbs": _JOBQUEUE_FIELDS + ("resource_spec",),
 }
 
+#: option names that make Dask import or run code given as a value (a file, a module, a class),
+#: refused at any depth of ``cluster.options``: a config must not be a way to run code
+CODE_OPTIONS = ("preload", "preload_argv", "preload_nanny", "preload_nanny_argv", "plugins",
+                "worker_class", "scheduler_cls", "scheduler_class", "worker_cls", "job_cls",
+                "security", "extra_plugins")
+
 #: keyword arguments the cluster backend gets from typed fields (or sets itself): not in options
 _RESERVED_OPTIONS = {
     "local": ("n_workers", "threads_per_worker", "processes", "memory_limit", "host",
-              "dashboard_address", "env"),
+              "dashboard_address", "env", "security", "protocol"),
     "slurm": _JOBQUEUE_FIELDS + ("resource_spec", "project", "job_extra", "env_extra", "extra",
                                  "n_workers", "host"),
 }
