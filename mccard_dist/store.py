@@ -450,7 +450,8 @@ def _sweep(stores, paths):
     keys = sorted({k for f in flat for k in f}
                   - {k for k in flat[0] if all(f.get(k) == flat[0][k] for f in flat)})
     if not keys:
-        raise StoreMismatchError(f"{paths[0]} and {paths[1]} hold the same grid: open one of them")
+        raise StoreMismatchError(f"{paths[1]} repeats the grid of {paths[0]} (same methods and "
+                                 "settings): open one of them")
 
     def label(value):
         return value if isinstance(value, (int, float, str, bool)) else json.dumps(value)

@@ -101,7 +101,8 @@ def test_summarize_counts_failed_and_pending_cells(smoke_spec, monkeypatch):
 
 def test_undefined_r_of_a_finished_cell_counts_as_zero():
     ds = constructed()
-    ds["r"][{"model": 3, "tau": 0, "psi": 3}] = np.nan  # mcc_l1 predicts a constant
+    ds["r"][{"model": 3, "tau": 0, "psi": 3}] = np.nan  # mcc_l1 kept no feature: a constant
+    ds["n_selected"][{"model": 3, "tau": 0, "psi": 3}] = 0
     s = summarize(ds)
     assert float(s["r_mean"].sel({"model": "mcc_l1", "tau": 2.0, "psi": 0.6})) == 0.0
     assert int(s["n_r_undefined"].sum()) == ds.sizes["seed"]
@@ -110,6 +111,16 @@ def test_undefined_r_of_a_finished_cell_counts_as_zero():
     diffs = (r.sel({"model": "mcc_ard"}) - r.sel({"model": "mcc_l1"})).values
     part = _part(check_claims(ds), "2", "r, τ = 2")
     assert part.estimate == pytest.approx(diffs.mean())
+
+
+def test_a_nan_that_is_not_a_constant_prediction_is_missing_not_zero():
+    ds = constructed()
+    ds["r"][{"model": 3, "tau": 0, "psi": 3, "seed": 0}] = np.nan  # features kept: not constant
+    s = summarize(ds)
+    expected = ds["r"].sel({"model": "mcc_l1", "tau": 2.0, "psi": 0.6}).values[1:].mean()
+    assert float(s["r_mean"].sel({"model": "mcc_l1", "tau": 2.0, "psi": 0.6})) == pytest.approx(
+        expected)
+    assert int(s["n_r_undefined"].sum()) == 0
 
 
 # --- figures ------------------------------------------------------------------------------------
@@ -526,7 +537,7 @@ def test_stores_of_other_cells_or_the_same_methods_are_refused(two_stores, smoke
     from mccard_dist.store import StoreMismatchError
 
     kfold, auto = two_stores
-    with pytest.raises(StoreMismatchError, match="repeats method"):
+    with pytest.raises(StoreMismatchError, match="repeats the grid"):
         open_results([store_path(kfold), store_path(kfold)])
     other = smoke_spec("experiment.methods=[ls_ard]", "experiment.seeds.count=1", name="other")
     run_serial(other)

@@ -184,5 +184,5 @@ def test_stores_of_a_two_setting_sweep_open_as_one_dataset(smoke_spec):
     assert part["r"].dims[0] == "sweep"
     assert list(part["n_features"].values) == [30, 40, 40]
     assert list(part["noise_var"].values) == [0.05, 0.1, 0.05]
-    with pytest.raises(StoreMismatchError, match="same grid"):
+    with pytest.raises(StoreMismatchError, match="repeats the grid"):
         open_results([paths[30, 0.05], paths[30, 0.05]])

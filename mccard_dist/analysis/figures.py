@@ -254,7 +254,8 @@ def _coord_value(ds, dim: str, value):
         if hit.size:
             return coords[hit[0]]
     shown = ", ".join(str(c) if dim == "model" else f"{c:g}" for c in coords)
-    raise ValueError(f"{dim} = {value} is not in the store ({dim}: {shown})")
+    what = "method" if dim == "model" else dim
+    raise ValueError(f"{what} = {value} is not in the store ({what}: {shown})")
 
 
 def resolve_cell(ds, cell) -> tuple:

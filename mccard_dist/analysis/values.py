@@ -53,16 +53,25 @@ def _done(ds):
 def cell_values(ds, name):
     """Per-cell values of ``name``, loaded, NaN wherever the cell is not finished.
 
-    For ``r``, a finished cell with an undefined ``r`` (constant prediction) gets
-    :data:`UNDEFINED_R` (see the module docstring).
+    For ``r``, a finished cell whose fit kept no feature (``n_selected == 0``: it predicts its
+    intercept, a constant, so ``r`` is undefined) gets :data:`UNDEFINED_R` (see the module
+    docstring). Any other NaN is missing, never counted as a value.
     """
     import xarray as xr
 
     done = _done(ds)
     values = ds[name].load().astype(float)
     if name == "r":
-        values = xr.where(done & values.isnull(), UNDEFINED_R, values)
+        values = xr.where(done & values.isnull() & _constant_prediction(ds), UNDEFINED_R,
+                          values)
     return values.where(done)
+
+
+def _constant_prediction(ds):
+    """Cells whose fit kept no feature (so their prediction is the intercept, a constant)."""
+    if "n_selected" not in ds:
+        return True
+    return ds["n_selected"].load() == 0
 
 
 def summarize(ds):
@@ -98,7 +107,8 @@ def summarize(ds):
     out["n_failed"] = (status == STATUS_FAILED).sum("seed")
     out["n_pending"] = (status == STATUS_PENDING).sum("seed")
     if "r" in ds:
-        out["n_r_undefined"] = ((status == STATUS_DONE) & ds["r"].load().isnull()).sum("seed")
+        out["n_r_undefined"] = ((status == STATUS_DONE) & ds["r"].load().isnull()
+                                & _constant_prediction(ds)).sum("seed")
     return xr.Dataset(out)
 
 
