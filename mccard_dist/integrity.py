@@ -61,11 +61,14 @@ def _separator(path: Path, name: str) -> str:
         return "."
 
 
-def check_and_repair(group, path: Path, cv_methods: set[int]) -> list[str]:
+def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int],
+                     full: bool = False) -> list[str]:
     """Check every chunk of the store at ``path`` (an open zarr group) and repair what was lost.
 
-    ``cv_methods``: indices along ``model`` of the methods that write ``cv_score``. Returns one
-    message per problem found (empty if the store is whole); each is also logged as a warning.
+    ``methods``: the names along ``model``; ``cv_methods``: indices of the methods that write
+    ``cv_score``; ``full``: also decompress every chunk of ``cv_score`` and ``coef`` holding
+    finished cells (slower: they are most of the store). Returns one message per problem found
+    (empty if the store is whole); each is also logged as a warning.
     """
     path = Path(path)
     every_chunk = bool(int(group.attrs.get(WRITES_EVERY_CHUNK, 0)))
@@ -74,7 +77,8 @@ def check_and_repair(group, path: Path, cv_methods: set[int]) -> list[str]:
 
     def damaged(name, idx, region, why):
         file = _chunk_file(path, name, idx, _separator(path, name))
-        problems.append(f"{name}: chunk {file.name} {why}")
+        which = ", ".join(methods[region[0]])
+        problems.append(f"{name}: chunk {file.name} ({which}) {why}")
         if why.startswith("cannot be read"):
             file.unlink(missing_ok=True)
         return region[:4]
@@ -138,15 +142,38 @@ def check_and_repair(group, path: Path, cv_methods: set[int]) -> list[str]:
             cells = region[:4]
             if name == "cv_score" and idx[0] not in cv_methods:
                 continue
-            if done[cells].any() and not _chunk_file(path, name, idx, separator).exists():
+            if not done[cells].any():
+                continue
+            if not _chunk_file(path, name, idx, separator).exists():
                 reset[damaged(name, idx, region, "is missing")] = True
+            elif full:
+                try:
+                    array[region]
+                except Exception as exc:  # noqa: BLE001
+                    reset[damaged(name, idx, region, f"cannot be read ({exc})")] = True
+
+    # -- finished cells must have the values every finished cell has -------------------------
+    for name in _ALWAYS_FINITE:
+        if name not in group:
+            continue
+        try:
+            values = np.asarray(group[name][...], dtype=float)
+        except Exception:  # noqa: BLE001 - damaged: its chunks were handled above
+            continue
+        bad = done & ~np.isfinite(values) & ~reset
+        if bad.any():
+            which = ", ".join(sorted({methods[i] for i in np.flatnonzero(bad.any(axis=(1, 2, 3)))}))
+            problems.append(f"{name}: {int(bad.sum())} done cell(s) of {which} have no value")
+            reset |= bad
 
     reset &= finished
     if reset.any():
         status[reset] = STATUS_PENDING
         group["status"][...] = status
-        problems.append(f"{int(reset.sum())} finished cell(s) in lost or damaged chunks are "
-                        "pending again and will be recomputed")
+        which = ", ".join(f"{methods[i]} {int(n)}" for i, n in
+                          enumerate(reset.sum(axis=(1, 2, 3))) if n)
+        problems.append(f"{int(reset.sum())} finished cell(s) ({which}) are pending again and "
+                        "will be recomputed")
     for message in problems:
         log.warning("store %s: %s", path, message)
     return problems

@@ -208,14 +208,18 @@ class ResultsStore:
             log.info("created results store %s", path)
         return cls(path, spec)
 
-    def check_and_repair(self) -> list[str]:
+    def check_and_repair(self, full: bool | None = None) -> list[str]:
         """Find lost or damaged chunks and put their finished cells back to pending
-        (:func:`mccard_dist.integrity.check_and_repair`); returns what was found."""
+        (:func:`mccard_dist.integrity.check_and_repair`; ``full`` defaults to
+        ``store.verify == "full"``); returns what was found."""
         import zarr
 
+        if full is None:
+            full = self.spec.store.verify == "full"
         cv_methods = {i for i, m in enumerate(self.spec.methods) if self._cv_pos[m.name]}
         with zarr.config.set({"array.write_empty_chunks": True}):
-            return integrity.check_and_repair(self._group, self.path, cv_methods)
+            return integrity.check_and_repair(self._group, self.path, list(self.spec.method_names),
+                                              cv_methods, full)
 
     @staticmethod
     def check_compatible(path: Path, spec: ExperimentSpec) -> None:

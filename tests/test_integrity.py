@@ -48,7 +48,8 @@ def assert_same(path, reference_path):
 
 def test_a_whole_store_has_nothing_to_repair(reference, tmp_path):
     spec, path = copy_of(reference, tmp_path)
-    assert ResultsStore.open_or_create(spec).check_and_repair() == []
+    assert ResultsStore(path, spec).check_and_repair() == []
+    assert ResultsStore(path, spec).check_and_repair(full=True) == []
 
 
 @pytest.mark.parametrize("name", ["r", "chosen_h", "n_selected", "coef", "cv_score"])
@@ -87,4 +88,31 @@ def test_missing_consolidated_metadata_is_rebuilt(reference, tmp_path):
     report = run_serial(spec)
     assert report.n_pending_before == 0
     assert (path / ".zmetadata").exists()
+    assert_same(path, reference[1])
+
+
+def test_a_truncated_coef_chunk_needs_the_full_check(reference, tmp_path):
+    spec, path = copy_of(reference, tmp_path)
+    victim = sorted(p for p in (path / "coef").iterdir() if not p.name.startswith("."))[0]
+    victim.write_bytes(victim.read_bytes()[:9])
+    store = ResultsStore(path, spec)
+    assert store.check_and_repair(full=False) == []  # the quick check does not decompress coef
+    problems = store.check_and_repair(full=True)
+    assert any(p.startswith("coef: chunk") and "cannot be read" in p for p in problems)
+    assert any("pending again" in p for p in problems)
+    run_serial(spec)
+    assert_same(path, reference[1])
+
+
+def test_done_cells_without_their_values_are_reported_by_method_and_recomputed(reference,
+                                                                                tmp_path):
+    import zarr
+
+    spec, path = copy_of(reference, tmp_path)
+    with zarr.config.set({"array.write_empty_chunks": True}):
+        zarr.open_group(str(path), mode="r+")["rmse"][1, 0, 0, 0] = np.nan  # ls_ard, one cell
+    problems = ResultsStore(path, spec).check_and_repair()
+    assert "rmse: 1 done cell(s) of ls_ard have no value" in problems
+    assert "1 finished cell(s) (ls_ard 1) are pending again and will be recomputed" in problems
+    assert run_serial(spec).n_pending_before == 1
     assert_same(path, reference[1])

@@ -214,10 +214,13 @@ def _parse_run(d: Mapping) -> RunSpec:
 def _parse_store(d: Mapping) -> StoreSpec:
     key = "store"
     section = _section(d, key)
-    _check_known(section, key, ("root", "path"))
+    _check_known(section, key, ("root", "path", "verify"))
     root = _as_str("store.root", _get(section, key, "root"))
     path = _as_str("store.path", _get(section, key, "path", None), allow_none=True)
-    return StoreSpec(root, path)
+    verify = section.get("verify") or "quick"
+    if verify not in ("quick", "full"):
+        _fail("store.verify", "must be quick or full", verify)
+    return StoreSpec(root, path, verify)
 
 
 

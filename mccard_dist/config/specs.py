@@ -184,10 +184,15 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class StoreSpec:
-    """Where results go: ``path``, or (``path`` None) a name derived from the grid under ``root``."""
+    """Where results go: ``path``, or (``path`` None) a name derived from the grid under ``root``.
+
+    ``verify``: how an existing store is checked before a run resumes it: ``quick`` reads every
+    per-cell chunk and checks that the chunks of ``cv_score`` and ``coef`` exist; ``full`` also
+    decompresses those (:mod:`mccard_dist.integrity`)."""
 
     root: str
     path: str | None = None
+    verify: str = "quick"
 
 
 @dataclass(frozen=True)
