@@ -15,6 +15,7 @@ Examples::
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -196,11 +197,15 @@ def run() -> None:
     if any(arg in ("--help", "-h") for arg in sys.argv[1:]):
         print(help_text())
         return
+    trusted = os.environ.get("MCCARD_TRUST_HYDRA_OVERRIDES") == "1"
     for arg in sys.argv[1:]:
-        if arg.lstrip("+~").startswith("hydra.callbacks"):
-            sys.exit(f"error: {arg.split('=')[0]}: callbacks cannot be set on the command line "
-                     "(Hydra would call any function named there); define them in a config "
-                     "directory of your own (MCCARD_CONFIG_DIR)")
+        key = arg.lstrip("+~").split("=")[0]
+        if not trusted and key.startswith(("hydra.callbacks", "hydra/job_logging",
+                                           "hydra/hydra_logging", "hydra.job_logging",
+                                           "hydra.hydra_logging")):
+            sys.exit(f"error: {key}: not accepted on the command line (Hydra would import and "
+                     "call what it names); set MCCARD_TRUST_HYDRA_OVERRIDES=1 to allow it, or "
+                     "define it in a config directory of your own (MCCARD_CONFIG_DIR)")
     main = hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")(_main)
     main()
 

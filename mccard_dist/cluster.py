@@ -99,6 +99,11 @@ def _connect_running(spec: ClusterSpec):
         target, where = {"scheduler_file": str(path)}, f"the scheduler of {path}"
     else:
         target, where = {"address": spec.address}, f"the scheduler at {spec.address}"
+    if spec.tls_ca_file is not None:
+        from distributed.security import Security
+
+        options["security"] = Security(tls_ca_file=spec.tls_ca_file, tls_client_cert=spec.tls_cert,
+                                       tls_client_key=spec.tls_key, require_encryption=True)
     try:
         client = Client(**target, timeout=timeout, **options)
     except (OSError, TimeoutError, ValueError) as exc:

@@ -139,7 +139,12 @@ def test_run_records_say_how_each_run_ended(tmp_path):
     ("+cluster.options.scheduler_kwargs={preload:[/tmp/x.py]}",
      "cluster.options.scheduler_kwargs.preload: is not accepted"),
     ("+cluster.options.worker_class=foo.Bar", "cluster.options.worker_class"),
-    ("+hydra.callbacks.x._target_=os.makedirs", "callbacks cannot be set on the command line"),
+    ("+hydra.callbacks.x._target_=os.makedirs", "hydra.callbacks.x._target_: not accepted"),
+    ("hydra/job_logging=disabled", "hydra/job_logging: not accepted"),
+    ("+cluster.options.nanny_class=x", "cluster.options.nanny_class: is not an accepted option"),
+    ("cluster=address cluster.address=tls://h:8786 cluster.tls_ca_file=/nonexistent "
+     "cluster.tls_cert=/nonexistent cluster.tls_key=/nonexistent",
+     "cluster.tls_ca_file: is not a readable file"),
     ("cluster.tls=false cluster.host=0.0.0.0", "cluster.host: listens beyond this machine"),
 ])
 def test_no_way_in_through_the_options(tmp_path, override, needle):
@@ -170,3 +175,29 @@ def test_the_local_cluster_admits_only_this_runs_processes(compose):
 
         with pytest.raises((OSError, TimeoutError)):
             Client(address, security=Security.temporary(), timeout="3s")
+
+
+@pytest.mark.cluster
+def test_a_tls_scheduler_is_reached_with_the_configured_certificates(tmp_path, compose):
+    from distributed import LocalCluster
+    from distributed.security import Security
+
+    from mccard_dist.cluster import connect
+    from mccard_dist.config import from_dictconfig
+
+    security = Security.temporary()  # PEM text in memory: written to files as a user has them
+    files = {}
+    for name, text in (("ca", security.tls_ca_file), ("cert", security.tls_client_cert),
+                       ("key", security.tls_client_key)):
+        files[name] = tmp_path / f"{name}.pem"
+        files[name].write_text(text)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, security=security,
+                      dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tls://")
+        spec = from_dictconfig(compose([
+            "experiment=smoke", "cluster=address", f"cluster.address={address}",
+            f"cluster.tls_ca_file={files['ca']}", f"cluster.tls_cert={files['cert']}",
+            f"cluster.tls_key={files['key']}", "cluster.connect_timeout=5s"])).cluster
+        with connect(spec) as client:
+            assert client.submit(sum, [2, 3]).result() == 5

@@ -4,6 +4,7 @@ clusters (walltime against worker lifetime, adaptive bounds)."""
 from __future__ import annotations
 
 import numbers
+import os
 import re
 from collections.abc import Mapping
 
@@ -29,6 +30,7 @@ from .specs import (
     _CLUSTER_FIELDS,
     _KIND_FIELDS,
     _RESERVED_OPTIONS,
+    ACCEPTED_OPTIONS,
     CLUSTER_KINDS,
     CODE_OPTIONS,
     AdaptiveSpec,
@@ -211,6 +213,10 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
             _fail(f"cluster.options.{name}",
                   f"set {typed} instead" if typed else f"is set by mccard-dist for cluster.kind="
                                                        f"{kind}; remove it", options[name])
+        if name not in ACCEPTED_OPTIONS[kind]:
+            _fail(f"cluster.options.{name}", f"is not an accepted option of cluster.kind={kind} "
+                                             f"(accepted: {', '.join(ACCEPTED_OPTIONS[kind])})",
+                  options[name])
     jobqueue = _parse_jobqueue(kind, section, required) if kind in ("slurm", "pbs") else {}
     connect = {}
     if kind == "local":
@@ -221,6 +227,18 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
             _fail("cluster.host", "listens beyond this machine while cluster.tls=false: anyone "
                                   "who can reach it could run code as you; set cluster.tls=true "
                                   "or cluster.host=127.0.0.1", host)
+    if kind in ("address", "scheduler_file"):
+        files = {name: section.get(name) for name in ("tls_ca_file", "tls_cert", "tls_key")}
+        given = [n for n, v in files.items() if v not in (None, "")]
+        if given and len(given) != 3:
+            _fail("cluster." + [n for n in files if n not in given][0],
+                  "is required with the other TLS files (tls_ca_file, tls_cert, tls_key)", None,
+                  show_value=False)
+        for name in given:
+            value = _as_str(f"cluster.{name}", files[name])
+            if not os.path.isfile(value):
+                _fail(f"cluster.{name}", "is not a readable file", value)
+            connect[name] = value
     if kind in ("address", "scheduler_file") and section.get("connect_timeout") is not None:
         connect["connect_timeout"] = _as_duration("cluster.connect_timeout",
                                                   section["connect_timeout"])

@@ -211,7 +211,9 @@ class ClusterSpec:
       ``dashboard_address``, ``tls`` (None or True: the scheduler, nannies and workers talk TLS
       with temporary certificates, so that only this run's processes can connect).
     - ``address``: ``address``. ``scheduler_file``: ``scheduler_file``. Both: ``connect_timeout``,
-      how long to try to reach the scheduler (or wait for its file) before giving up.
+      how long to try to reach the scheduler (or wait for its file) before giving up, and for a
+      scheduler that requires TLS (``tls://`` addresses) ``tls_ca_file``, ``tls_cert`` and
+      ``tls_key``: the certificate authority and this client's certificate and key (PEM files).
     - ``slurm`` / ``pbs`` (dask-jobqueue): per batch job ``cores``, ``processes`` (single-threaded
       workers; None means one per core), ``memory``, ``walltime``, ``queue``, ``account``; the
       workers' network ``interface``; ``log_directory`` for job output; ``job_extra_directives``
@@ -252,6 +254,9 @@ class ClusterSpec:
     python: str | None = None
     connect_timeout: str | None = None
     tls: bool | None = None
+    tls_ca_file: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
 
     @property
     def connect_timeout_seconds(self) -> float:
@@ -296,7 +301,7 @@ _CLUSTER_FIELDS = ("kind", "n_workers", "threads_per_worker", "memory_limit", "h
                    "memory", "walltime", "queue", "account", "interface", "log_directory",
                    "job_extra_directives", "job_script_prologue", "resource_spec", "n_jobs",
                    "adaptive", "worker_lifetime", "lifetime_stagger", "python", "connect_timeout",
-                   "tls", "options")
+                   "tls", "tls_ca_file", "tls_cert", "tls_key", "options")
 
 #: settings of the dask-jobqueue kinds (slurm, pbs)
 _JOBQUEUE_FIELDS = ("cores", "processes", "memory", "walltime", "queue", "account", "interface",
@@ -308,8 +313,8 @@ _JOBQUEUE_FIELDS = ("cores", "processes", "memory", "walltime", "queue", "accoun
 _KIND_FIELDS = {
     "local": ("n_workers", "threads_per_worker", "memory_limit", "host", "dashboard_address",
               "tls"),
-    "address": ("address", "connect_timeout"),
-    "scheduler_file": ("scheduler_file", "connect_timeout"),
+    "address": ("address", "connect_timeout", "tls_ca_file", "tls_cert", "tls_key"),
+    "scheduler_file": ("scheduler_file", "connect_timeout", "tls_ca_file", "tls_cert", "tls_key"),
     "slurm": _JOBQUEUE_FIELDS,
     "pbs": _JOBQUEUE_FIELDS + ("resource_spec",),
 }
@@ -319,6 +324,20 @@ _KIND_FIELDS = {
 CODE_OPTIONS = ("preload", "preload_argv", "preload_nanny", "preload_nanny_argv", "plugins",
                 "worker_class", "scheduler_cls", "scheduler_class", "worker_cls", "job_cls",
                 "security", "extra_plugins")
+
+#: ``cluster.options`` each kind accepts (passed on to LocalCluster, Client or SLURMCluster /
+#: PBSCluster): settings of paths, ports, names and timeouts, none that names code to run
+ACCEPTED_OPTIONS = {
+    "local": ("local_directory", "worker_dashboard_address", "scheduler_port", "silence_logs",
+              "interface", "lifetime", "lifetime_stagger", "lifetime_restart", "death_timeout",
+              "resources", "scheduler_sync_interval", "scheduler_kwargs"),
+    "address": ("name", "direct_to_workers", "heartbeat_interval", "set_as_default"),
+    "slurm": ("job_name", "local_directory", "worker_extra_args", "scheduler_options",
+              "death_timeout", "job_directives_skip", "silence_logs", "submit_command_extra",
+              "cancel_command_extra", "nanny", "protocol", "shared_temp_directory"),
+}
+ACCEPTED_OPTIONS["scheduler_file"] = ACCEPTED_OPTIONS["address"]
+ACCEPTED_OPTIONS["pbs"] = ACCEPTED_OPTIONS["slurm"]
 
 #: keyword arguments the cluster backend gets from typed fields (or sets itself): not in options
 _RESERVED_OPTIONS = {
