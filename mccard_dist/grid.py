@@ -198,7 +198,7 @@ def coords(spec: ExperimentSpec) -> dict[str, np.ndarray]:
 
     ``method`` (names), ``tau``, ``psi``, ``seed`` in the spec's order; ``h`` the sorted union of the
     methods' kernel-width grids (with :data:`AUTO_H`, 0.0, for the lambda-only CV of a method
-    whose fits set their own width); ``lam`` the sorted union of their ``alpha_ratio`` grids, plus 0.0
+    whose fits set their own width); ``alpha_ratio`` the sorted union of their ``alpha_ratio`` grids, plus 0.0
     when an ARD method with CV is present (its candidates carry ``alpha_ratio`` 0.0); ``fold``
     ``0..n_folds-1`` (a single column 0 for ``cv.scheme=alo``); ``feature`` ``0..n_features-1``.
     """
@@ -214,17 +214,17 @@ def coords(spec: ExperimentSpec) -> dict[str, np.ndarray]:
         "psi": np.array(spec.psi, dtype=np.float64),
         "seed": np.array(spec.seeds, dtype=np.int64),
         "h": np.array(sorted(hs), dtype=np.float64),
-        "lam": np.array(sorted(lams), dtype=np.float64),
+        "alpha_ratio": np.array(sorted(lams), dtype=np.float64),
         "fold": np.arange(spec.cv.n_columns, dtype=np.int64),
         "feature": np.arange(spec.data.n_features, dtype=np.int64),
     }
 
 
 def candidate_positions(spec: ExperimentSpec, method_spec: MethodSpec) -> list[tuple[int, int]]:
-    """Positions ``(h index, lam index)`` in :func:`coords` of each of ``cv_candidates(method_spec)``."""
+    """Positions ``(h index, alpha_ratio index)`` in :func:`coords` of each of ``cv_candidates(method_spec)``."""
     c = coords(spec)
     h_pos = {float(v): i for i, v in enumerate(c["h"])}
-    lam_pos = {float(v): i for i, v in enumerate(c["lam"])}
+    lam_pos = {float(v): i for i, v in enumerate(c["alpha_ratio"])}
     return [(h_pos[h], lam_pos[r]) for h, r in cv_candidates(method_spec)]
 
 

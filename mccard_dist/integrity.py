@@ -41,6 +41,14 @@ WRITES_EVERY_CHUNK = "writes_every_chunk"
 _ALWAYS_FINITE = ("rmse", "n_selected", "tp", "fp", "fn", "tn", "fit_seconds", "cell_seconds")
 
 
+#: names of earlier versions' stores (see ``mccard_dist.store.LEGACY_NAMES``)
+_OLD_NAMES = {"chosen_alpha_ratio": "chosen_lam"}
+
+
+def _stored_name(group, name: str) -> str:
+    return name if name in group or name not in _OLD_NAMES else _OLD_NAMES[name]
+
+
 def _chunks(array):
     """``(key, region)`` of every chunk of a zarr array."""
     grid = [range(-(-s // c)) for s, c in zip(array.shape, array.chunks)]
@@ -115,6 +123,7 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
 
     # -- per-cell variables: read every chunk --------------------------------------------------
     for name in ["error", *SCALARS]:
+        name = _stored_name(group, name)
         if name not in group:
             continue
         array = group[name]

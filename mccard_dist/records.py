@@ -21,7 +21,7 @@ STATUS_NAMES = {STATUS_PENDING: "pending", STATUS_DONE: "done", STATUS_FAILED: "
 #: keeps every one as float64, NaN where a cell has no value)
 SCALARS = {
     "r": "f8", "rmse": "f8", "n_selected": "i4", "tp": "i4", "fp": "i4", "fn": "i4", "tn": "i4",
-    "precision": "f8", "recall": "f8", "f1": "f8", "chosen_h": "f8", "chosen_lam": "f8",
+    "precision": "f8", "recall": "f8", "f1": "f8", "chosen_h": "f8", "chosen_alpha_ratio": "f8",
     "chosen_alpha": "f8",
     "n_iter": "i4", "converged": "i1", "fit_seconds": "f8", "cell_seconds": "f8",
     "n_cv_failures": "i4",

@@ -10,10 +10,10 @@ Layout (``xarray.open_zarr(path)`` is enough to analyse it):
 
 - per cell, dims ``(model, tau, psi, seed)`` (``model``: the method names): ``status`` (0 pending, 1 done, 2 failed), ``error``
   (message of a failed cell), the metrics ``r, rmse, n_selected, tp, fp, fn, tn, precision,
-  recall, f1``, the CV choice ``chosen_h, chosen_lam`` (alpha ratio) and ``chosen_alpha``, and ``n_iter, converged,
+  recall, f1``, the CV choice ``chosen_h, chosen_alpha_ratio`` and ``chosen_alpha``, and ``n_iter, converged,
   fit_seconds, cell_seconds, n_cv_failures``; all float64 (NaN where not available).
-- ``cv_score`` (model, tau, psi, seed, h, lam, fold): validation loss of each candidate and fold
-  (NaN where a method has no such candidate). ``lam = 0`` stands for "no L1 penalty" (ARD).
+- ``cv_score`` (model, tau, psi, seed, h, alpha_ratio, fold): validation loss of each candidate and fold
+  (NaN where a method has no such candidate). ``alpha_ratio = 0`` stands for "no L1 penalty" (ARD).
 - ``coef`` (model, tau, psi, seed, feature): final coefficients (unless ``run.save_coef`` is off).
 """
 
@@ -76,8 +76,13 @@ def check_writable(path: Path, key: str = "store",
             f"{key}: cannot write to the {what} {target} ({exc.strerror or exc}); {fix}") from None
 
 
+#: names in stores written by earlier versions -> their names now (``method`` collided with the
+#: ``method`` keyword of ``Dataset.sel``; one name for the L1 penalty ratio, as in the config)
+LEGACY_NAMES = {"method": "model", "lam": "alpha_ratio", "chosen_lam": "chosen_alpha_ratio"}
+_OLD_NAMES = {new: old for old, new in LEGACY_NAMES.items()}
+
 CELL_DIMS = ("model", "tau", "psi", "seed")
-CV_DIMS = CELL_DIMS + ("h", "lam", "fold")
+CV_DIMS = CELL_DIMS + ("h", "alpha_ratio", "fold")
 COEF_DIMS = CELL_DIMS + ("feature",)
 
 
@@ -138,8 +143,8 @@ def _template(spec: ExperimentSpec):
         data_vars[name] = (CELL_DIMS, da.full(cell_shape, np.nan, chunks=cell_chunks))
     data_vars["cv_score"] = (
         CV_DIMS,
-        da.full(cell_shape + (n["h"], n["lam"], n["fold"]), np.nan,
-                chunks=(1, 1, 1, seed_chunk, n["h"], n["lam"], n["fold"])),
+        da.full(cell_shape + (n["h"], n["alpha_ratio"], n["fold"]), np.nan,
+                chunks=(1, 1, 1, seed_chunk, n["h"], n["alpha_ratio"], n["fold"])),
         {"description": f"validation loss ({spec.cv.score}), lower is better"},
     )
     if spec.run.save_coef:
@@ -150,7 +155,7 @@ def _template(spec: ExperimentSpec):
             {"description": "final fitted coefficients (0 = pruned / not selected)"},
         )
     ds = xr.Dataset(data_vars, coords=c)
-    ds["lam"].attrs["description"] = ("L1 penalty as a fraction of alpha_max on each training set; "
+    ds["alpha_ratio"].attrs["description"] = ("L1 penalty as a fraction of alpha_max on each training set; "
                                       "0 = no L1 penalty (ARD methods)")
     ds["h"].attrs["description"] = "kernel width (CV candidate)"
     ds.attrs.update(
@@ -177,6 +182,10 @@ class ResultsStore:
         self.spec = spec
         self._group = zarr.open_group(str(self.path), mode="r+", zarr_format=2)
         self._cv_pos = {m.name: grid.candidate_positions(spec, m) for m in spec.methods}
+
+    def _name(self, name: str) -> str:
+        """The variable's name in this store (stores of earlier versions: :data:`LEGACY_NAMES`)."""
+        return name if name in self._group or name not in _OLD_NAMES else _OLD_NAMES[name]
 
     # -- opening ---------------------------------------------------------------------------------
     @classmethod
@@ -293,7 +302,7 @@ class ResultsStore:
             for (p, s), res in pos.items():
                 if name in res.scalars:
                     values[p, s] = res.scalars[name]
-            g[name][region] = values
+            g[self._name(name)][region] = values
         candidates = self._cv_pos[self.spec.methods[mi].name]
         if candidates:
             cv = np.full((n_psi, n_seed) + g["cv_score"].shape[4:], np.nan)
@@ -369,7 +378,8 @@ def open_results(path, mask: bool = True):
 
     The methods of ``experiment.methods`` lie along the dimension ``model``: select one with
     ``ds.sel(model="mcc_ard")``. (A dimension named ``method`` would collide with the ``method``
-    keyword of ``Dataset.sel``; stores written with that name are renamed on opening.)
+    keyword of ``Dataset.sel``.) Stores written by earlier versions are renamed on opening
+    (:data:`LEGACY_NAMES`).
 
     ``path`` may also be a list of stores:
 
@@ -383,7 +393,7 @@ def open_results(path, mask: bool = True):
       the auto-width methods run as two experiments: they are opened side by side along
       ``model``, as if one store held them all.
 
-    Either way ``h``, ``lam``, ``fold`` and ``feature`` are the union of the stores' (NaN where a
+    Either way ``h``, ``alpha_ratio``, ``fold`` and ``feature`` are the union of the stores' (NaN where a
     store has no such entry) and the attribute ``stores`` lists each store's path, grid hash,
     methods and CV settings; ``config`` is the first store's, with every store's methods.
     ``path`` may also be a multirun folder: the stores its jobs wrote (listed in its
@@ -404,8 +414,7 @@ def open_results(path, mask: bool = True):
     ds = xr.open_zarr(str(path), consolidated=True)
     if "grid_hash" not in ds.attrs:
         raise StoreMismatchError(f"{path} is not an mccard-dist results store")
-    if "method" in ds.dims:  # stores written before the dimension was named ``model``
-        ds = ds.rename({"method": "model"})
+    ds = ds.rename({old: new for old, new in LEGACY_NAMES.items() if old in ds.variables})
     def load(name):
         try:
             return ds[name].load()
@@ -513,7 +522,7 @@ def _side_by_side(stores, paths):
                                      "store: open stores with different methods side by side")
         names += [str(m) for m in ds["model"].values]
     with warnings.catch_warnings():
-        # the outer join on h / lam / fold re-chunks the lazy cv_score: expected, and small
+        # the outer join on h / alpha_ratio / fold re-chunks the lazy cv_score: expected, and small
         warnings.simplefilter("ignore", PerformanceWarning)
         combined = xr.concat(stores, dim="model", join="outer", data_vars="all",
                              coords="different", compat="equals", combine_attrs="override")

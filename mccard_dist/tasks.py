@@ -183,7 +183,7 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None) ->
     scalars = dict(metrics)
     scalars.update(
         # the final fit's width: the CV choice, or where an auto width settled
-        chosen_h=float(getattr(est, "kernel_width_", h)), chosen_lam=float(ratio),
+        chosen_h=float(getattr(est, "kernel_width_", h)), chosen_alpha_ratio=float(ratio),
         chosen_alpha=np.nan if alpha is None else float(alpha),
         n_iter=int(est.n_iter_), converged=int(bool(est.converged_)), fit_seconds=fit_seconds,
         cell_seconds=time.perf_counter() - start, n_cv_failures=n_failures,

@@ -161,35 +161,35 @@ def test_block_keys_stable_and_subsets_give_sub_blocks(dicts, smoke, paper):
 # -- coordinates --------------------------------------------------------------------------------------
 def test_coords(smoke, paper, dicts):
     c = coords(smoke)
-    assert list(c) == ["model", "tau", "psi", "seed", "h", "lam", "fold", "feature"]
+    assert list(c) == ["model", "tau", "psi", "seed", "h", "alpha_ratio", "fold", "feature"]
     assert list(c["model"]) == ["mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
     np.testing.assert_array_equal(c["tau"], [5.0])
     np.testing.assert_array_equal(c["psi"], [0.0, 0.2])
     np.testing.assert_array_equal(c["seed"], [0, 1])
     np.testing.assert_array_equal(c["h"], [0.3, 3.0])
-    np.testing.assert_array_equal(c["lam"], [0.0, 0.2, 0.5])
+    np.testing.assert_array_equal(c["alpha_ratio"], [0.0, 0.2, 0.5])
     np.testing.assert_array_equal(c["fold"], [0, 1])
     np.testing.assert_array_equal(c["feature"], np.arange(60))
     assert c["h"].dtype == np.float64 and c["seed"].dtype == np.int64
     p = coords(paper)
     assert len(p["h"]) == len(set(paper.method("mcc_ard").kernel_width)
                               | set(paper.method("mcc_l1").kernel_width))
-    assert np.all(np.diff(p["h"]) > 0) and np.all(np.diff(p["lam"]) > 0)
-    np.testing.assert_array_equal(p["lam"], [0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8])
-    # without an ARD method with CV, lam has no 0.0; with only LS-ARD, no h or lam at all
+    assert np.all(np.diff(p["h"]) > 0) and np.all(np.diff(p["alpha_ratio"]) > 0)
+    np.testing.assert_array_equal(p["alpha_ratio"], [0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8])
+    # without an ARD method with CV, alpha_ratio has no 0.0; with only LS-ARD, no h or alpha_ratio at all
     d = copy.deepcopy(dicts["smoke"])
     d["experiment"]["methods"] = ["mcc_l1"]
-    np.testing.assert_array_equal(coords(spec_from_dict(d))["lam"], [0.2, 0.5])
+    np.testing.assert_array_equal(coords(spec_from_dict(d))["alpha_ratio"], [0.2, 0.5])
     d["experiment"]["methods"] = ["ls_ard"]
     c = coords(spec_from_dict(d))
-    assert c["h"].size == 0 and c["lam"].size == 0 and c["fold"].size == 2
+    assert c["h"].size == 0 and c["alpha_ratio"].size == 0 and c["fold"].size == 2
 
 
 def test_candidate_positions(smoke):
     c = coords(smoke)
     for m in smoke.methods:
         for (h, r), (i, j) in zip(cv_candidates(m), candidate_positions(smoke, m)):
-            assert (c["h"][i], c["lam"][j]) == (h, r)
+            assert (c["h"][i], c["alpha_ratio"][j]) == (h, r)
 
 
 # -- grid hash -----------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from mccard_dist.store import ResultsStore, StoreMismatchError, open_results, st
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
-CHECKED = ["status", "r", "rmse", "f1", "n_selected", "chosen_h", "chosen_lam", "cv_score", "coef"]
+CHECKED = ["status", "r", "rmse", "f1", "n_selected", "chosen_h", "chosen_alpha_ratio", "cv_score", "coef"]
 
 
 def assert_same_results(path_a, path_b):
@@ -31,7 +31,7 @@ def test_distributed_run_equals_serial_run(smoke_spec, local_client):
     ds = open_results(store_path(spec))
     assert (ds["status"] == 1).all()
     c = grid.coords(spec)
-    for dim in ("model", "tau", "psi", "seed", "h", "lam", "fold", "feature"):
+    for dim in ("model", "tau", "psi", "seed", "h", "alpha_ratio", "fold", "feature"):
         np.testing.assert_array_equal(ds[dim].values, c[dim])
     assert list(ds["psi"].values) == [0.0, 0.2] and list(ds["model"].values) == [
         "mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
@@ -119,7 +119,8 @@ def test_run_survives_a_killed_worker(smoke_spec):
 
 
 def _rename_dimension_on_disk(path, old, new):
-    """Rewrite a store as an earlier version wrote it: the dimension ``old`` named ``new``."""
+    """Rewrite a store as an earlier version wrote it: the variable or dimension ``old`` named
+    ``new``."""
     import json as _json
 
     import zarr
@@ -149,8 +150,11 @@ def test_methods_are_selected_by_name_and_old_stores_still_open_and_resume(smoke
     assert ds["coef"].chunks is not None and ds["cv_score"].chunks is not None
     before = ds.load()
 
-    _rename_dimension_on_disk(path, "model", "method")
-    assert "method" in xr.open_zarr(path).dims  # as an earlier version wrote it
+    for new, old in (("model", "method"), ("alpha_ratio", "lam"),
+                     ("chosen_alpha_ratio", "chosen_lam")):
+        _rename_dimension_on_disk(path, new, old)
+    old = xr.open_zarr(path)  # as an earlier version wrote it
+    assert "method" in old.dims and "lam" in old.dims and "chosen_lam" in old
     xr.testing.assert_identical(open_results(path).load().drop_vars("status_name"),
                                 before.drop_vars("status_name"))
     # it still resumes: reset one block's cells to pending and rerun

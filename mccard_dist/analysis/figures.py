@@ -302,7 +302,7 @@ def _default_cell(ds, methods):
 
 def fig_cv_curves(ds, cell=None):
     """Figure 5: CV curves of one cell: mean validation loss over the folds against h, one line
-    per lambda (MCC-L1; ARD methods have no L1 penalty, lam = 0), with the CV pick marked.
+    per lambda (MCC-L1; ARD methods have no L1 penalty, alpha_ratio = 0), with the CV pick marked.
 
     Parameters
     ----------
@@ -357,11 +357,11 @@ def fig_cv_curves(ds, cell=None):
         mean = scores.mean("fold", skipna=False)
         h = ds["h"].values.astype(float)
         mean, h = mean.isel(h=h > 0), h[h > 0]  # h = 0: lambda-only CV of an auto-width method
-        lams = [lam for lam in ds["lam"].values if bool(scores.sel(lam=lam).notnull().any())]
+        lams = [lam for lam in ds["alpha_ratio"].values if bool(scores.sel(alpha_ratio=lam).notnull().any())]
         l1 = [lam for lam in lams if lam > 0]
         colors = dict(zip(l1, colormaps["viridis"](np.linspace(0.0, 0.85, max(len(l1), 1)))))
         for lam in lams:
-            y = mean.sel(lam=lam).values
+            y = mean.sel(alpha_ratio=lam).values
             keep = np.isfinite(y)
             if lam > 0:
                 ax.plot(h[keep], y[keep], marker="o", ms=4, color=colors[lam],
@@ -376,12 +376,13 @@ def fig_cv_curves(ds, cell=None):
         _plain_log_ticks(ax.xaxis, ticks)
         if len(ticks) > 6:
             ax.tick_params(axis="x", labelrotation=45)
-        chosen_lam = float(cell_values(ds, "chosen_lam").sel(sel)) if "chosen_lam" in ds else 0.0
+        chosen_lam = (float(cell_values(ds, "chosen_alpha_ratio").sel(sel))
+                      if "chosen_alpha_ratio" in ds else 0.0)
         if math.isfinite(chosen_h):
             hi = int(np.argmin(np.abs(h - chosen_h)))
-            lam_i = int(np.argmin(np.abs(ds["lam"].values - (chosen_lam if math.isfinite(
+            lam_i = int(np.argmin(np.abs(ds["alpha_ratio"].values - (chosen_lam if math.isfinite(
                 chosen_lam) else 0.0))))
-            y = float(mean.isel(h=hi, lam=lam_i))
+            y = float(mean.isel(h=hi, alpha_ratio=lam_i))
             what = f"h = {chosen_h:g}" + (f", λ = {chosen_lam:g} λ_max" if chosen_lam > 0 else "")
             ax.axvline(chosen_h, color="black", ls=":", lw=1.0)
             ax.plot([chosen_h], [y], marker="*", ms=16, color="gold", markeredgecolor="black",

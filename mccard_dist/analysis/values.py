@@ -11,7 +11,7 @@ import numpy as np
 from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
 
 #: per-cell metrics summarised over seeds
-METRICS = ("r", "rmse", "n_selected", "precision", "recall", "f1", "chosen_h", "chosen_lam",
+METRICS = ("r", "rmse", "n_selected", "precision", "recall", "f1", "chosen_h", "chosen_alpha_ratio",
            "fit_seconds")
 
 
