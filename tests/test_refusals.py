@@ -50,12 +50,18 @@ def refusal_cases(tmp_path):
         "store path through a file": ([f"store.path={a_file}/x.zarr"], None, "is a file"),
         "timeout in options": (["cluster=address", "cluster.address=tcp://127.0.0.1:1",
                                 "+cluster.options.timeout=3"], None, "cluster.options.timeout"),
+        "unknown key": (["data.n_trian=100"], None, "+data.n_trian=100"),
+        "unknown option of a group": (["experiment=paper_fast"], None,
+                                      "available: paper, paper_auto"),
+        "unparsable override": (["experiment.psi=[0,"], None, "override_grammar"),
+        "unknown key in a sweep": (["-m", "data.n_trian=100,200"], None, "data.n_trian"),
     }
 
 
 CASES = ["slurm without sbatch", "pbs without qsub", "malformed address", "unreachable address",
          "missing scheduler file", "store root unwritable", "store path through a file",
-         "timeout in options"]
+         "timeout in options", "unknown key", "unknown option of a group", "unparsable override",
+         "unknown key in a sweep"]
 
 
 @pytest.mark.parametrize("case", CASES)
