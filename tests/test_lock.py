@@ -74,10 +74,17 @@ def test_folders_made_for_the_lock_go_again_if_left_empty(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.cluster
-def test_a_second_driver_on_a_running_store_is_refused(tmp_path):
+def test_a_second_driver_on_a_running_store_is_refused(tmp_path, compose):
+    import numpy as np
+
+    from mccard_dist.config import from_dictconfig
+    from mccard_dist.runner import run_serial
+
     store = tmp_path / "store.zarr"
-    args = [sys.executable, "-m", "mccard_dist.cli", "experiment=smoke", f"store.path={store}",
-            "run.progress=false", "run.fits_per_block=1", "cluster.n_workers=1"]
+    # 20 seeds on one worker: the first driver is still running when the second one starts
+    overrides = ["experiment=smoke", "experiment.seeds.count=20", "run.progress=false",
+                 "run.fits_per_block=1", "cluster.n_workers=1"]
+    args = [sys.executable, "-m", "mccard_dist.cli", *overrides, f"store.path={store}"]
     first = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
     deadline = time.monotonic() + 120
@@ -85,15 +92,22 @@ def test_a_second_driver_on_a_running_store_is_refused(tmp_path):
         assert time.monotonic() < deadline and first.poll() is None
         time.sleep(0.2)
     second = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert first.poll() is None, "the first driver ended before the second one started"
     assert second.returncode != 0
-    assert second.stderr.strip().splitlines() == [
-        line for line in second.stderr.strip().splitlines() if line.startswith("error:")]
-    assert f"PID {first.pid}" in second.stderr and "Traceback" not in second.stderr
+    lines = second.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: the store"), second.stderr
+    assert f"PID {first.pid}" in second.stderr
     first.communicate(timeout=600)
     assert first.returncode == 0
-    assert (xr.open_zarr(store)["status"] == 1).all() and not lock_path(store).exists()
+    assert not lock_path(store).exists()
     runs = json.loads(xr.open_zarr(store).attrs["runs"])
     assert [r["ended"] for r in runs] == ["finished"]  # the refused driver left no record
+    # ... and the results are those of an undisturbed run
+    reference = tmp_path / "reference.zarr"
+    run_serial(from_dictconfig(compose([*overrides, f"store.path={reference}"])))
+    a, b = xr.open_zarr(store), xr.open_zarr(reference)
+    for name in ("status", "r", "rmse", "f1", "n_selected", "chosen_h", "cv_score", "coef"):
+        np.testing.assert_array_equal(a[name].values, b[name].values, err_msg=name)
 
 
 def _serial(path, overrides, queue):
