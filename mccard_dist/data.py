@@ -12,7 +12,15 @@ Each random component has its own stream, derived from ``seed`` with a fixed per
 - stream 2: ``n_relevant`` standard normals, the non-zero entries of ``coef_true``;
 - stream 3: ``n_train`` standard normals, inlier noise (scaled by ``sqrt(noise_var)``);
 - stream 4: ``n_train`` uniforms on [0, 1), outlier indicators ``u < psi``;
-- stream 5: ``n_train`` unit Laplace draws, outlier noise (scaled by ``tau``).
+- stream 5: ``n_train`` unit Laplace draws, outlier noise (scaled by ``tau``);
+- streams 6-8, used by the other outlier distributions only: ``n_train`` standard normals
+  (``gaussian``), Student-t draws with ``df`` degrees of freedom (``student_t``), standard Cauchy
+  draws (``cauchy``); ``one_sided`` takes the absolute value of stream 5.
+
+With ``rho > 0`` the features of both design matrices are an AR(1) sequence built from the same
+standard normals, ``x_d = rho x_{d-1} + sqrt(1 - rho^2) z_d``: unit variances and the Toeplitz
+correlation ``rho^|i-j|``. With ``leverage`` the outlying training rows get their relevant features
+shifted by ``tau`` after ``y_train`` is computed from the clean rows (bad leverage points).
 
 ``psi`` and ``tau`` only transform these draws, they never change them. For a fixed seed, therefore,
 the design matrices, ``coef_true``, ``y_test`` and the inlier noise are identical for every ``psi`` and
@@ -31,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["PaperData", "make_paper_data"]
+__all__ = ["OUTLIERS", "PaperData", "make_paper_data"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +50,12 @@ _STREAM_COEF = 2
 _STREAM_GAUSS = 3
 _STREAM_UNIFORM = 4
 _STREAM_LAPLACE = 5
+_STREAM_GAUSS_OUTLIER = 6
+_STREAM_STUDENT_T = 7
+_STREAM_CAUCHY = 8
+
+#: outlier distributions of ``make_paper_data`` (each scaled by ``tau``)
+OUTLIERS = ("laplace", "gaussian", "student_t", "cauchy", "one_sided")
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,6 +96,10 @@ class PaperData:
     n_features: int
     n_relevant: int
     noise_var: float
+    outliers: str = "laplace"
+    df: float | None = None
+    leverage: bool = False
+    rho: float = 0.0
 
     @property
     def relevant_mask(self) -> np.ndarray:
@@ -120,6 +138,10 @@ def make_paper_data(
     n_features: int = 1000,
     n_relevant: int = 30,
     noise_var: float = 0.05,
+    outliers: str = "laplace",
+    df: float | None = None,
+    leverage: bool = False,
+    rho: float = 0.0,
 ) -> PaperData:
     r"""Generate the synthetic problem of the paper's experiments.
 
@@ -142,6 +164,17 @@ def make_paper_data(
         Number of non-zero generating coefficients, 0 <= n_relevant <= n_features.
     noise_var : float, default=0.05
         Variance of the Gaussian (inlier) training noise, >= 0.
+    outliers : str, default="laplace"
+        Distribution of the outlier noise, scaled by ``tau``: ``laplace`` (the paper's),
+        ``gaussian`` (N(0, tau^2)), ``student_t`` (``df`` degrees of freedom, scale tau),
+        ``cauchy`` (scale tau) or ``one_sided`` (``|Laplace(0, tau)|``: every outlier pushes y up).
+    df : float, optional
+        Degrees of freedom of ``student_t`` (> 0; required there, not used otherwise).
+    leverage : bool, default=False
+        Also corrupt the covariates of the outlying training rows: their relevant features are
+        shifted by ``tau`` (after ``y_train`` is computed from the clean rows).
+    rho : float, default=0.0
+        Correlation of neighbouring features, in [0, 1): feature covariance ``rho^|i-j|``.
 
     Returns
     -------
@@ -195,19 +228,35 @@ def make_paper_data(
         raise ValueError(
             f"n_relevant must be <= n_features ({n_features}), got {n_relevant!r}"
         )
+    if outliers not in OUTLIERS:
+        raise ValueError(f"outliers must be one of {', '.join(OUTLIERS)}, got {outliers!r}")
+    if outliers == "student_t":
+        if df is None:
+            raise ValueError("df (degrees of freedom) is required with outliers='student_t'")
+        df = _check_real("df", df)
+        if df <= 0:
+            raise ValueError(f"df must be > 0, got {df!r}")
+    elif df is not None:
+        raise ValueError(f"df is only used with outliers='student_t', got df={df!r}")
+    rho = _check_real("rho", rho)
+    if not 0.0 <= rho < 1.0:
+        raise ValueError(f"rho must be in [0, 1), got {rho!r}")
+    leverage = bool(leverage)
 
-    X_train = _rng(seed, _STREAM_X_TRAIN).standard_normal((n_train, n_features))
-    X_test = _rng(seed, _STREAM_X_TEST).standard_normal((n_test, n_features))
+    X_train = _design(_rng(seed, _STREAM_X_TRAIN).standard_normal((n_train, n_features)), rho)
+    X_test = _design(_rng(seed, _STREAM_X_TEST).standard_normal((n_test, n_features)), rho)
     coef_true = np.zeros(n_features)
     coef_true[:n_relevant] = _rng(seed, _STREAM_COEF).standard_normal(n_relevant)
     gauss = _rng(seed, _STREAM_GAUSS).standard_normal(n_train)
     uniform = _rng(seed, _STREAM_UNIFORM).random(n_train)
-    laplace = _rng(seed, _STREAM_LAPLACE).laplace(0.0, 1.0, n_train)
+    unit = _unit_outliers(seed, n_train, outliers, df)
 
     outlier_mask = uniform < psi
-    noise = np.where(outlier_mask, tau * laplace, math.sqrt(noise_var) * gauss)
+    noise = np.where(outlier_mask, tau * unit, math.sqrt(noise_var) * gauss)
     y_train = X_train @ coef_true + noise
     y_test = X_test @ coef_true
+    if leverage:
+        X_train[np.ix_(outlier_mask, np.arange(n_relevant))] += tau
 
     arrays = (X_train, y_train, X_test, y_test, coef_true, outlier_mask)
     for array in arrays:
@@ -226,4 +275,34 @@ def make_paper_data(
         n_features=n_features,
         n_relevant=n_relevant,
         noise_var=noise_var,
+        outliers=outliers,
+        df=df,
+        leverage=leverage,
+        rho=rho,
     )
+
+
+def _design(z: np.ndarray, rho: float) -> np.ndarray:
+    """Rows of an AR(1) sequence over the features from standard normals ``z`` (``rho = 0``:
+    ``z`` itself): unit variances, correlation ``rho^|i-j|``."""
+    if rho == 0.0:
+        return z
+    x = np.empty_like(z)
+    x[:, 0] = z[:, 0]
+    scale = math.sqrt(1.0 - rho * rho)
+    for d in range(1, z.shape[1]):
+        x[:, d] = rho * x[:, d - 1] + scale * z[:, d]
+    return x
+
+
+def _unit_outliers(seed: int, n: int, outliers: str, df: float | None) -> np.ndarray:
+    """Outlier noise of scale 1 (multiplied by ``tau``), each distribution from its own stream."""
+    if outliers == "laplace":
+        return _rng(seed, _STREAM_LAPLACE).laplace(0.0, 1.0, n)
+    if outliers == "one_sided":
+        return np.abs(_rng(seed, _STREAM_LAPLACE).laplace(0.0, 1.0, n))
+    if outliers == "gaussian":
+        return _rng(seed, _STREAM_GAUSS_OUTLIER).standard_normal(n)
+    if outliers == "student_t":
+        return _rng(seed, _STREAM_STUDENT_T).standard_t(df, n)
+    return _rng(seed, _STREAM_CAUCHY).standard_cauchy(n)

@@ -244,9 +244,23 @@ def grid_description(spec: ExperimentSpec) -> dict:
             "seeds": list(spec.seeds),
         },
         "methods": {m.name: m.to_dict() for m in spec.methods},
-        "data": asdict(spec.data),
+        "data": _data_description(spec.data),
         "cv": _cv_description(spec.cv),
     }
+
+
+#: data settings added after the first stores, with the value that reproduces those stores
+_DATA_DEFAULTS = {"outliers": "laplace", "df": None, "leverage": False, "rho": 0.0}
+
+
+def _data_description(data) -> dict:
+    """``data`` for the hash; the scenario settings at their defaults (the paper's problem) are
+    left out, so stores of the paper's problem keep their hash."""
+    description = asdict(data)
+    for key, default in _DATA_DEFAULTS.items():
+        if description.get(key) == default:
+            del description[key]
+    return description
 
 
 def _cv_description(cv: CVSpec) -> dict:

@@ -25,6 +25,7 @@ from .claims import (
     FAILS,
     HOLDS,
     NO_DATA,
+    NOT_APPLICABLE,
     NOT_IN_GRID,
     NOT_TESTABLE,
     PAPER_TAUS,
@@ -73,6 +74,7 @@ from .values import (
     cell_values,
     method_style,
     n_relevant,
+    scenario,
     summarize,
     summary_markdown,
     summary_table,
@@ -80,12 +82,12 @@ from .values import (
 
 __all__ = [
     "BETTER", "ClaimPart", "ClaimResult", "FAILS", "FIGURES", "FigureFile", "FigureUnavailable", "HOLDS",
-    "METRICS", "MethodComparison", "NOT_IN_GRID", "NOT_TESTABLE", "NO_DATA", "PAPER_TAUS", "PARTIAL", "ROLES", "Report",
+    "METRICS", "MethodComparison", "NOT_APPLICABLE", "NOT_IN_GRID", "NOT_TESTABLE", "NO_DATA", "PAPER_TAUS", "PARTIAL", "ROLES", "Report",
     "SIMILAR_TOLERANCE", "UNDEFINED_R", "VERDICTS", "cell_values", "check_claims",
     "claims_markdown", "claims_table", "compare_methods", "compare_stores", "comparison_table",
     "fig_chosen_h", "fig_cv_curves", "fig_densities", "fig_deviant_vs_proper",
     "fig_prediction", "fig_selection", "method_comparison_markdown", "method_style",
     "n_relevant", "paired_interval", "parse_cell", "report_markdown", "resolve_cell",
-    "summarize", "summary_markdown", "summary_table", "width_pairs", "with_roles",
+    "scenario", "summarize", "summary_markdown", "summary_table", "width_pairs", "with_roles",
     "write_figures", "write_report",
 ]

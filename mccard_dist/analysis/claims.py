@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .compare import paired_interval
-from .values import _LABELS, _NAMES, ROLES, _md, _num, cell_values, n_relevant
+from .values import _LABELS, _NAMES, ROLES, _md, _num, cell_values, n_relevant, scenario
 
 # ------------------------------------------------------------------------------------------------
 # claims
@@ -16,8 +16,9 @@ from .values import _LABELS, _NAMES, ROLES, _md, _num, cell_values, n_relevant
 HOLDS, BETTER, FAILS = "holds", "better than claimed", "does not hold"
 NO_DATA, NOT_IN_GRID = "not enough seeds", "not in this grid"
 PARTIAL, NOT_TESTABLE = "holds where this grid can test", "not testable"
+NOT_APPLICABLE = "not applicable"
 #: the possible verdicts: of a part (all but PARTIAL) and of a claim (all but BETTER)
-VERDICTS = (HOLDS, BETTER, PARTIAL, FAILS, NO_DATA, NOT_IN_GRID, NOT_TESTABLE)
+VERDICTS = (HOLDS, BETTER, PARTIAL, FAILS, NO_DATA, NOT_IN_GRID, NOT_TESTABLE, NOT_APPLICABLE)
 
 #: the paper's Laplace scales
 PAPER_TAUS = (2.0, 5.0, 10.0)
@@ -427,6 +428,10 @@ def check_claims(ds, level: float = 0.95, similar_tolerance: float = SIMILAR_TOL
     list of ClaimResult
         Claims "1" to "6" in order; see :func:`claims_table` and :func:`claims_markdown`.
     """
+    if scenario(ds):
+        note = (f"the claims are about the paper's problem; this store's data differ "
+                f"({scenario(ds)})")
+        return [ClaimResult(c, _STATEMENTS[c], NOT_APPLICABLE, (), note) for c in _STATEMENTS]
     if roles:
         ds = with_roles(ds, roles)
     cells = _Cells(ds)

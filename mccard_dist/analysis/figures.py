@@ -18,6 +18,7 @@ from .values import (
     cell_values,
     method_style,
     n_relevant,
+    scenario,
     summarize,
 )
 
@@ -139,6 +140,8 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
     n_seeds = ds.sizes["seed"]
     text = (f"{title}: mean ± std over seeds ({n_seeds} seed(s) in the grid, finished cells "
             "only)")
+    if scenario(ds):
+        text += f"; data: {scenario(ds)}"
     fig.suptitle("\n".join(textwrap.wrap(text, int(width * 11))), fontsize=11)
     return fig
 

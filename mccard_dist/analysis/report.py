@@ -12,7 +12,7 @@ from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
 from .claims import check_claims, claims_markdown
 from .compare import compare_methods, method_comparison_markdown, width_pairs
 from .figures import method_style, write_figures
-from .values import _config, summarize, summary_markdown
+from .values import _config, scenario, summarize, summary_markdown
 
 
 # ------------------------------------------------------------------------------------------------
@@ -62,6 +62,7 @@ def report_markdown(ds, claims, figures, store_path=None) -> str:
             "- tau: " + ", ".join(f"{t:g}" for t in ds["tau"].values),
             "- psi: " + ", ".join(f"{p:g}" for p in ds["psi"].values),
             f"- seeds: {ds.sizes['seed']} ({ds['seed'].values.min()}–{ds['seed'].values.max()})",
+            "- data: " + (scenario(ds) or "the paper's problem (Laplace outliers in y)"),
             "", "## Cells", "", _cells_markdown(ds), ""]
     if n_undefined:
         out += [f"{n_undefined} finished cell(s) predict a constant (no feature kept): their r is "

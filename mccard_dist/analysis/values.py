@@ -29,6 +29,21 @@ def _config(ds) -> dict:
         return {}
 
 
+def scenario(ds) -> str:
+    """The store's contamination scenario in words, "" for the paper's problem (Laplace outliers
+    in y, no leverage points, independent features)."""
+    data = _config(ds).get("data", {})
+    parts = []
+    outliers = data.get("outliers") or "laplace"
+    if outliers != "laplace":
+        parts.append(f"{outliers} outliers" + (f" (df = {data['df']:g})" if data.get("df") else ""))
+    if data.get("leverage"):
+        parts.append("leverage points")
+    if data.get("rho"):
+        parts.append(f"feature correlation rho = {data['rho']:g}")
+    return ", ".join(parts)
+
+
 def n_relevant(ds) -> int | None:
     """The true number of relevant features of the store's data.
 

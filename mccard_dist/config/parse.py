@@ -6,6 +6,7 @@ import math
 import numbers
 from collections.abc import Mapping
 
+from ..data import OUTLIERS
 from ..models import AUTO_WIDTH
 from .checks import (
     _EXPERIMENT_NAME_RE,
@@ -42,7 +43,8 @@ from .specs import (
 def _parse_data(d: Mapping) -> DataSpec:
     key = "data"
     section = _section(d, key)
-    _check_known(section, key, ("n_train", "n_test", "n_features", "n_relevant", "noise_var"))
+    _check_known(section, key, ("n_train", "n_test", "n_features", "n_relevant", "noise_var",
+                                "outliers", "df", "leverage", "rho"))
     n_train = _as_int("data.n_train", _get(section, key, "n_train"), 2)
     n_test = _as_int("data.n_test", _get(section, key, "n_test"), 1)
     n_features = _as_int("data.n_features", _get(section, key, "n_features"), 1)
@@ -52,7 +54,25 @@ def _parse_data(d: Mapping) -> DataSpec:
     noise_var = _as_float("data.noise_var", _get(section, key, "noise_var"))
     if noise_var < 0:
         _fail("data.noise_var", "must be >= 0", noise_var)
-    return DataSpec(n_train, n_test, n_features, n_relevant, noise_var)
+    outliers = section.get("outliers") or "laplace"
+    if outliers not in OUTLIERS:
+        _fail("data.outliers", f"must be one of {', '.join(OUTLIERS)}", outliers)
+    df = section.get("df")
+    if outliers == "student_t":
+        if df is None:
+            _fail("data.df", "is required with data.outliers=student_t (degrees of freedom, > 0)",
+                  None, show_value=False)
+        df = _as_float("data.df", df)
+        if not df > 0:
+            _fail("data.df", "must be > 0", df)
+    elif df is not None:
+        _fail("data.df", "is only used with data.outliers=student_t", df)
+    leverage = _as_bool("data.leverage", section.get("leverage", False))
+    rho = _as_float("data.rho", section.get("rho", 0.0))
+    if not 0.0 <= rho < 1.0:
+        _fail("data.rho", "must be in [0, 1)", rho)
+    return DataSpec(n_train, n_test, n_features, n_relevant, noise_var, outliers, df, leverage,
+                    rho)
 
 
 def _cv_margin(section: Mapping, name: str, scheme: str, needs: str) -> float | None:

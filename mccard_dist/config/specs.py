@@ -45,13 +45,20 @@ CONFIG_DIR = _config_dir()
 
 @dataclass(frozen=True)
 class DataSpec:
-    """Size and noise of the paper's synthetic problem (:func:`mccard_dist.make_paper_data`)."""
+    """Size, noise and contamination scenario of the synthetic problem
+    (:func:`mccard_dist.make_paper_data`): ``outliers`` (distribution of the outlier noise, one of
+    :data:`mccard_dist.data.OUTLIERS`), ``df`` (its degrees of freedom for ``student_t``),
+    ``leverage`` (outlying rows also get shifted covariates) and ``rho`` (feature correlation)."""
 
     n_train: int
     n_test: int
     n_features: int
     n_relevant: int
     noise_var: float
+    outliers: str = "laplace"
+    df: float | None = None
+    leverage: bool = False
+    rho: float = 0.0
 
     def make_data(self, seed: int, psi: float, tau: float) -> PaperData:
         """The dataset of one cell: a pure function of ``(seed, psi, tau)`` and this spec."""
