@@ -14,8 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from .models import (AUTO_WIDTH, AuthorsLSARDRegressor, AuthorsMCCARDRegressor, LSARDRegressor,
-                     MCCARDRegressor, MCCL1Regressor, mcc_l1_alpha_max)
+from .models import (AUTO_WIDTH, AuthorsLSARDRegressor, AuthorsMCCARDRegressor, HuberBaseline,
+                     LassoBaseline, LSARDRegressor, MCCARDRegressor, MCCL1Regressor,
+                     lasso_alpha_max, mcc_l1_alpha_max)
 
 __all__ = ["AUTO_H", "KINDS", "MethodKind"]
 
@@ -28,14 +29,17 @@ AUTO_H = 0.0
 class MethodKind:
     """An estimator class and its hyper-parameters.
 
-    ``kernel_width``: it has a kernel width, chosen by CV over a grid or set inside each fit
-    (``"auto"``). ``penalty_scale``: it has an L1 penalty ``alpha``, chosen by CV over fractions
-    of ``penalty_scale(X, y, kernel_width)`` of the training data (None: no penalty).
+    ``kernel_width``: it has a kernel width (or another robustness scale, the estimator parameter
+    ``width_param``), chosen by CV over the method's ``kernel_width`` grid, or set inside each fit
+    (``"auto"``) where ``auto_width``. ``penalty_scale``: it has a penalty ``alpha``, chosen by CV
+    over fractions of ``penalty_scale(X, y, width)`` of the training data (None: no penalty).
     """
 
     cls: type
     kernel_width: bool
     penalty_scale: Callable | None = None
+    width_param: str = "kernel_width"
+    auto_width: bool = True
 
     @property
     def alpha(self) -> bool:
@@ -46,9 +50,9 @@ class MethodKind:
         """The CV candidates ``(h, ratio)``, h varying slowest; ratio 0.0 without a penalty.
 
         No grid (LS-ARD), or an auto width without a penalty: no candidates, one fit per cell.
-        An auto width with a penalty: ``(AUTO_H, ratio)`` for each ratio.
+        An auto width, or no width at all, with a penalty: ``(AUTO_H, ratio)`` for each ratio.
         """
-        if auto_width:
+        if auto_width or not self.kernel_width:
             return [(AUTO_H, float(r)) for r in alpha_ratio]
         ratios = alpha_ratio or (0.0,)
         return [(float(h), float(r)) for h, r in itertools.product(kernel_width, ratios)]
@@ -59,15 +63,17 @@ class MethodKind:
         absolute ``alpha`` (None without a penalty). ``cache`` keeps ``penalty_scale`` per
         width across the ratios of one training set."""
         kwargs = dict(params)
+        width = None
         if self.kernel_width:
-            kwargs["kernel_width"] = AUTO_WIDTH if auto_width else float(h)
+            width = AUTO_WIDTH if auto_width else float(h)
+            kwargs[self.width_param] = width
         alpha = None
         if self.alpha:
             alpha = 0.0
             if ratio > 0:
                 cache = {} if cache is None else cache
                 if h not in cache:
-                    cache[h] = self.penalty_scale(X, y, kwargs["kernel_width"])
+                    cache[h] = self.penalty_scale(X, y, width)
                 alpha = ratio * cache[h]
             kwargs["alpha"] = float(alpha)
         return self.cls(**kwargs), alpha
@@ -81,4 +87,9 @@ KINDS = MappingProxyType({
     "mcc_l1": MethodKind(MCCL1Regressor, kernel_width=True, penalty_scale=mcc_l1_alpha_max),
     "mcc_ard_authors": MethodKind(AuthorsMCCARDRegressor, kernel_width=True),
     "ls_ard_authors": MethodKind(AuthorsLSARDRegressor, kernel_width=False),
+    # peer baselines (scikit-learn): the Lasso's alpha as a fraction of its alpha_max; Huber's
+    # epsilon on the kernel-width axis and its L2 alpha in absolute terms (scale 1)
+    "lasso": MethodKind(LassoBaseline, kernel_width=False, penalty_scale=lasso_alpha_max),
+    "huber": MethodKind(HuberBaseline, kernel_width=True, penalty_scale=lambda X, y, w: 1.0,
+                        width_param="epsilon", auto_width=False),
 })

@@ -8,8 +8,13 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from mccard_dist import (AuthorsLSARDRegressor, AuthorsMCCARDRegressor, LSARDRegressor,
-                         MCCARDRegressor, MCCL1Regressor)
+from mccard_dist import (
+    AuthorsLSARDRegressor,
+    AuthorsMCCARDRegressor,
+    LSARDRegressor,
+    MCCARDRegressor,
+    MCCL1Regressor,
+)
 from mccard_dist.config import (
     ESTIMATORS,
     ClusterSpec,
@@ -18,6 +23,7 @@ from mccard_dist.config import (
     from_dictconfig,
     spec_from_dict,
 )
+from mccard_dist.models import HuberBaseline, LassoBaseline
 from mccard_dist.store import store_path
 
 
@@ -132,7 +138,8 @@ def test_registry_is_fixed_and_estimators_are_built(compose):
     assert dict(ESTIMATORS) == {"mcc_ard_authors": AuthorsMCCARDRegressor,
                                 "ls_ard_authors": AuthorsLSARDRegressor,
                                 "mcc_ard": MCCARDRegressor, "ls_ard": LSARDRegressor,
-                                "mcc_l1": MCCL1Regressor}
+                                "mcc_l1": MCCL1Regressor, "lasso": LassoBaseline,
+                                "huber": HuberBaseline}
     spec = from_dictconfig(compose(["experiment=smoke"]))
     est = spec.method("mcc_ard_proper").make_estimator(kernel_width=0.3)
     assert isinstance(est, MCCARDRegressor)
@@ -212,7 +219,7 @@ def test_multirun_style_override_changes_store(compose):
 # -- validation --------------------------------------------------------------------------------------
 BAD_VALUES = [
     # (dotted key to set, value, key the message must name)
-    ("experiment.methods", ["mcc_ard", "lasso"], "experiment.methods"),
+    ("experiment.methods", ["mcc_ard", "ridge_cv"], "experiment.methods"),
     ("experiment.methods", [], "experiment.methods"),
     ("experiment.methods", ["mcc_ard", "mcc_ard"], "experiment.methods"),
     ("experiment.psi", [0.0, 1.5], "experiment.psi"),
@@ -289,7 +296,7 @@ def test_bad_value_is_refused_naming_the_key(smoke_dict, dotted, value, key):
 
 def test_messages_say_what_to_change(smoke_dict):
     with pytest.raises(ConfigError, match="known methods are mcc_ard, mcc_ard_proper, ls_ard, mcc_l1"):
-        spec_from_dict(bad(smoke_dict, "experiment.methods", ["lasso"]))
+        spec_from_dict(bad(smoke_dict, "experiment.methods", ["ridge_cv"]))
     with pytest.raises(ConfigError, match="known estimators are mcc_ard, ls_ard, mcc_l1"):
         spec_from_dict(bad(smoke_dict, "methods.mcc_ard.estimator", "ridge"))
     with pytest.raises(ConfigError, match=r"bogus, lr not accepted by MCCARDRegressor"):

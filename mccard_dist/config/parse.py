@@ -26,6 +26,7 @@ from .checks import (
     _section,
 )
 from .cluster_rules import _parse_cluster
+from ..methods import KINDS
 from .specs import (
     CV_SCHEMES,
     CV_SCORES,
@@ -116,13 +117,16 @@ def _parse_cv(d: Mapping, data: DataSpec) -> CVSpec:
 def _parse_params(key: str, estimator: str, params, kernel_width, alpha_ratio) -> FrozenMap:
     if not isinstance(params, Mapping):
         _fail(key, "must be a mapping of estimator keyword arguments", params)
-    cls = ESTIMATORS[estimator]
+    kind = KINDS[estimator]
+    cls = kind.cls
     accepted = _init_parameters(cls)
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         _fail(key, f"{', '.join(unknown)} not accepted by {cls.__name__} (estimator {estimator}); "
                    f"accepted: {', '.join(accepted)}", dict(params))
-    from_grid = sorted(set(params) & {"kernel_width", "alpha"})
+    grid_params = {kind.width_param} if kind.kernel_width else set()
+    grid_params |= {"alpha"} if kind.alpha else set()
+    from_grid = sorted(set(params) & grid_params)
     if from_grid:
         _fail(key, f"{', '.join(from_grid)} must not be set here: it comes from the CV grid "
                    "(kernel_width / alpha_ratio of the method)", dict(params))
@@ -137,12 +141,12 @@ def _parse_params(key: str, estimator: str, params, kernel_width, alpha_ratio) -
         converted[str(pname)] = value
     # The estimator's own validation, on an instance with a placeholder grid point.
     extra = {}
-    if "kernel_width" in accepted:
+    if kind.kernel_width:
         if kernel_width == AUTO_WIDTH:
-            extra["kernel_width"] = AUTO_WIDTH
+            extra[kind.width_param] = AUTO_WIDTH
         else:
-            extra["kernel_width"] = kernel_width[0] if kernel_width else 1.0
-    if "alpha" in accepted:
+            extra[kind.width_param] = kernel_width[0] if kernel_width else 1.0
+    if kind.alpha:
         extra["alpha"] = 0.0
     try:
         estimator_obj = cls(**converted, **extra)
@@ -166,32 +170,35 @@ def _parse_method(name: str, section) -> MethodSpec:
     if estimator not in ESTIMATORS:
         _fail(f"{key}.estimator", f"unknown estimator; known estimators are {', '.join(ESTIMATORS)}",
               estimator)
-    accepted = _init_parameters(ESTIMATORS[estimator])
+    kind = KINDS[estimator]
     kernel_width = section.get("kernel_width", [])
     auto_width = isinstance(kernel_width, str)
     if auto_width:
         if kernel_width != AUTO_WIDTH:
             _fail(f"{key}.kernel_width", "must be a list of widths > 0 or 'auto' (lower case)",
                   kernel_width)
-        if "kernel_width" not in accepted:
+        if not kind.kernel_width:
             _fail(f"{key}.kernel_width", f"must be empty: {estimator} has no kernel width",
                   kernel_width)
+        if not kind.auto_width:
+            _fail(f"{key}.kernel_width", f"cannot be auto: {estimator} has no width set inside "
+                                         "its fit; give a list", kernel_width)
         kernel_width = ()
     else:
         kernel_width = _float_list(f"{key}.kernel_width", kernel_width,
                                    low=0.0, low_open=True, allow_empty=True)
     alpha_ratio = _float_list(f"{key}.alpha_ratio", section.get("alpha_ratio", []),
                               low=0.0, low_open=False, allow_empty=True)
-    if "kernel_width" in accepted and not kernel_width and not auto_width:
+    if kind.kernel_width and not kernel_width and not auto_width:
         _fail(f"{key}.kernel_width", f"must not be empty: {estimator} is selected by CV over h "
                                      "(or set it to auto)", [])
-    if "kernel_width" not in accepted and kernel_width:
+    if not kind.kernel_width and kernel_width:
         _fail(f"{key}.kernel_width", f"must be empty: {estimator} has no kernel width",
               list(kernel_width))
-    if "alpha" in accepted and not alpha_ratio:
+    if kind.alpha and not alpha_ratio:
         _fail(f"{key}.alpha_ratio", f"must not be empty: {estimator} is selected by CV over lambda",
               [])
-    if "alpha" not in accepted and alpha_ratio:
+    if not kind.alpha and alpha_ratio:
         _fail(f"{key}.alpha_ratio", f"must be empty: {estimator} has no L1 penalty",
               list(alpha_ratio))
     params = _parse_params(f"{key}.params", estimator, section.get("params") or {},

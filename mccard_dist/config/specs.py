@@ -165,7 +165,8 @@ class MethodSpec:
             if not takes and value is not None:
                 raise ValueError(f"method {self.name!r} ({self.estimator}) takes no {pname}")
             if takes:
-                kwargs[pname] = value if value == AUTO_WIDTH else float(value)
+                name = self.kind.width_param if pname == "kernel_width" else pname
+                kwargs[name] = value if value == AUTO_WIDTH else float(value)
         return self.estimator_class(**kwargs)
 
     def to_dict(self) -> dict:

@@ -1,4 +1,5 @@
-"""Estimators: MCC-ARD (deviant and proper likelihood), LS-ARD and MCC-L1."""
+"""Estimators: MCC-ARD (deviant and proper likelihood), LS-ARD and MCC-L1; scikit-learn's Lasso
+and Huber regression as peer baselines."""
 
 from ._likelihoods import log_density
 from ._linalg import floor_flops, trace_solves
@@ -7,15 +8,19 @@ from .authors import AuthorsLSARDRegressor, AuthorsMCCARDRegressor
 from .ls_ard import LSARDRegressor
 from .mcc_ard import MCCARDRegressor
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max, mcc_l1_objective
+from .peers import HuberBaseline, LassoBaseline, lasso_alpha_max
 
 __all__ = [
     "AUTO_WIDTH",
     "AuthorsLSARDRegressor",
     "AuthorsMCCARDRegressor",
+    "HuberBaseline",
+    "LassoBaseline",
     "LSARDRegressor",
     "MCCARDRegressor",
     "MCCL1Regressor",
     "floor_flops",
+    "lasso_alpha_max",
     "log_density",
     "mcc_l1_alpha_max",
     "mcc_l1_objective",
