@@ -24,6 +24,7 @@ def listed(text, heading):
     return names
 
 
+@pytest.mark.slow  # composes every option (about 3 s)
 def test_help_lists_each_group_option_and_each_works_as_shown(compose):
     from mccard_dist.config import from_dictconfig
 
