@@ -106,7 +106,8 @@ def check_blocks(spec, cs, blocks):
     assert len({b.key for b in blocks}) == len(blocks)
 
 
-@pytest.mark.parametrize("name", ["smoke", "quick", "paper"])
+@pytest.mark.parametrize("name", ["smoke", "quick",
+                                  pytest.param("paper", marks=pytest.mark.slow)])  # 25,200 cells
 @pytest.mark.parametrize("fits_per_block", [None, 1, 10, 57, 1000])
 def test_blocks_partition_cells_and_respect_size(dicts, name, fits_per_block):
     d = copy.deepcopy(dicts[name])
