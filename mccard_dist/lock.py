@@ -1,22 +1,21 @@
 """One writer per results store: a lock file beside the store, naming its holder.
 
-The lock is ``<store>.lock``, created with ``O_CREAT | O_EXCL`` (atomic on local file systems and
-on NFS v3 and later), holding the holder's host, PID, process start time and the time it was
-taken. It is removed when the holder ends normally or by an exception; a driver killed outright
-(SIGKILL, a lost node) leaves it behind:
+The lock is ``<store>.lock``, held with ``flock`` (an exclusive lock of the open file, kept by the
+kernel for as long as the holding process lives) and holding the holder's host, PID and the time it
+was taken, so that a refused driver can say who has the store. It is released (and the file
+removed) when the holder ends; a driver killed outright (SIGKILL, a lost node) loses its ``flock``
+with its process, so the file it leaves behind is not a lock and the next driver takes it over.
 
-- on the same host, a lock whose process is gone (or whose PID now belongs to another process:
-  the start times differ) is stale and is taken over, with a warning;
-- from another host, liveness cannot be checked: the lock is refused, naming the host and PID and
-  saying to delete the lock file once that driver is known to be gone.
-
-On a shared file system (a cluster's home or scratch) the lock works across the nodes that mount
-it, as long as the file system honours ``O_EXCL`` (NFS v3+, Lustre, GPFS, BeeGFS do); clocks only
-appear in the message, never in the decision.
+On a shared file system (a cluster's home or scratch) ``flock`` is carried out by the file
+system's lock manager across the nodes that mount it (NFS: as byte-range locks, since Linux 2.6.12;
+Lustre with ``-o flock``; GPFS, BeeGFS). A file system mounted without locking makes every
+``flock`` succeed: two drivers on one store are then not refused, and a store should not be shared
+between drivers on such a mount.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -41,26 +40,6 @@ def lock_path(store: Path) -> Path:
     return store.with_name(store.name + ".lock")
 
 
-def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (Linux ``/proc``), else None."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[19]  # field 22, counted after the command name
-
-
-def _alive(pid: int, started: str | None) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: it exists
-        pass
-    now = _start_time(pid)
-    return started is None or now is None or now == started
-
-
 class StoreLock:
     """Exclusive lock of one store (a context manager)."""
 
@@ -69,60 +48,61 @@ class StoreLock:
         self.path = lock_path(self.store)
         self.held = False
         self._made: list[Path] = []  # folders made for the lock, removed again if left empty
+        self._fd = -1
         self._token = {"host": socket.gethostname(), "pid": os.getpid(),
-                       "process_start": _start_time(os.getpid()),
                        "since": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
 
     def _describe(self, holder: dict) -> str:
         return (f"the driver on host {holder.get('host', '?')} with PID {holder.get('pid', '?')} "
                 f"(since {holder.get('since', '?')})")
 
-    def _read(self) -> dict | None:
+    def _read(self) -> dict:
         try:
             return json.loads(self.path.read_text() or "{}")
-        except FileNotFoundError:
-            return None
         except (OSError, ValueError):
-            return {}  # being written, or damaged: treated as held by an unknown driver
+            return {}  # being written, or gone: the holder is unknown
 
     def acquire(self) -> StoreLock:
         """Take the lock, or raise :class:`StoreLockedError` naming the holder."""
         missing = [p for p in [self.path.parent, *self.path.parent.parents] if not p.exists()]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._made = missing
-        for _ in range(3):
+        for _ in range(10):
+            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
             try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
                 holder = self._read()
-                if holder is None:
-                    continue  # released meanwhile: try again
-                same_host = holder.get("host") == self._token["host"]
-                if same_host and isinstance(holder.get("pid"), int) and not _alive(
-                        holder["pid"], holder.get("process_start")):
-                    log.warning("removing the stale lock %s of %s: that process is gone",
-                                self.path, self._describe(holder))
-                    self.path.unlink(missing_ok=True)
-                    continue
-                how = ("wait for it to finish, or stop it" if same_host else
-                       f"wait for it to finish; if it is gone, delete {self.path}")
                 raise StoreLockedError(
-                    f"the store {self.store} is in use by {self._describe(holder)}; {how}")
-            with os.fdopen(fd, "w") as f:
-                json.dump(self._token, f)
+                    f"the store {self.store} is in use by {self._describe(holder)}; wait for it "
+                    "to finish, or stop it") from None
+            try:
+                same_file = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same_file = False
+            if not same_file:  # released and removed by its holder meanwhile: open it afresh
+                os.close(fd)
+                continue
+            previous = self._read()
+            if previous.get("pid") is not None:
+                log.warning("taking over %s, left by %s, which ended without releasing it",
+                            self.path, self._describe(previous))
+            os.ftruncate(fd, 0)
+            os.write(fd, json.dumps(self._token).encode())
+            self._fd = fd
             self.held = True
             return self
         raise StoreLockedError(f"could not take the lock {self.path}; try again")
 
     def release(self) -> None:
-        """Remove the lock if it is still ours."""
+        """Remove the lock file and release the lock (in that order: a driver that opened the
+        removed file finds it is no longer the lock file)."""
         if not self.held:
             return
         self.held = False
-        holder = self._read()
-        if holder and holder.get("pid") == self._token["pid"] and holder.get(
-                "host") == self._token["host"]:
-            self.path.unlink(missing_ok=True)
+        self.path.unlink(missing_ok=True)
+        os.close(self._fd)  # releases the flock
         for folder in self._made:  # innermost first
             try:
                 folder.rmdir()
