@@ -240,7 +240,10 @@ def check_overrides(args, config_dir: Path = CONFIG_DIR) -> str | None:
         first = []
         for o in parsed:
             if o.is_sweep_override():
-                value = next(iter(o.sweep_string_iterator()), None)
+                try:  # glob() and interval() sweeps are expanded by Hydra's sweeper only
+                    value = next(iter(o.sweep_string_iterator()), None)
+                except Exception:  # noqa: BLE001 - leave such a command line to Hydra
+                    return None
                 first.append(f"{o.get_key_element()}={value}")
             else:
                 first.append(o.input_line)

@@ -23,8 +23,8 @@ correlation ``rho^|i-j|``. With ``leverage`` the outlying training rows get thei
 shifted by ``tau`` after ``y_train`` is computed from the clean rows (bad leverage points).
 
 ``psi`` and ``tau`` only transform these draws, they never change them. For a fixed seed, therefore,
-the design matrices, ``coef_true``, ``y_test`` and the inlier noise are identical for every ``psi`` and
-``tau``; the outliers at a smaller ``psi`` are a subset of those at a larger ``psi``; and the outlier
+the design matrices (``X_train`` except with ``leverage``), ``coef_true``, ``y_test`` and the inlier
+noise are identical for every ``psi`` and ``tau``; the outliers at a smaller ``psi`` are a subset of those at a larger ``psi``; and the outlier
 noise is proportional to ``tau``. Curves over ``psi`` or ``tau`` are paired comparisons. Because the
 streams are separate, ``n_test`` does not affect the training data and ``n_train`` does not affect the
 test data.

@@ -6,14 +6,16 @@ without a word, and a damaged one as an error that names no variable. :func:`che
 finds both and turns them into work:
 
 - ``status``: a missing or unreadable status chunk is rebuilt from ``cell_seconds`` (finite for
-  every cell that was written) and ``error`` (non-empty for failed cells);
+  every cell that was written, and written just before the status) and ``error`` (non-empty for
+  failed cells); a lost ``error`` chunk is rebuilt too (failed cells lose their message);
 - per-cell variables: each chunk is read; a damaged chunk, or a missing chunk of a slab holding
   finished cells, puts those cells back to pending (a missing chunk counts as lost when the
   store writes every chunk, see :data:`WRITES_EVERY_CHUNK`, or when the variable is finite for
   every finished cell);
 - ``cv_score`` and ``coef``: a missing chunk covering finished cells puts them back to pending
   (these are large, so their chunks are not decompressed here);
-- damaged chunk files are deleted (zarr reads a chunk before writing part of it).
+- damaged chunk files are deleted (zarr reads a chunk before writing part of it). Only a chunk
+  whose bytes cannot be decoded counts as damaged: a file system error is raised as it is.
 
 The cells put back to pending are recomputed by the next run; nothing else is touched.
 """
@@ -47,6 +49,22 @@ _OLD_NAMES = {"chosen_alpha_ratio": "chosen_lam"}
 
 def _stored_name(group, name: str) -> str:
     return name if name in group or name not in _OLD_NAMES else _OLD_NAMES[name]
+
+
+def _read(array, region):
+    """``array[region]``, raising :class:`_Damaged` for a chunk that cannot be decoded; an
+    ``OSError`` (a file system's hiccup, a permission) or ``MemoryError`` is raised as it is: it
+    says nothing about the chunk, which must not be deleted for it."""
+    try:
+        return array[region]
+    except (OSError, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - each codec has its own decoding errors
+        raise _Damaged(str(exc)) from exc
+
+
+class _Damaged(Exception):
+    """A chunk's bytes cannot be decoded."""
 
 
 def _chunks(array):
@@ -96,21 +114,21 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
     seconds = np.full(group["status"].shape, np.nan)
     for idx, region in _chunks(group["cell_seconds"]):
         try:
-            seconds[region] = group["cell_seconds"][region]
-        except Exception:  # noqa: BLE001 - decompression errors of any codec
+            seconds[region] = _read(group["cell_seconds"], region)
+        except _Damaged:
             pass  # reported with the per-cell variables below
     for idx, region in _chunks(group["status"]):
         file = _chunk_file(path, "status", idx, _separator(path, "status"))
         try:
-            block = np.asarray(group["status"][region]) if file.exists() else None
-        except Exception:  # noqa: BLE001
+            block = np.asarray(_read(group["status"], region)) if file.exists() else None
+        except _Damaged:
             file.unlink(missing_ok=True)
             block = None
         written = np.isfinite(seconds[region])
         if block is None and written.any():
             try:
-                errors = np.asarray(group["error"][region], dtype=object)
-            except Exception:  # noqa: BLE001
+                errors = np.asarray(_read(group["error"], region), dtype=object)
+            except _Damaged:
                 errors = np.full(written.shape, "", dtype=object)
             block = np.where(written, np.where(errors == "", STATUS_DONE, STATUS_FAILED),
                              STATUS_PENDING).astype(np.int8)
@@ -121,8 +139,25 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
     finished = status != STATUS_PENDING
     done = status == STATUS_DONE
 
+    # -- error messages: rebuilt where their chunk is gone (it spans the whole grid) ------------
+    for idx, region in _chunks(group["error"]):
+        file = _chunk_file(path, "error", idx, _separator(path, "error"))
+        try:
+            if file.exists():
+                _read(group["error"], region)
+                continue
+        except _Damaged:
+            file.unlink(missing_ok=True)
+        failed = status[region] == STATUS_FAILED
+        if not finished[region].any():
+            continue
+        group["error"][region] = np.where(failed, "error message lost with a damaged chunk",
+                                          "").astype(object)
+        problems.append(f"error: chunk {file.name} was missing or damaged; rebuilt "
+                        f"({int(failed.sum())} failed cells lost their message)")
+
     # -- per-cell variables: read every chunk --------------------------------------------------
-    for name in ["error", *SCALARS]:
+    for name in SCALARS:
         name = _stored_name(group, name)
         if name not in group:
             continue
@@ -137,8 +172,8 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
                     reset[damaged(name, idx, region, "is missing")] = True
                 continue
             try:
-                array[region]
-            except Exception as exc:  # noqa: BLE001
+                _read(array, region)
+            except _Damaged as exc:
                 reset[damaged(name, idx, region, f"cannot be read ({exc})")] = True
 
     # -- large variables: the chunk files of finished cells must exist -------------------------
@@ -157,8 +192,8 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
                 reset[damaged(name, idx, region, "is missing")] = True
             elif full:
                 try:
-                    array[region]
-                except Exception as exc:  # noqa: BLE001
+                    _read(array, region)
+                except _Damaged as exc:
                     reset[damaged(name, idx, region, f"cannot be read ({exc})")] = True
 
     # -- finished cells must have the values every finished cell has -------------------------
@@ -166,8 +201,8 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
         if name not in group:
             continue
         try:
-            values = np.asarray(group[name][...], dtype=float)
-        except Exception:  # noqa: BLE001 - damaged: its chunks were handled above
+            values = np.asarray(_read(group[name], ...), dtype=float)
+        except _Damaged:  # its chunks were handled above
             continue
         bad = done & ~np.isfinite(values) & ~reset
         if bad.any():

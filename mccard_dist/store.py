@@ -297,12 +297,16 @@ class ResultsStore:
         mi, ti, ps, ss = block.region
         g = self._group
         region = (mi, ti, ps, ss)
-        for name in SCALARS:
+        def scalar(name):
             values = np.full((n_psi, n_seed), np.nan)
             for (p, s), res in pos.items():
                 if name in res.scalars:
                     values[p, s] = res.scalars[name]
             g[self._name(name)][region] = values
+
+        for name in SCALARS:
+            if name != "cell_seconds":
+                scalar(name)
         candidates = self._cv_pos[self.spec.methods[mi].name]
         if candidates:
             cv = np.full((n_psi, n_seed) + g["cv_score"].shape[4:], np.nan)
@@ -323,6 +327,7 @@ class ResultsStore:
             errors[p, s] = res.error
             status[p, s] = res.status
         g["error"][region] = errors
+        scalar("cell_seconds")  # next to last: a lost status is rebuilt from it
         g["status"][region] = status  # last: the block counts as done only once all else is in
 
     def runs(self) -> list[dict]:

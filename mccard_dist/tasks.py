@@ -174,6 +174,9 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None) ->
             _fit(est, X, y)
             fit_seconds = time.perf_counter() - fit_start
         metrics = evaluate(est.coef_, est.intercept_, data.X_test, data.y_test, data.coef_true)
+        if not np.isfinite(metrics["rmse"]):
+            raise ArithmeticError(f"the final fit predicts non-finite values (test RMSE "
+                                  f"{metrics['rmse']})")
     except Exception as exc:  # recorded, not raised: one bad cell must not stop the run
         message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return CellResult(cell.index, STATUS_FAILED, error=message[:2000],
@@ -183,7 +186,8 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None) ->
     scalars = dict(metrics)
     scalars.update(
         # the final fit's width: the CV choice, or where an auto width settled
-        chosen_h=float(getattr(est, "kernel_width_", h)), chosen_alpha_ratio=float(ratio),
+        chosen_h=float(getattr(est, "kernel_width_", h)) if method.takes_kernel_width else np.nan,
+        chosen_alpha_ratio=float(ratio),
         chosen_alpha=np.nan if alpha is None else float(alpha),
         n_iter=int(est.n_iter_), converged=int(bool(est.converged_)), fit_seconds=fit_seconds,
         cell_seconds=time.perf_counter() - start, n_cv_failures=n_failures,

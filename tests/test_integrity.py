@@ -116,3 +116,32 @@ def test_done_cells_without_their_values_are_reported_by_method_and_recomputed(r
     assert "1 finished cell(s) (ls_ard 1) are pending again and will be recomputed" in problems
     assert run_serial(spec).n_pending_before == 1
     assert_same(path, reference[1])
+
+
+def test_a_lost_error_chunk_is_rebuilt_not_recomputed(reference, tmp_path):
+    spec, path = copy_of(reference, tmp_path)
+    (path / "error" / "0.0.0.0").unlink()  # one chunk for the whole grid
+    problems = ResultsStore(path, spec).check_and_repair()
+    assert any(p.startswith("error: chunk 0.0.0.0 was missing") for p in problems)
+    assert run_serial(spec).n_pending_before == 0
+    assert_same(path, reference[1])
+
+
+def test_a_file_system_error_is_raised_and_deletes_nothing(reference, tmp_path, monkeypatch):
+    import zarr
+
+    spec, path = copy_of(reference, tmp_path)
+    before = sorted(p.relative_to(path) for p in path.rglob("*"))
+    real = zarr.Array.__getitem__
+
+    def flaky(self, selection):
+        if self.path == "rmse":
+            raise OSError(5, "Input/output error")
+        return real(self, selection)
+
+    monkeypatch.setattr(zarr.Array, "__getitem__", flaky)
+    with pytest.raises(OSError, match="Input/output error"):
+        ResultsStore(path, spec).check_and_repair()
+    monkeypatch.undo()
+    assert sorted(p.relative_to(path) for p in path.rglob("*")) == before
+    assert ResultsStore(path, spec).check_and_repair() == []

@@ -72,6 +72,8 @@ def test_a_lock_held_by_another_process_is_refused_naming_it(tmp_path):
             pass
     finally:
         holder.kill()
+        holder.wait()
+        holder.stdout.close()
 
 
 def test_folders_made_for_the_lock_go_again_if_left_empty(tmp_path):

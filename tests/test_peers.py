@@ -21,6 +21,7 @@ def test_lasso_alpha_max_is_where_the_lasso_keeps_no_feature():
     (["+methods.lasso.kernel_width=[1.0]"], "methods.lasso.kernel_width: must be empty"),
     (["+methods.huber.params.epsilon=2.0"], "epsilon must not be set here"),
     (["methods.lasso.alpha_ratio=[]"], "methods.lasso.alpha_ratio: must not be empty"),
+    (["cv=alo"], "cv.scheme: alo needs leave-one-out residuals, which lasso, huber do not give"),
 ])
 def test_peer_grids_are_checked_like_the_others(compose, overrides, message):
     with pytest.raises(ConfigError, match=message):
@@ -46,6 +47,7 @@ def test_peer_cells_refit_what_cv_chose_as_scikit_learn_would(smoke_spec):
             ratio = float(stored["chosen_alpha_ratio"])
             assert ratio in spec.method("lasso").alpha_ratio
             assert alpha == pytest.approx(ratio * lasso_alpha_max(data.X_train, data.y_train))
+            assert np.isnan(float(stored["chosen_h"]))  # a Lasso has no width
             ref = Lasso(alpha=alpha, max_iter=5000, tol=1e-4)
             scores = stored["cv_score"].sel(h=grid.AUTO_H)
         else:

@@ -186,6 +186,7 @@ def test_cv_and_chosen_h_ticks_of_methods_with_different_grids_do_not_overlap(sm
     assert_legible(fig)
     # each panel's ticks are its own method's widths
     ticks = [sorted(float(t) for t in ax.get_xticks()) for ax in fig.axes[:2]]
+    assert ticks[0] and ticks[1]
     assert set(ticks[0]) <= {1.0, 10.0, 100.0} and set(ticks[1]) <= {1.2, 12.0, 80.0}
     assert_legible(analysis.fig_chosen_h(ds))
 

@@ -144,9 +144,10 @@ def _refuse_code_options(value, key: str) -> None:
             _refuse_code_options(inner, f"{key}.{name}")
     elif isinstance(value, (list, tuple)):
         for item in value:
-            if isinstance(item, str) and item.startswith(("--preload", "--plugin")):
-                _fail(key, "must not pass --preload / --plugin to the workers: they run the code "
-                           "they name", list(value))
+            if isinstance(item, str) and item.startswith(("--preload", "--plugin",
+                                                          "--worker-class")):
+                _fail(key, "must not pass --preload / --plugin / --worker-class to the workers: "
+                           "they load the code they name", list(value))
             _refuse_code_options(item, key)
 
 
@@ -190,7 +191,7 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
     if kind == "address":
         address = _as_str("cluster.address", required("address"))
         if not _ADDRESS_RE.match(address):
-            _fail("cluster.address", "must be a scheduler address scheme://host:port, e.g. "
+            _fail("cluster.address", "must be a scheduler address [scheme://]host:port, e.g. "
                                      "tcp://head-node:8786", address)
     scheduler_file = _as_str("cluster.scheduler_file", section.get("scheduler_file"),
                              allow_none=True)
@@ -260,7 +261,7 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
 
 
 #: a Dask scheduler address: tcp/tls/ws/wss/ucx, a host name or IP (IPv6 in brackets), a port
-_ADDRESS_RE = re.compile(r"^(tcp|tls|ws|wss|ucx)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5}$")
+_ADDRESS_RE = re.compile(r"^((tcp|tls|ws|wss|ucx)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5}$")
 
 _EXAMPLES = {
     "address": "cluster.address=tcp://host:8786",

@@ -292,6 +292,12 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
 
     data = _parse_data(d)
     cv = _parse_cv(d, data)
+    if cv.scheme == "alo":
+        lacking = [m.name for m in methods if m.has_cv
+                   and not hasattr(m.kind.cls, "loo_residuals")]
+        if lacking:
+            _fail("cv.scheme", f"alo needs leave-one-out residuals, which {', '.join(lacking)} "
+                               "do not give; use cv=kfold", "alo")
     return ExperimentSpec(
         name=name,
         methods=methods,

@@ -328,7 +328,8 @@ _KIND_FIELDS = {
 }
 
 #: option names that make Dask import or run code given as a value (a file, a module, a class),
-#: refused at any depth of ``cluster.options``: a config must not be a way to run code
+#: refused at any depth of ``cluster.options``. (The batch-job settings ``job_script_prologue``
+#: and ``python`` run what they say on the compute nodes, by design: they are the user's jobs.)
 CODE_OPTIONS = ("preload", "preload_argv", "preload_nanny", "preload_nanny_argv", "plugins",
                 "worker_class", "scheduler_cls", "scheduler_class", "worker_cls", "job_cls",
                 "security", "extra_plugins")
