@@ -58,3 +58,8 @@ def test_peer_cells_refit_what_cv_chose_as_scikit_learn_would(smoke_spec):
         ref.fit(data.X_train, data.y_train)
         np.testing.assert_allclose(stored["coef"].values, ref.coef_, rtol=1e-7, atol=1e-10)
         assert np.isfinite(scores.values).any()
+    # Huber's epsilon is not a kernel width: no CV-curve or chosen-width panel for either peer
+    from mccard_dist import analysis
+
+    with pytest.raises(analysis.FigureUnavailable):
+        analysis.fig_chosen_h(ds)

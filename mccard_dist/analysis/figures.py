@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..methods import KINDS
 from ..records import STATUS_DONE, STATUS_NAMES
 from .values import (
     _auto_width_methods,
@@ -282,11 +283,19 @@ def resolve_cell(ds, cell) -> tuple:
 
 def _cv_methods(ds) -> list[str]:
     """Methods with a kernel width (a chosen h in at least one finished cell), in the store's
-    order: chosen by CV, or set inside the fit (``kernel_width: auto``)."""
+    order: chosen by CV, or set inside the fit (``kernel_width: auto``). A method whose width axis
+    sets another parameter (Huber's epsilon) is left out: it is not a kernel width in units of
+    y²."""
     if "chosen_h" not in ds:
         return []
+    config = _config(ds).get("methods", {})
     has_h = cell_values(ds, "chosen_h").notnull().any(("tau", "psi", "seed"))
-    return [str(m) for m, ok in zip(ds["model"].values, has_h.values) if ok]
+    out = []
+    for m, ok in zip(ds["model"].values, has_h.values):
+        kind = KINDS.get(config.get(str(m), {}).get("estimator", ""))
+        if ok and (kind is None or kind.width_param == "kernel_width"):
+            out.append(str(m))
+    return out
 
 
 def _default_cell(ds, methods):
