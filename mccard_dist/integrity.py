@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .records import SCALARS, STATUS_DONE, STATUS_FAILED, STATUS_PENDING
+from .records import SCALARS, STATUS_DONE, STATUS_FAILED, STATUS_PENDING, stored_name
 
 __all__ = ["WRITES_EVERY_CHUNK", "check_and_repair"]
 
@@ -41,14 +41,6 @@ WRITES_EVERY_CHUNK = "writes_every_chunk"
 
 #: per-cell variables that are finite for every finished (done) cell
 _ALWAYS_FINITE = ("rmse", "n_selected", "tp", "fp", "fn", "tn", "fit_seconds", "cell_seconds")
-
-
-#: names of earlier versions' stores (see ``mccard_dist.store.LEGACY_NAMES``)
-_OLD_NAMES = {"chosen_alpha_ratio": "chosen_lam"}
-
-
-def _stored_name(group, name: str) -> str:
-    return name if name in group or name not in _OLD_NAMES else _OLD_NAMES[name]
 
 
 def _read(array, region):
@@ -158,7 +150,7 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
 
     # -- per-cell variables: read every chunk --------------------------------------------------
     for name in SCALARS:
-        name = _stored_name(group, name)
+        name = stored_name(group, name)
         if name not in group:
             continue
         array = group[name]

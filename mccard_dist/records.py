@@ -10,12 +10,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["SCALARS", "STATUS_DONE", "STATUS_FAILED", "STATUS_NAMES", "STATUS_PENDING",
-           "CellResult"]
+__all__ = ["LEGACY_NAMES", "SCALARS", "STATUS_DONE", "STATUS_FAILED", "STATUS_NAMES",
+           "STATUS_PENDING", "CellResult", "stored_name"]
 
 #: a cell's status in the store
 STATUS_PENDING, STATUS_DONE, STATUS_FAILED = 0, 1, 2
 STATUS_NAMES = {STATUS_PENDING: "pending", STATUS_DONE: "done", STATUS_FAILED: "failed"}
+
+#: names in stores written by earlier versions -> their names now (``method`` collided with the
+#: ``method`` keyword of ``Dataset.sel``; one name for the L1 penalty ratio, as in the config)
+LEGACY_NAMES = {"method": "model", "lam": "alpha_ratio", "chosen_lam": "chosen_alpha_ratio"}
+_OLD_NAMES = {new: old for old, new in LEGACY_NAMES.items()}
+
+
+def stored_name(group, name: str) -> str:
+    """The name of variable ``name`` in a store's zarr ``group``: its earlier name
+    (:data:`LEGACY_NAMES`) in a store written by an earlier version."""
+    return name if name in group or name not in _OLD_NAMES else _OLD_NAMES[name]
 
 #: scalar per-cell results in the order the store lays them out (name -> natural dtype; the store
 #: keeps every one as float64, NaN where a cell has no value)

@@ -31,8 +31,8 @@ import numpy as np
 from . import grid, integrity
 from .config import ExperimentSpec
 from .errors import StoreAccessError, UsageError
-from .records import (SCALARS, STATUS_DONE, STATUS_FAILED, STATUS_NAMES, STATUS_PENDING,
-                      CellResult)
+from .records import (LEGACY_NAMES, SCALARS, STATUS_DONE, STATUS_FAILED, STATUS_NAMES,
+                      STATUS_PENDING, CellResult, stored_name)
 
 __all__ = ["ResultsStore", "StoreDamagedError", "StoreMismatchError", "check_writable", "open_results",
            "package_versions", "store_path"]
@@ -75,11 +75,6 @@ def check_writable(path: Path, key: str = "store",
         raise StoreAccessError(
             f"{key}: cannot write to the {what} {target} ({exc.strerror or exc}); {fix}") from None
 
-
-#: names in stores written by earlier versions -> their names now (``method`` collided with the
-#: ``method`` keyword of ``Dataset.sel``; one name for the L1 penalty ratio, as in the config)
-LEGACY_NAMES = {"method": "model", "lam": "alpha_ratio", "chosen_lam": "chosen_alpha_ratio"}
-_OLD_NAMES = {new: old for old, new in LEGACY_NAMES.items()}
 
 CELL_DIMS = ("model", "tau", "psi", "seed")
 CV_DIMS = CELL_DIMS + ("h", "alpha_ratio", "fold")
@@ -185,7 +180,7 @@ class ResultsStore:
 
     def _name(self, name: str) -> str:
         """The variable's name in this store (stores of earlier versions: :data:`LEGACY_NAMES`)."""
-        return name if name in self._group or name not in _OLD_NAMES else _OLD_NAMES[name]
+        return stored_name(self._group, name)
 
     # -- opening ---------------------------------------------------------------------------------
     @classmethod
@@ -384,7 +379,7 @@ def open_results(path, mask: bool = True):
     The methods of ``experiment.methods`` lie along the dimension ``model``: select one with
     ``ds.sel(model="mcc_ard")``. (A dimension named ``method`` would collide with the ``method``
     keyword of ``Dataset.sel``.) Stores written by earlier versions are renamed on opening
-    (:data:`LEGACY_NAMES`).
+    (:data:`mccard_dist.records.LEGACY_NAMES`).
 
     ``path`` may also be a list of stores:
 
