@@ -89,7 +89,8 @@ def test_every_module_imports_on_its_own(path):
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.parametrize("room", ["grid.py", "tasks.py", "runner.py", "store.py"])
+@pytest.mark.parametrize("room", ["grid.py", "tasks.py", "runner.py", "store/writer.py",
+                                  "store/reader.py"])
 def test_the_grid_tasks_runner_and_store_know_no_method_by_name(room):
     """Methods declare themselves in mccard_dist/methods.py; these rooms only ask. Checked on
     the code (names and string values), not on docstrings and comments."""
@@ -105,3 +106,10 @@ def test_the_grid_tasks_runner_and_store_know_no_method_by_name(room):
     for name in ("mcc_ard", "ls_ard", "mcc_l1", "MCCARDRegressor", "LSARDRegressor",
                  "MCCL1Regressor", "mcc_l1_alpha_max", "alpha_max", "takes_alpha"):
         assert name not in words, f"{room} uses {name}"
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_a_room_stays_small(path):
+    """A module that outgrows about 500 lines has taken on a second job: split it."""
+    n = len(path.read_text().splitlines())
+    assert n <= 500, f"{path.relative_to(PACKAGE)} has {n} lines: split it along its jobs"

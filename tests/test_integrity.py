@@ -8,7 +8,7 @@ import xarray as xr
 
 from mccard_dist.records import SCALARS
 from mccard_dist.runner import run_serial
-from mccard_dist.store import ResultsStore, open_results, store_path
+from mccard_dist.store import ResultsStore, open_results
 
 pytestmark = pytest.mark.slow  # runs small grids into stores
 

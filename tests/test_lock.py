@@ -21,7 +21,7 @@ def dead_pid():
 
 def test_a_second_holder_is_refused_naming_the_first(tmp_path):
     store = tmp_path / "a.zarr"
-    with StoreLock(store) as lock:
+    with StoreLock(store):
         holder = json.loads(lock_path(store).read_text())
         assert holder["pid"] == os.getpid() and holder["host"] == socket.gethostname()
         with pytest.raises(StoreLockedError) as info:

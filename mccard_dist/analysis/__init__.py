@@ -20,6 +20,7 @@ The methods lie along the dimension ``model`` (``ds.sel(model="mcc_ard")``).
 
 from __future__ import annotations
 
+from .cells import parse_cell, resolve_cell
 from .claims import (
     BETTER,
     FAILS,
@@ -58,8 +59,6 @@ from .figures import (
     fig_deviant_vs_proper,
     fig_prediction,
     fig_selection,
-    parse_cell,
-    resolve_cell,
     write_figures,
 )
 from .report import (

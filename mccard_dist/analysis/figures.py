@@ -12,6 +12,7 @@ import numpy as np
 
 from ..methods import KINDS
 from ..records import STATUS_DONE, STATUS_NAMES
+from .cells import resolve_cell
 from .values import (
     _auto_width_methods,
     _config,
@@ -224,61 +225,6 @@ def fig_densities(h_values=(0.25, 1.0, 4.0), h_compare=1.0):
         ax.grid(True, alpha=0.3)
     fig.suptitle("Correntropy noise models", fontsize=11)
     return fig
-
-
-def parse_cell(text: str) -> tuple:
-    """Parse ``"method,tau,psi,seed"`` (method ``all``: every method) into a tuple.
-
-    Returns ``(method or None, tau, psi, seed)``.
-
-    Raises
-    ------
-    ValueError
-        If the text does not have four comma-separated fields of the right types.
-    """
-    fields = [f.strip() for f in str(text).split(",")]
-    if len(fields) != 4:
-        raise ValueError(f"a cell is 'method,tau,psi,seed' (e.g. mcc_l1,10,0.3,0); got {text!r}")
-    method, tau, psi, seed = fields
-    try:
-        return (None if method in ("all", "*", "") else method, float(tau), float(psi), int(seed))
-    except ValueError:
-        raise ValueError(f"a cell is 'method,tau,psi,seed' with numbers for tau and psi and an "
-                         f"integer seed (e.g. mcc_l1,10,0.3,0); got {text!r}") from None
-
-
-def _coord_value(ds, dim: str, value):
-    """The coordinate value of ``dim`` matching ``value`` (floats within 1e-9), or ValueError."""
-    coords = ds[dim].values
-    if dim == "model":
-        if value in [str(c) for c in coords]:
-            return str(value)
-    else:
-        hit = np.flatnonzero(np.isclose(coords.astype(float), float(value), rtol=0, atol=1e-9))
-        if hit.size:
-            return coords[hit[0]]
-    shown = ", ".join(str(c) if dim == "model" else f"{c:g}" for c in coords)
-    what = "method" if dim == "model" else dim
-    raise ValueError(f"{what} = {value} is not in the store ({what}: {shown})")
-
-
-def resolve_cell(ds, cell) -> tuple:
-    """``(method, tau, psi, seed)`` (or ``"method,tau,psi,seed"``) as the store's coordinate values.
-
-    ``method`` None stays None (every method with CV).
-
-    Raises
-    ------
-    ValueError
-        If the text is malformed or a value is not in the store (the message lists the store's
-        values).
-    """
-    if isinstance(cell, str):
-        cell = parse_cell(cell)
-    method, tau, psi, seed = cell
-    return (None if method is None else _coord_value(ds, "model", method),
-            _coord_value(ds, "tau", tau), _coord_value(ds, "psi", psi),
-            _coord_value(ds, "seed", seed))
 
 
 def _cv_methods(ds) -> list[str]:

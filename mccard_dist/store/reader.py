@@ -1,0 +1,194 @@
+"""Opening results stores for analysis: one store, a list of stores, or a Hydra multirun folder.
+
+Reading only; :mod:`mccard_dist.store.writer` writes the stores this opens.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ..records import LEGACY_NAMES, STATUS_DONE, STATUS_NAMES
+from .writer import StoreDamagedError, StoreMismatchError
+
+__all__ = ["SWEEP_LIST", "open_results"]
+
+
+def open_results(path, mask: bool = True):
+    """Open a results store for analysis.
+
+    With ``mask`` (default), every per-cell variable (and ``cv_score``, ``coef``) is NaN where the
+    cell is not done (pending or failed); ``status`` and ``error`` are kept as written, and
+    ``status_name`` gives "pending" / "done" / "failed". The per-cell variables (dims ``model,
+    tau, psi, seed`` only: a few MB even for the paper's grid) are loaded, so ``ds["r"].mean("seed")``
+    gives numbers; ``cv_score`` and ``coef`` stay lazy (dask).
+
+    The methods of ``experiment.methods`` lie along the dimension ``model``: select one with
+    ``ds.sel(model="mcc_ard")``. (A dimension named ``method`` would collide with the ``method``
+    keyword of ``Dataset.sel``.) Stores written by earlier versions are renamed on opening
+    (:data:`mccard_dist.records.LEGACY_NAMES`).
+
+    ``path`` may also be a list of stores:
+
+    - of the same methods, e.g. the stores of a Hydra multirun (``-m data.n_features=500,1000``):
+      they are concatenated along the grid settings that differ between them, one dimension per
+      setting named after its last key (``n_features``; the full key with ``_`` for ``.`` if that
+      name is taken); several settings swept together become one dimension each when every
+      combination is there, else a ``sweep`` dimension with one coordinate per setting. The
+      attribute ``sweep`` lists the settings' keys;
+    - of the same cells (tau, psi, seeds and data) with different methods, e.g. the K-fold and
+      the auto-width methods run as two experiments: they are opened side by side along
+      ``model``, as if one store held them all.
+
+    Either way ``h``, ``alpha_ratio``, ``fold`` and ``feature`` are the union of the stores' (NaN where a
+    store has no such entry) and the attribute ``stores`` lists each store's path, grid hash,
+    methods and CV settings; ``config`` is the first store's, with every store's methods.
+    ``path`` may also be a multirun folder: the stores its jobs wrote (listed in its
+    ``stores.txt``).
+    """
+    import xarray as xr
+
+    if isinstance(path, (list, tuple)):
+        stores = [open_results(p, mask) for p in path]
+        methods = [[str(m) for m in ds["model"].values] for ds in stores]
+        if len(stores) > 1 and all(m == methods[0] for m in methods):
+            return _sweep(stores, path)
+        return _side_by_side(stores, path)
+    if Path(path, SWEEP_LIST).is_file():  # a Hydra multirun folder
+        listed = [line.strip() for line in Path(path, SWEEP_LIST).read_text().splitlines()]
+        return open_results([p for p in listed if p], mask)
+
+    ds = xr.open_zarr(str(path), consolidated=True)
+    if "grid_hash" not in ds.attrs:
+        raise StoreMismatchError(f"{path} is not an mccard-dist results store")
+    ds = ds.rename({old: new for old, new in LEGACY_NAMES.items() if old in ds.variables})
+    def load(name):
+        try:
+            return ds[name].load()
+        except Exception as exc:  # noqa: BLE001 - a codec's error names no variable
+            raise StoreDamagedError(
+                f"store {path}: variable {name} cannot be read ({exc}); rerun the experiment's "
+                "command to repair it (the cells of damaged chunks are recomputed)") from None
+
+    done = load("status") == STATUS_DONE
+    if mask:
+        for name in ds.data_vars:
+            if name not in ("status", "error"):
+                ds[name] = ds[name].where(done)
+    cell_dims = {"model", "tau", "psi", "seed"}
+    for name in list(ds.data_vars):
+        if set(ds[name].dims) <= cell_dims:
+            ds[name] = load(name)
+    names = np.array([STATUS_NAMES[k] for k in sorted(STATUS_NAMES)])
+    status = ds["status"].load()
+    ds["status_name"] = status.copy(data=names[status.values])
+    return ds
+
+
+#: the file in a Hydra multirun folder that lists the stores of its jobs (one path per line)
+SWEEP_LIST = "stores.txt"
+
+
+def _flatten(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in d.items():
+        if isinstance(value, dict) and value:
+            out.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _sweep(stores, paths):
+    """Stores of the same methods concatenated along the grid settings that differ."""
+    import warnings
+
+    import xarray as xr
+    from dask.array import PerformanceWarning
+
+    flat = [_flatten(json.loads(ds.attrs["grid_description"])) for ds in stores]
+    keys = sorted({k for f in flat for k in f}
+                  - {k for k in flat[0] if all(f.get(k) == flat[0][k] for f in flat)})
+    if not keys:
+        raise StoreMismatchError(f"{paths[1]} repeats the grid of {paths[0]} (same methods and "
+                                 "settings): open one of them")
+
+    def label(value):
+        return value if isinstance(value, (int, float, str, bool)) else json.dumps(value)
+
+    taken = set(stores[0].dims) | set(stores[0].variables)
+    names = [k.rsplit(".", 1)[-1] for k in keys]
+    names = [n if n not in taken and names.count(n) == 1 else k.replace(".", "_")
+             for n, k in zip(names, keys)]
+    values = {n: [label(f.get(k)) for f in flat] for n, k in zip(names, keys)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PerformanceWarning)
+        combined = xr.concat(stores, dim="sweep", join="outer", data_vars="all",
+                             coords="different", compat="equals", combine_attrs="override")
+    combined = combined.assign_coords({n: ("sweep", v) for n, v in values.items()})
+    combos = list(zip(*values.values()))
+    if len(names) == 1:
+        combined = combined.swap_dims(sweep=names[0]).drop_vars("sweep", errors="ignore")
+    elif len(set(combos)) == len(combos):
+        full = math.prod(len(set(v)) for v in values.values()) == len(combos)
+        if full:
+            combined = combined.set_index(sweep=names).unstack("sweep").transpose(*names, ...)
+    combined.attrs["sweep"] = json.dumps(dict(zip(names, keys)))
+    combined.attrs["grid_hash"] = "+".join(ds.attrs["grid_hash"] for ds in stores)
+    combined.attrs["stores"] = json.dumps([{"path": str(p), "grid_hash": ds.attrs["grid_hash"],
+                                            "methods": [str(m) for m in ds["model"].values],
+                                            "cv": json.loads(ds.attrs["grid_description"])["cv"]}
+                                           for p, ds in zip(paths, stores)])
+    return combined
+
+
+def _side_by_side(stores, paths):
+    """Stores of the same cells concatenated along ``model`` (:func:`open_results`)."""
+    import warnings
+
+    import xarray as xr
+    from dask.array import PerformanceWarning
+
+    if not stores:
+        raise ValueError("open_results: the list of stores is empty")
+    descriptions = [json.loads(ds.attrs["grid_description"]) for ds in stores]
+    first = descriptions[0]
+    names: list[str] = []
+    for path, ds, d in zip(paths, stores, descriptions):
+        for key in ("data",):
+            if d[key] != first[key]:
+                raise StoreMismatchError(f"{path} has other {key} settings than {paths[0]}: "
+                                         f"stores opened side by side must hold the same cells")
+        for key in ("tau", "psi", "seeds"):
+            if d["experiment"][key] != first["experiment"][key]:
+                raise StoreMismatchError(f"{path} has other experiment.{key} than {paths[0]}: "
+                                         f"stores opened side by side must hold the same cells")
+        clash = sorted(set(names) & {str(m) for m in ds["model"].values})
+        if clash:
+            raise StoreMismatchError(f"{path} repeats method(s) {', '.join(clash)} of an earlier "
+                                     "store: open stores with different methods side by side")
+        names += [str(m) for m in ds["model"].values]
+    with warnings.catch_warnings():
+        # the outer join on h / alpha_ratio / fold re-chunks the lazy cv_score: expected, and small
+        warnings.simplefilter("ignore", PerformanceWarning)
+        combined = xr.concat(stores, dim="model", join="outer", data_vars="all",
+                             coords="different", compat="equals", combine_attrs="override")
+    config = json.loads(stores[0].attrs["config"])
+    description = copy.deepcopy(first)
+    for ds, d in zip(stores[1:], descriptions[1:]):
+        config["methods"].update(json.loads(ds.attrs["config"])["methods"])
+        description["methods"].update(d["methods"])
+    config["experiment"]["methods"] = names
+    description["experiment"]["methods"] = names
+    combined.attrs["config"] = json.dumps(config)
+    combined.attrs["grid_description"] = json.dumps(description)
+    combined.attrs["grid_hash"] = "+".join(ds.attrs["grid_hash"] for ds in stores)
+    combined.attrs["stores"] = json.dumps([{"path": str(p), "grid_hash": ds.attrs["grid_hash"],
+                                            "methods": [str(m) for m in ds["model"].values],
+                                            "cv": d["cv"]}
+                                           for p, ds, d in zip(paths, stores, descriptions)])
+    return combined
