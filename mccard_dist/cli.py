@@ -60,10 +60,10 @@ BUG_HINT = ("this is a bug in mccard-dist, not a problem with your input: please
 
 
 def _main(cfg) -> None:
+    import distributed  # noqa: F401 - imported first so that its logging setup is done
+
     from .config import from_dictconfig
     from .errors import UsageError
-
-    import distributed  # noqa: F401 - imported first so that its logging setup is done
 
     # Dask's own INFO chatter (connections, nannies) stays out of the run log
     logging.getLogger("distributed").setLevel(logging.WARNING)
@@ -178,6 +178,7 @@ def help_text(config_dir: Path = CONFIG_DIR) -> str:
             "  mccard-run experiment=reproduce cluster.n_workers=8 # the paper's grid, 4 seeds",
             "  mccard-run experiment=paper cluster=slurm cluster.account=myproj cluster.n_jobs=10",
             "  mccard-run -m experiment=quick data.n_features=500,1000",
+            "  mccard-run data=file data.path=mydata.csv data.target=y   # your own data",
             "",
             "more: `mccard-run ... --cfg job` prints the composed config, `--hydra-help` Hydra's "
             "own options;",
@@ -333,8 +334,15 @@ def _report(argv=None) -> None:
     """
     import argparse
 
-    from .analysis import (claims_markdown, compare_methods, method_comparison_markdown,
-                           parse_cell, resolve_cell, width_pairs, write_report)
+    from .analysis import (
+        claims_markdown,
+        compare_methods,
+        method_comparison_markdown,
+        parse_cell,
+        resolve_cell,
+        width_pairs,
+        write_report,
+    )
 
     parser = argparse.ArgumentParser(
         prog="mccard-report",

@@ -250,15 +250,18 @@ def grid_description(spec: ExperimentSpec) -> dict:
 
 
 #: data settings added after the first stores, with the value that reproduces those stores
-_DATA_DEFAULTS = {"outliers": "laplace", "df": None, "leverage": False, "rho": 0.0}
+_DATA_DEFAULTS = {"source": "paper", "outliers": "laplace", "df": None, "leverage": False,
+                  "rho": 0.0}
 
 
 def _data_description(data) -> dict:
     """``data`` for the hash; the scenario settings at their defaults (the paper's problem) are
-    left out, so stores of the paper's problem keep their hash."""
-    description = asdict(data)
+    left out, so stores of the paper's problem keep their hash. A data file enters by its content
+    hash, not its location: the same file moved is the same grid, a changed file another."""
+    description = data.to_dict()
+    description.pop("path", None)
     for key, default in _DATA_DEFAULTS.items():
-        if description.get(key) == default:
+        if key in description and description[key] == default:
             del description[key]
     return description
 

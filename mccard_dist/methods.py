@@ -14,9 +14,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from .models import (AUTO_WIDTH, AuthorsLSARDRegressor, AuthorsMCCARDRegressor, HuberBaseline,
-                     LassoBaseline, LSARDRegressor, MCCARDRegressor, MCCL1Regressor,
-                     lasso_alpha_max, mcc_l1_alpha_max)
+from .models import (
+    AUTO_WIDTH,
+    AuthorsLSARDRegressor,
+    AuthorsMCCARDRegressor,
+    HuberBaseline,
+    LassoBaseline,
+    LSARDRegressor,
+    MCCARDRegressor,
+    MCCL1Regressor,
+    lasso_alpha_max,
+    mcc_l1_alpha_max,
+)
 
 __all__ = ["AUTO_H", "KINDS", "MethodKind"]
 

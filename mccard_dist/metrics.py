@@ -224,15 +224,16 @@ def evaluate(coef, intercept, X_test, y_test, coef_true) -> dict[str, int | floa
         Test design matrix.
     y_test : array-like of shape (n_samples,)
         Test targets, n_samples >= 2.
-    coef_true : array-like of shape (n_features,)
-        Generating coefficients.
+    coef_true : array-like of shape (n_features,), or None
+        Generating coefficients; None when they are unknown (real data).
 
     Returns
     -------
     dict
         Keys :data:`EVALUATION_KEYS`: ``r`` (:func:`correlation`) and ``rmse`` (:func:`rmse`) of the
         prediction ``X_test @ coef + intercept`` against ``y_test``, then the entries of
-        :func:`selection_scores`.
+        :func:`selection_scores`. Without ``coef_true`` only ``n_selected`` of those is known;
+        the confusion counts, precision, recall and F1 are NaN.
 
     Raises
     ------
@@ -248,8 +249,9 @@ def evaluate(coef, intercept, X_test, y_test, coef_true) -> dict[str, int | floa
     (1.0, 0.0, 1.0)
     """
     coef = _as_1d("coef", coef)
-    coef_true = _as_1d("coef_true", coef_true)
-    _check_same_length("coef", coef, "coef_true", coef_true)
+    if coef_true is not None:
+        coef_true = _as_1d("coef_true", coef_true)
+        _check_same_length("coef", coef, "coef_true", coef_true)
     X_test = np.asarray(X_test, dtype=float)
     if X_test.ndim != 2:
         raise ValueError(f"X_test must be 2-D, got an array of shape {X_test.shape}")
@@ -275,5 +277,9 @@ def evaluate(coef, intercept, X_test, y_test, coef_true) -> dict[str, int | floa
     with np.errstate(all="ignore"):
         y_pred = X_test @ coef + float(intercept_array.reshape(()))
     scores = {"r": correlation(y_test, y_pred), "rmse": rmse(y_test, y_pred)}
-    scores.update(selection_scores(coef, coef_true))
+    if coef_true is None:
+        scores.update({key: np.nan for key in EVALUATION_KEYS[2:]},
+                      n_selected=int(np.count_nonzero(coef)))
+    else:
+        scores.update(selection_scores(coef, coef_true))
     return scores

@@ -30,8 +30,8 @@ from .cluster import connect, preflight
 from .config import ExperimentSpec
 from .grid import cells as all_cells
 from .grid import grid_hash, make_blocks
-from .records import STATUS_FAILED
 from .lock import StoreLock
+from .records import STATUS_FAILED
 from .store import ResultsStore, check_writable, store_path
 from .store import store_path as default_store_path
 from .tasks import run_block
@@ -188,6 +188,12 @@ def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress
                     spec.cluster.target_workers or 0)
     max_in_flight = max(1, spec.run.blocks_per_worker * n_workers)
     token = f"{grid_hash(spec)[:8]}-{uuid.uuid4().hex[:6]}"
+    # The arrays of a data file go to the workers once, not with every block, and workers never
+    # read the file themselves (they may not see its path). Workers that join later fetch them
+    # from a peer.
+    source = spec.data.load_source()
+    if source is not None:
+        source = client.scatter(source, broadcast=True, hash=False)
     queue = iter(blocks)
     in_flight = {}
     futures = as_completed()
@@ -196,7 +202,7 @@ def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress
         block = next(queue, None)
         if block is None:
             return False
-        future = client.submit(run_block, spec, block, key=f"block-{token}-{block.key}",
+        future = client.submit(run_block, spec, block, source, key=f"block-{token}-{block.key}",
                                retries=spec.run.retries)
         in_flight[future] = block
         futures.add(future)
@@ -249,8 +255,9 @@ def _run_serial_locked(spec, store_path) -> RunReport:
     blocks = make_blocks(spec, pending)
     report.n_blocks = len(blocks)
     started = _now()
+    source = spec.data.load_source()
     for block in blocks:
-        results = run_block(spec, block)
+        results = run_block(spec, block, source)
         store.write_block(block, results)
         report.n_blocks_written += 1
         report.n_failed_cells += sum(r.status == STATUS_FAILED for r in results)

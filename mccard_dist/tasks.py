@@ -4,6 +4,10 @@ Plain, picklable functions with no Dask, Hydra or I/O. The data of a cell is a p
 ``(seed, psi, tau)`` and the data spec, so workers rebuild it instead of receiving arrays, and every
 method sees the same data (and the same CV folds) for the same ``(tau, psi, seed)``.
 
+The data of a file (``data.source=file``) are the exception: the driver reads them once and
+ships them to each worker once (see :func:`run_block`); a cell's split and outliers are still
+a pure function of its key.
+
 One cell: K-fold CV over the method's candidates ``(kernel_width, alpha_ratio)`` (folds drawn from
 the cell's seed), choice of the candidate with the lowest mean validation loss (ties: the first,
 i.e. the smallest kernel width), a final fit on the whole training set with that choice, and the
@@ -19,6 +23,7 @@ from __future__ import annotations
 import time
 import traceback
 import warnings
+
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
@@ -141,12 +146,16 @@ def _select_alo(spec, method, X, y, candidates):
     return scores, best, n_failures
 
 
-def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None) -> CellResult:
-    """Cross-validate, refit and score one cell; never raises for a failing fit."""
+def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
+             source=None) -> CellResult:
+    """Cross-validate, refit and score one cell; never raises for a failing fit.
+
+    ``source``: the data's arrays when the driver ships them (a data file), else None.
+    """
     start = time.perf_counter()
     method = spec.method(cell.method)
     save_coef = spec.run.save_coef if save_coef is None else save_coef
-    data = spec.data.make_data(cell.seed, cell.psi, cell.tau)
+    data = spec.data.make_data(cell.seed, cell.psi, cell.tau, source)
     X, y = data.X_train, data.y_train
     candidates = cv_candidates(method)
     scores = None
@@ -196,13 +205,15 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None) ->
     return CellResult(cell.index, STATUS_DONE, scalars=scalars, cv_score=scores, coef=coef)
 
 
-def run_block(spec: ExperimentSpec, block: Block) -> list[CellResult]:
+def run_block(spec: ExperimentSpec, block: Block, source=None) -> list[CellResult]:
     """Run every cell of a block (the unit of distribution) with one BLAS thread.
 
     ``spec`` is the validated spec itself (plain frozen dataclasses: it pickles, and no Hydra
-    object is in it), so a worker does not parse the config again for every block.
+    object is in it), so a worker does not parse the config again for every block. ``source`` is
+    what ``spec.data.load_source()`` gave the driver (the arrays of a data file, which reach
+    each worker once as a scattered Dask future), or None when workers build the data.
     """
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1):
-        return [run_cell(spec, cell) for cell in block.cells]
+        return [run_cell(spec, cell, source=source) for cell in block.cells]

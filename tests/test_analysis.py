@@ -501,8 +501,9 @@ def test_compare_methods_is_the_paired_difference_with_intervals_over_seeds_and_
 def two_stores(tmp_path_factory):
     """The same smoke cells in two stores: K-fold methods in one, an auto-width method in the
     other."""
-    from mccard_dist.config import from_dictconfig
     from conftest import compose_config
+
+    from mccard_dist.config import from_dictconfig
 
     root = tmp_path_factory.mktemp("side")
     specs = []
@@ -564,7 +565,8 @@ def test_report_compares_auto_widths_with_kfold_and_checks_the_claims_with_them(
 
 @pytest.mark.parametrize("mean, std, text", [
     (5.0012, 0.781, "5.00 ± 0.78"), (0.1512, 0.0751, "0.151 ± 0.075"), (33.4, 12.3, "33 ± 12"),
-    (0.98765, 0.00123, "0.9877 ± 0.0012"), (2.0, 0.0, "2.000 ± 0.000"),
+    (0.98765, 0.00123, "0.9877 ± 0.0012"), (2.0, 0.0, "2 ± 0"), (500.0, 0.0, "500 ± 0"),
+    (0.125, 0.0, "0.125 ± 0"),
 ])
 def test_mean_and_spread_share_their_decimal_place(mean, std, text):
     from mccard_dist.analysis.values import mean_std

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from mccard_dist.config import spec_from_dict
 from mccard_dist import grid
+from mccard_dist.config import spec_from_dict
 from mccard_dist.grid import (
     Block,
     Cell,

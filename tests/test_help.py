@@ -25,7 +25,9 @@ def listed(text, heading):
 
 
 @pytest.mark.slow  # composes every option (about 3 s)
-def test_help_lists_each_group_option_and_each_works_as_shown(compose):
+def test_help_lists_each_group_option_and_each_works_as_shown(compose, tmp_path):
+    import numpy as np
+
     from mccard_dist.config import from_dictconfig
 
     text = help_text()
@@ -40,6 +42,11 @@ def test_help_lists_each_group_option_and_each_works_as_shown(compose):
                 overrides.append("cluster.address=tcp://host:8786")
             if option == "scheduler_file":
                 overrides.append("cluster.scheduler_file=/tmp/s.json")
+            if option == "file":  # as the help's example: a .csv and its target column
+                rows = np.random.default_rng(0).standard_normal((40, 3))
+                np.savetxt(tmp_path / "mydata.csv", rows, delimiter=",", header="a,b,y",
+                           comments="")
+                overrides += [f"data.path={tmp_path / 'mydata.csv'}", "data.target=y"]
             from_dictconfig(compose(overrides))  # composes and validates as listed
     methods = listed(text, "\nmethods (")
     assert methods == sorted(p.stem for p in (CONFIG_DIR / "method").glob("*.yaml"))

@@ -25,11 +25,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+from conftest import compose_config
 
 from mccard_dist.cluster import job_script, jobqueue_kwargs
 from mccard_dist.config import from_dictconfig
-
-from conftest import compose_config
 
 REPO = Path(__file__).resolve().parents[1]
 JOBS = REPO / "jobs"

@@ -11,12 +11,17 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from test_loo import refit_without
 
 from mccard_dist import MCCARDRegressor, MCCL1Regressor, make_paper_data
-from mccard_dist.models._linalg import (RidgeSteps, hat_diagonal, loo_from_leverage,
-                                        posterior_covariance, weighted_ridge)
+from mccard_dist.models._linalg import (
+    RidgeSteps,
+    hat_diagonal,
+    loo_from_leverage,
+    posterior_covariance,
+    weighted_ridge,
+)
 from mccard_dist.models._width import WELSCH_95, WidthSchedule, inlier_variance
-from test_loo import refit_without
 
 
 def test_welsch_constant_is_the_95_percent_efficiency_tuning():

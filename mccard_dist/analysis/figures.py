@@ -18,8 +18,10 @@ from .values import (
     _config,
     _done,
     cell_values,
+    has_values,
     method_style,
     n_relevant,
+    outlier_scale_title,
     scenario,
     summarize,
 )
@@ -83,7 +85,6 @@ def _dodge(psi: np.ndarray, n: int) -> np.ndarray:
     return (np.arange(n) - (n - 1) / 2) * (0.3 * step / max(n - 1, 1))
 
 
-_TAU_TITLE = "τ = {tau:g} (Laplace scale of the outliers)"
 _PSI_LABEL = "outlier proportion ψ"
 
 
@@ -133,7 +134,7 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
             ax.set_ylabel(ylabel)
             ax.grid(True, alpha=0.3)
             if i == 0:
-                ax.set_title(_TAU_TITLE.format(tau=tau), fontsize=10)
+                ax.set_title(outlier_scale_title(ds, tau), fontsize=10)
             if i == len(rows) - 1:
                 ax.set_xlabel(_PSI_LABEL)
     handles, labels = axes[0, 0].get_legend_handles_labels()
@@ -162,9 +163,11 @@ def fig_selection(ds):
     methods = [str(m) for m in ds["model"].values]
     k = n_relevant(ds)
     hline = (k, f"true count ({k} relevant features)") if k is not None else None
-    return _metric_panels(ds, methods, [("n_selected", "selected features (count)", True),
-                                        ("f1", "F1 of the selection (unitless)", False)],
-                          "Feature selection", hline=hline)
+    rows = [("n_selected", "selected features (count)", True),
+            ("f1", "F1 of the selection (unitless)", False)]
+    if not has_values(cell_values(ds, "f1")):  # real data: the true coefficients are unknown
+        rows = rows[:1]
+    return _metric_panels(ds, methods, rows, "Feature selection", hline=hline)
 
 
 def fig_deviant_vs_proper(ds):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -30,12 +31,21 @@ def _config(ds) -> dict:
 
 
 def scenario(ds) -> str:
-    """The store's contamination scenario in words, "" for the paper's problem (Laplace outliers
-    in y, no leverage points, independent features)."""
+    """The store's data and contamination scenario in words, "" for the paper's problem (its
+    synthetic data, Laplace outliers in y, no leverage points, independent features)."""
     data = _config(ds).get("data", {})
     parts = []
+    source = data.get("source") or "paper"
+    if source == "file":
+        parts.append(f"data file {Path(str(data.get('path'))).name} (sha256 "
+                     f"{str(data.get('sha256'))[:12]})")
+    elif source == "diabetes":
+        parts.append(f"scikit-learn's diabetes data with {data.get('n_noise_features')} noise "
+                     "features")
     outliers = data.get("outliers") or "laplace"
-    if outliers != "laplace":
+    if source != "paper":
+        parts.append(f"{outliers} outliers" + (f" (df = {data['df']:g})" if data.get("df") else ""))
+    elif outliers != "laplace":
         parts.append(f"{outliers} outliers" + (f" (df = {data['df']:g})" if data.get("df") else ""))
     if data.get("leverage"):
         parts.append("leverage points")
@@ -172,8 +182,8 @@ def summary_markdown(ds, summary=None) -> str:
     for tau in ds["tau"].values:
         parts.append(f"### tau = {tau:g}\n")
         for metric, heading, fmt in _SUMMARY_METRICS:
-            if f"{metric}_mean" not in s:
-                continue
+            if f"{metric}_mean" not in s or not has_values(s[f"{metric}_mean"]):
+                continue  # e.g. F1 without true coefficients (real data)
             parts.append(f"{heading}, mean ± std over seeds:\n")
             parts.append("| psi | " + " | ".join(labels) + " | seeds done |")
             parts.append("|---:|" + "---:|" * len(labels) + "---:|")
@@ -197,6 +207,19 @@ def summary_markdown(ds, summary=None) -> str:
 
 
 
+def has_values(values) -> bool:
+    """Whether a summary holds any finite value (F1 of real data, whose true coefficients are
+    unknown, has none)."""
+    return bool(np.isfinite(np.asarray(values, dtype=float)).any())
+
+
+def outlier_scale_title(ds, tau) -> str:
+    """A panel's title: the value of tau and what it scales (the store's outlier law)."""
+    outliers = _config(ds).get("data", {}).get("outliers") or "laplace"
+    law = "Laplace" if outliers == "laplace" else outliers.replace("_", "-")
+    return f"τ = {tau:g} ({law} scale of the outliers)"
+
+
 def _auto_width_methods(ds) -> set[str]:
     """Methods whose fits set their own kernel width (config ``kernel_width: auto``)."""
     methods = _config(ds).get("methods", {})
@@ -207,7 +230,9 @@ def _auto_width_methods(ds) -> set[str]:
 def mean_std(mean: float, std: float) -> str:
     """``mean ± std`` with the spread to two significant digits and the mean rounded to the same
     decimal place (``5.00 ± 0.78``, ``0.151 ± 0.075``, ``33 ± 12``)."""
-    decimals = 3 if std <= 0 else min(6, max(0, 1 - math.floor(math.log10(std))))
+    if std <= 0:  # no spread: the mean as it is (a count stays a whole number)
+        return f"{mean:.4g} ± 0"
+    decimals = min(6, max(0, 1 - math.floor(math.log10(std))))
     return f"{mean:.{decimals}f} ± {std:.{decimals}f}"
 
 
@@ -232,6 +257,8 @@ _KNOWN_METHODS = {
     "mcc_ard_auto": ("MCC-ARD, auto h", "tab:cyan", "o"),
     "mcc_ard_proper_auto": ("MCC-ARD proper, auto h", "tab:pink", "s"),
     "mcc_l1_auto": ("MCC-L1, auto h", "tab:olive", "D"),
+    "lasso": ("Lasso", "tab:orange", "v"),
+    "huber": ("Huber", "tab:brown", "P"),
 }
 #: the methods the claims are about (roles), in the paper's order
 ROLES = ("mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1")

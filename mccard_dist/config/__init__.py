@@ -10,7 +10,10 @@ added by the CLI) are ignored::
 
     experiment: {name, methods: [names], tau: [..], psi: [..], seeds: {start, count} | [ints]}
     methods:    {<name>: {estimator, params: {..}, kernel_width: [..], alpha_ratio: [..]}, ...}
-    data:       {n_train, n_test, n_features, n_relevant, noise_var}
+    data:       {source: paper, n_train, n_test, n_features, n_relevant, noise_var, outliers, df,
+                 leverage, rho} (``source`` may be left out)
+              | {source: file, path, target, test_fraction, standardize, outliers, df, sha256}
+              | {source: diabetes, n_train, n_noise_features, standardize, outliers, df}
     cv:         {scheme, n_folds, score, reference_width, path_stop, race}
     run:        {fits_per_block, blocks_per_worker, retries, save_coef, retry_failed, progress}
     store:      {root, path}
@@ -34,6 +37,7 @@ from .checks import (
     FrozenMap,
     to_plain,
 )
+from .data_specs import DiabetesDataSpec, FileDataSpec
 from .parse import (
     from_dictconfig,
     spec_from_dict,
@@ -64,7 +68,9 @@ __all__ = [
     "ClusterSpec",
     "ConfigError",
     "DataSpec",
+    "DiabetesDataSpec",
     "ExperimentSpec",
+    "FileDataSpec",
     "FrozenMap",
     "MethodSpec",
     "RunSpec",

@@ -5,8 +5,11 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
+from pathlib import Path
 
-from ..data import OUTLIERS
+from ..data import OUTLIERS, SOURCES, load_table
+from ..data.real import DIABETES_SHAPE, split_sizes
+from ..methods import KINDS
 from ..models import AUTO_WIDTH
 from .checks import (
     _EXPERIMENT_NAME_RE,
@@ -26,7 +29,7 @@ from .checks import (
     _section,
 )
 from .cluster_rules import _parse_cluster
-from ..methods import KINDS
+from .data_specs import DiabetesDataSpec, FileDataSpec
 from .specs import (
     CV_SCHEMES,
     CV_SCORES,
@@ -41,11 +44,18 @@ from .specs import (
 )
 
 
-def _parse_data(d: Mapping) -> DataSpec:
+def _parse_data(d: Mapping):
     key = "data"
     section = _section(d, key)
-    _check_known(section, key, ("n_train", "n_test", "n_features", "n_relevant", "noise_var",
-                                "outliers", "df", "leverage", "rho"))
+    source = section.get("source") or "paper"
+    if source not in SOURCES:
+        _fail("data.source", f"must be one of {', '.join(SOURCES)}", source)
+    if source == "file":
+        return _parse_file_data(section)
+    if source == "diabetes":
+        return _parse_diabetes_data(section)
+    _check_known(section, key, ("source", "n_train", "n_test", "n_features", "n_relevant",
+                                "noise_var", "outliers", "df", "leverage", "rho"))
     n_train = _as_int("data.n_train", _get(section, key, "n_train"), 2)
     n_test = _as_int("data.n_test", _get(section, key, "n_test"), 1)
     n_features = _as_int("data.n_features", _get(section, key, "n_features"), 1)
@@ -55,6 +65,16 @@ def _parse_data(d: Mapping) -> DataSpec:
     noise_var = _as_float("data.noise_var", _get(section, key, "noise_var"))
     if noise_var < 0:
         _fail("data.noise_var", "must be >= 0", noise_var)
+    outliers, df = _parse_outliers(section)
+    leverage = _as_bool("data.leverage", section.get("leverage", False))
+    rho = _as_float("data.rho", section.get("rho", 0.0))
+    if not 0.0 <= rho < 1.0:
+        _fail("data.rho", "must be in [0, 1)", rho)
+    return DataSpec(n_train, n_test, n_features, n_relevant, noise_var, outliers, df, leverage,
+                    rho)
+
+
+def _parse_outliers(section: Mapping) -> tuple[str, float | None]:
     outliers = section.get("outliers") or "laplace"
     if outliers not in OUTLIERS:
         _fail("data.outliers", f"must be one of {', '.join(OUTLIERS)}", outliers)
@@ -68,12 +88,55 @@ def _parse_data(d: Mapping) -> DataSpec:
             _fail("data.df", "must be > 0", df)
     elif df is not None:
         _fail("data.df", "is only used with data.outliers=student_t", df)
-    leverage = _as_bool("data.leverage", section.get("leverage", False))
-    rho = _as_float("data.rho", section.get("rho", 0.0))
-    if not 0.0 <= rho < 1.0:
-        _fail("data.rho", "must be in [0, 1)", rho)
-    return DataSpec(n_train, n_test, n_features, n_relevant, noise_var, outliers, df, leverage,
-                    rho)
+    return outliers, df
+
+
+def _parse_file_data(section: Mapping) -> FileDataSpec:
+    """``data.source=file``: the file is read and checked here, before any store or cluster."""
+    key = "data"
+    _check_known(section, key, ("source", "path", "target", "test_fraction", "standardize",
+                                "outliers", "df", "sha256"),
+                 hint=" (leverage, rho and the sizes belong to the synthetic data, data=paper)")
+    path = _as_str("data.path", _get(section, key, "path"))
+    target = _as_str("data.target", section.get("target"), allow_none=True)
+    test_fraction = _as_float("data.test_fraction", section.get("test_fraction", 0.3))
+    if not 0.0 < test_fraction < 1.0:
+        _fail("data.test_fraction", "must be in (0, 1)", test_fraction)
+    standardize = _as_bool("data.standardize", section.get("standardize", True))
+    outliers, df = _parse_outliers(section)
+    pinned = _as_str("data.sha256", section.get("sha256"), allow_none=True)
+    table = load_table(path, target)
+    if pinned is not None and pinned != table.sha256:
+        _fail("data.sha256", f"{path} holds other data than the experiment was set up with "
+                             f"(its content hash is {table.sha256[:16]}...); remove data.sha256 "
+                             "to use the file as it is now (a new grid)", pinned[:16] + "...")
+    if table.X_test is None:
+        if table.n_rows < 4:
+            _fail("data.path", f"{Path(path).name} has {table.n_rows} rows: a random train/test "
+                               "split needs at least 4 (or give X_test and y_test)", show_value=False)
+        n_train, n_test = split_sizes(table.n_rows, test_fraction)
+    else:
+        n_train, n_test = table.n_rows, len(table.y_test)
+    n_relevant = None if table.coef_true is None else int((table.coef_true != 0).sum())
+    return FileDataSpec(path=path, target=target, test_fraction=test_fraction,
+                        standardize=standardize, outliers=outliers, df=df, sha256=table.sha256,
+                        n_train=n_train, n_test=n_test, n_features=table.n_features,
+                        n_relevant=n_relevant)
+
+
+def _parse_diabetes_data(section: Mapping) -> DiabetesDataSpec:
+    key = "data"
+    _check_known(section, key, ("source", "n_train", "n_noise_features", "standardize",
+                                "outliers", "df"))
+    n_rows = DIABETES_SHAPE[0]
+    n_train = _as_int("data.n_train", _get(section, key, "n_train"), 2)
+    if n_train > n_rows - 2:
+        _fail("data.n_train", f"must leave at least 2 of the {n_rows} rows for testing", n_train)
+    n_noise = _as_int("data.n_noise_features", _get(section, key, "n_noise_features"), 0)
+    standardize = _as_bool("data.standardize", section.get("standardize", True))
+    outliers, df = _parse_outliers(section)
+    return DiabetesDataSpec(n_train=n_train, n_noise_features=n_noise, standardize=standardize,
+                            outliers=outliers, df=df)
 
 
 def _cv_margin(section: Mapping, name: str, scheme: str, needs: str) -> float | None:
@@ -89,7 +152,7 @@ def _cv_margin(section: Mapping, name: str, scheme: str, needs: str) -> float | 
     return value
 
 
-def _parse_cv(d: Mapping, data: DataSpec) -> CVSpec:
+def _parse_cv(d: Mapping, data) -> CVSpec:
     key = "cv"
     section = _section(d, key)
     _check_known(section, key, ("scheme", "n_folds", "score", "reference_width", "path_stop",
@@ -100,11 +163,17 @@ def _parse_cv(d: Mapping, data: DataSpec) -> CVSpec:
     path_stop = _cv_margin(section, "path_stop", scheme, "alo")
     race = _cv_margin(section, "race", scheme, "kfold")
     n_folds = _as_int("cv.n_folds", _get(section, key, "n_folds"), 2)
+    if data.source == "file":  # the training rows come from the file, not from a key
+        rows = f"the {data.n_train} training rows of {data.path}"
+        fewer = f"{rows} (too few rows for {n_folds} folds; lower cv.n_folds)"
+    else:
+        rows = f"data.n_train ({data.n_train})"
+        fewer = f"data.n_train={data.n_train}"
     if n_folds > data.n_train:
-        _fail("cv.n_folds", f"must be <= data.n_train ({data.n_train})", n_folds)
+        _fail("cv.n_folds", f"must be <= {rows}", n_folds)
     if data.n_train - math.ceil(data.n_train / n_folds) < 2:
-        _fail("cv.n_folds", f"leaves fewer than 2 training samples per fold with data.n_train="
-                            f"{data.n_train}", n_folds)
+        _fail("cv.n_folds", f"leaves fewer than 2 training samples per fold with {fewer}",
+              n_folds)
     score = _get(section, key, "score")
     if score not in CV_SCORES:
         _fail("cv.score", f"must be one of {', '.join(CV_SCORES)}", score)

@@ -10,10 +10,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from ..data import PaperData, make_paper_data
 from ..methods import KINDS, MethodKind
 from ..models import AUTO_WIDTH
 from .checks import FrozenMap, _duration_seconds, _walltime_seconds, to_plain
+from .data_specs import DataSpec, DiabetesDataSpec, FileDataSpec
 
 #: The fixed estimator registry (:data:`mccard_dist.methods.KINDS`): key -> estimator class.
 ESTIMATORS = MappingProxyType({name: kind.cls for name, kind in KINDS.items()})
@@ -41,28 +41,6 @@ def _config_dir() -> Path:
 
 #: the config directory (see :func:`_config_dir`)
 CONFIG_DIR = _config_dir()
-
-
-@dataclass(frozen=True)
-class DataSpec:
-    """Size, noise and contamination scenario of the synthetic problem
-    (:func:`mccard_dist.make_paper_data`): ``outliers`` (distribution of the outlier noise, one of
-    :data:`mccard_dist.data.OUTLIERS`), ``df`` (its degrees of freedom for ``student_t``),
-    ``leverage`` (outlying rows also get shifted covariates) and ``rho`` (feature correlation)."""
-
-    n_train: int
-    n_test: int
-    n_features: int
-    n_relevant: int
-    noise_var: float
-    outliers: str = "laplace"
-    df: float | None = None
-    leverage: bool = False
-    rho: float = 0.0
-
-    def make_data(self, seed: int, psi: float, tau: float) -> PaperData:
-        """The dataset of one cell: a pure function of ``(seed, psi, tau)`` and this spec."""
-        return make_paper_data(seed, psi, tau, **asdict(self))
 
 
 @dataclass(frozen=True)
@@ -372,7 +350,7 @@ class ExperimentSpec:
     tau: tuple[float, ...]
     psi: tuple[float, ...]
     seeds: tuple[int, ...]
-    data: DataSpec
+    data: DataSpec | FileDataSpec | DiabetesDataSpec
     cv: CVSpec
     run: RunSpec
     store: StoreSpec
@@ -399,7 +377,7 @@ class ExperimentSpec:
                 "seeds": list(self.seeds),
             },
             "methods": {m.name: m.to_dict() for m in self.methods},
-            "data": asdict(self.data),
+            "data": self.data.to_dict(),
             "cv": asdict(self.cv),
             "run": asdict(self.run),
             "store": asdict(self.store),

@@ -8,11 +8,15 @@ import numpy as np
 from scipy import linalg
 from sklearn.exceptions import ConvergenceWarning
 
-from ._base import (Boolean, Integer, KernelWidth, Options, Real, RegressorBase,
-                    ard_relevance_step)
+from ._base import Boolean, Integer, KernelWidth, Options, Real, RegressorBase, ard_relevance_step
 from ._likelihoods import irls_weight, kernel, log_density, neg_second_derivative
-from ._linalg import (RidgeSteps, hat_diagonal, loo_from_leverage, posterior_covariance,
-                      weighted_ridge)
+from ._linalg import (
+    RidgeSteps,
+    hat_diagonal,
+    loo_from_leverage,
+    posterior_covariance,
+    weighted_ridge,
+)
 from ._width import WidthSchedule, is_auto
 
 __all__ = ["MCCARDRegressor"]

@@ -1,0 +1,20 @@
+"""The experiments' data: each dataset a pure function of its key ``(seed, psi, tau)`` and its spec.
+
+- :mod:`~mccard_dist.data.synthetic`: the paper's synthetic problem and its contamination scenarios;
+- :mod:`~mccard_dist.data.real`: real covariates (the user's file, scikit-learn's diabetes data)
+  split into training and test sets by the seed, with outliers injected into the training targets.
+"""
+
+from .real import (
+                   SOURCES,
+                   DataFileError,
+                   SplitData,
+                   TableSource,
+                   diabetes_source,
+                   load_table,
+                   make_split_data,
+)
+from .synthetic import OUTLIERS, PaperData, make_paper_data
+
+__all__ = ["OUTLIERS", "SOURCES", "DataFileError", "PaperData", "SplitData", "TableSource",
+           "diabetes_source", "load_table", "make_paper_data", "make_split_data"]
