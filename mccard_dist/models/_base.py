@@ -9,8 +9,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-__all__ = ["Real", "Integer", "Options", "Boolean", "KernelWidth", "RegressorBase",
-           "ard_relevance_step"]
+__all__ = ["Real", "Integer", "Options", "Boolean", "KernelWidth", "PosteriorPredictive",
+           "RegressorBase", "ard_relevance_step"]
 
 
 @dataclass(frozen=True)
@@ -150,6 +150,61 @@ class RegressorBase(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return X @ self.coef_ + self.intercept_
+
+
+class PosteriorPredictive:
+    """``predict(X, return_std=True)`` for the ARD estimators, from the Gaussian posterior of their
+    final fit (``sigma_``, the covariance of the kept coefficients with the intercept profiled out).
+
+    The predictive variance of a row ``x`` is
+
+        ``(x_a - m)^T sigma_ (x_a - m) + 1 / sum(s) + noise``
+
+    with ``x_a`` the kept features, ``s`` the final fit's sample weights (precisions), ``m`` the
+    ``s``-weighted mean of the kept training columns and ``1 / sum(s)`` the intercept's variance
+    under its flat prior (both terms only with ``fit_intercept``); ``noise`` is the estimator's
+    :meth:`_noise_variance`. This equals ``z^T P^{-1} z + noise`` for ``z = [1, x_a]`` and the
+    joint precision ``P`` of intercept and kept coefficients.
+    """
+
+    def _keep_predictive(self, Xa, weights):
+        """Store the weighted column means and the intercept variance of the final fit."""
+        total = float(np.sum(weights))
+        if self.fit_intercept and total > 0:
+            self._x_center = (weights @ Xa) / total
+            self._intercept_var = 1.0 / total
+        else:
+            self._x_center = np.zeros(Xa.shape[1])
+            self._intercept_var = 0.0
+
+    def _noise_variance(self) -> float:  # pragma: no cover - every estimator overrides it
+        raise NotImplementedError
+
+    def predict(self, X, return_std=False):
+        """Predict targets, ``X @ coef_ + intercept_``, and optionally their predictive spread.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return the standard deviation of the predictive distribution of a new target
+            (posterior uncertainty of the kept coefficients and the intercept, plus the noise
+            variance; see the class's Notes).
+
+        Returns
+        -------
+        y_mean : ndarray of shape (n_samples,)
+        y_std : ndarray of shape (n_samples,)
+            Only with ``return_std=True``.
+        """
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        mean = X @ self.coef_ + self.intercept_
+        if not return_std:
+            return mean
+        Xa = X[:, self.active_] - self._x_center
+        var = np.einsum("ij,jk,ik->i", Xa, self.sigma_, Xa)
+        return mean, np.sqrt(np.maximum(var, 0.0) + self._intercept_var + self._noise_variance())
 
 
 def ard_relevance_step(gamma, coef, relevance_max):

@@ -7,13 +7,21 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ._base import Boolean, Integer, Options, Real, RegressorBase, ard_relevance_step
+from ._base import (
+    Boolean,
+    Integer,
+    Options,
+    PosteriorPredictive,
+    Real,
+    RegressorBase,
+    ard_relevance_step,
+)
 from ._linalg import hat_diagonal, posterior_covariance, weighted_ridge
 
 __all__ = ["LSARDRegressor"]
 
 
-class LSARDRegressor(RegressorBase):
+class LSARDRegressor(PosteriorPredictive, RegressorBase):
     """Sparse linear regression with an ARD prior and Gaussian noise (paper Section II).
 
     Parameters
@@ -54,6 +62,11 @@ class LSARDRegressor(RegressorBase):
 
     Notes
     -----
+    ``predict(X, return_std=True)`` gives the predictive spread of a new target: the posterior of
+    the kept coefficients and the intercept plus ``noise_var_`` (as scikit-learn's
+    ``ARDRegression``). It is only as good as ``noise_var_``: with more features than samples
+    the noise estimate can collapse (see below), and the band with it.
+
     Each iteration: ``Sigma = (X^T X / sigma^2 + A)^{-1}``, ``mu = Sigma X^T t / sigma^2`` (paper
     eq. for the posterior of ``w``); ``gamma_d = 1 - a_d Sigma_dd``; ``a_d = gamma_d / mu_d^2``;
     ``sigma^2 = ||t - X mu||^2 / (N - sum_d gamma_d)`` (minus one more degree of freedom with an
@@ -93,6 +106,10 @@ class LSARDRegressor(RegressorBase):
         weights = np.full(X.shape[0], 1.0 / self.noise_var_)
         return hat_diagonal(X[:, self.active_], weights, self.sigma_,
                             fit_intercept=self.fit_intercept)
+
+    def _noise_variance(self) -> float:
+        """The predictive noise: the estimated Gaussian noise variance ``noise_var_``."""
+        return self.noise_var_
 
     def fit(self, X, y):
         """Fit by the MacKay fixed-point updates.
@@ -163,6 +180,7 @@ class LSARDRegressor(RegressorBase):
         self.active_[active] = True
         self.noise_var_ = float(noise_var)
         self.sigma_ = posterior_covariance(Xa, weights, relevance, fit_intercept=self.fit_intercept)
+        self._keep_predictive(Xa, weights)
         self.n_iter_ = n_iter
         self.converged_ = converged
         return self

@@ -8,7 +8,16 @@ import numpy as np
 from scipy import linalg
 from sklearn.exceptions import ConvergenceWarning
 
-from ._base import Boolean, Integer, KernelWidth, Options, Real, RegressorBase, ard_relevance_step
+from ._base import (
+    Boolean,
+    Integer,
+    KernelWidth,
+    Options,
+    PosteriorPredictive,
+    Real,
+    RegressorBase,
+    ard_relevance_step,
+)
 from ._likelihoods import irls_weight, kernel, log_density, neg_second_derivative
 from ._linalg import (
     RidgeSteps,
@@ -25,7 +34,7 @@ __all__ = ["MCCARDRegressor"]
 FINAL_WIDTH_RATIO = {"deviant": 2.0, "proper": 8.0}
 
 
-class MCCARDRegressor(RegressorBase):
+class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     """Robust sparse linear regression by MCC-ARD (Li et al., IJCNN 2023, Algorithm 1).
 
     The noise model is the correntropy-induced density ``C(e|0,h) = exp(exp(-e^2/2h))``
@@ -113,6 +122,13 @@ class MCCARDRegressor(RegressorBase):
 
     Notes
     -----
+    ``predict(X, return_std=True)`` gives the spread of a new *inlier* target: the Gaussian
+    posterior of the kept coefficients and the intercept (the Laplace approximation at the final
+    fit, :class:`~mccard_dist.models._base.PosteriorPredictive`; pruned features count as exactly
+    0) plus the inlier noise variance ``h`` (``kernel_width_``; 1 for ``h_factor="printed"``).
+    It assumes that ``h`` is the inliers' noise variance: a width chosen larger (as CV does under
+    heavy contamination) widens the band accordingly, and outliers are not covered by it.
+
     One outer iteration (Algorithm 1):
 
     1. w-step: sample weights ``omega_n / h`` from the current residuals (``omega = kappa`` for
@@ -256,6 +272,12 @@ class MCCARDRegressor(RegressorBase):
                             self.sigma_, fit_intercept=self.fit_intercept)
 
     # -- fit --------------------------------------------------------------------------------
+    def _noise_variance(self) -> float:
+        """The predictive noise: the inlier variance of the correntropy density, whose core
+        ``log C(e) ~ 1 - e^2 / 2h`` is a Gaussian of variance ``h`` (``kernel_width_``); 1 under
+        ``h_factor="printed"``, whose w-step treats the inlier noise variance as 1."""
+        return self.kernel_width_ if self.h_factor == "consistent" else 1.0
+
     def fit(self, X, y):
         """Fit the model by Algorithm 1.
 
@@ -389,8 +411,10 @@ class MCCARDRegressor(RegressorBase):
         self.kernel_width_path_ = np.array(schedule.path if schedule else [h], dtype=float)
         e = y - self.intercept_ - Xa @ coef
         self.outlier_weights_ = kernel(e, h)
-        self.sigma_ = posterior_covariance(Xa, self._sample_weight(e, h), relevance,
+        weights = self._sample_weight(e, h)
+        self.sigma_ = posterior_covariance(Xa, weights, relevance,
                                            fit_intercept=self.fit_intercept)
+        self._keep_predictive(Xa, weights)
         self.objective_ = self._objective(e, coef, relevance, h)
         self.n_iter_ = n_iter
         self.converged_ = converged
