@@ -5,6 +5,7 @@ from ._likelihoods import log_density
 from ._linalg import floor_flops, trace_solves
 from ._width import AUTO as AUTO_WIDTH
 from .authors import AuthorsLSARDRegressor, AuthorsMCCARDRegressor
+from .cv import MCCARDRegressorCV
 from .ls_ard import LSARDRegressor
 from .mcc_ard import MCCARDRegressor
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max, mcc_l1_objective
@@ -18,6 +19,7 @@ __all__ = [
     "LassoBaseline",
     "LSARDRegressor",
     "MCCARDRegressor",
+    "MCCARDRegressorCV",
     "MCCL1Regressor",
     "floor_flops",
     "lasso_alpha_max",

@@ -1,0 +1,76 @@
+"""MCCARDRegressorCV: scikit-learn's conventions, the same choice as GridSearchCV, and the same
+choice on a Dask cluster through joblib as with n_jobs=1."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mccard_dist import MCCARDRegressor, MCCARDRegressorCV, make_paper_data
+
+WIDTHS = [0.1, 0.5, 2.0, 10.0]
+
+
+def data():
+    return make_paper_data(2, 0.3, 5.0, n_train=90, n_test=30, n_features=40, n_relevant=5)
+
+
+@pytest.mark.slow  # about 50 checks, 7 fits each
+@parametrize_with_checks([MCCARDRegressorCV(kernel_widths=(0.3, 3.0), cv=3)])
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=UserWarning)
+        check(estimator)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("likelihood", ["deviant", "proper"])
+def test_the_choice_and_scores_equal_grid_search_cv(likelihood):
+    d = data()
+    folds = KFold(4, shuffle=True, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = MCCARDRegressorCV(WIDTHS, cv=folds, likelihood=likelihood).fit(d.X_train, d.y_train)
+        grid = GridSearchCV(MCCARDRegressor(likelihood=likelihood), {"kernel_width": WIDTHS},
+                            cv=folds, scoring="neg_mean_absolute_error").fit(d.X_train, d.y_train)
+    assert ours.kernel_width_ == grid.best_params_["kernel_width"]
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"],
+                               grid.cv_results_["mean_test_score"], rtol=1e-12)
+    np.testing.assert_array_equal(ours.cv_results_["rank_test_score"],
+                                  grid.cv_results_["rank_test_score"])
+    np.testing.assert_allclose(ours.coef_, grid.best_estimator_.coef_, rtol=1e-12)
+    mean, std = ours.predict(d.X_test, return_std=True)
+    np.testing.assert_allclose(mean, grid.predict(d.X_test), rtol=1e-12)
+    assert np.all(std > 0)
+
+
+def test_bad_widths_are_refused_before_any_fit():
+    d = data()
+    for widths, message in (([], "non-empty"), ([1.0, -2.0], "positive finite"),
+                            ([1.0, np.nan], "positive finite"), (["a"], "positive finite")):
+        with pytest.raises(ValueError, match=message):
+            MCCARDRegressorCV(widths).fit(d.X_train, d.y_train)
+    with pytest.raises(ValueError, match="likelihood"):
+        MCCARDRegressorCV(WIDTHS, likelihood="other").fit(d.X_train, d.y_train)
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_the_dask_joblib_backend_chooses_as_n_jobs_1():
+    import joblib
+    from distributed import Client, LocalCluster
+
+    d = data()
+    serial = MCCARDRegressorCV(WIDTHS, cv=4, n_jobs=1).fit(d.X_train, d.y_train)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        with joblib.parallel_backend("dask"):
+            spread = MCCARDRegressorCV(WIDTHS, cv=4, n_jobs=-1).fit(d.X_train, d.y_train)
+        ran_on = client.run(lambda: True)
+    assert len(ran_on) == 2
+    assert spread.kernel_width_ == serial.kernel_width_
+    np.testing.assert_array_equal(spread.cv_results_["mean_test_score"],
+                                  serial.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(spread.coef_, serial.coef_)
