@@ -52,7 +52,7 @@ def refusal_cases(tmp_path):
                                 "+cluster.options.timeout=3"], None, "cluster.options.timeout"),
         "unknown key": (["data.n_trian=100"], None, "+data.n_trian=100"),
         "unknown option of a group": (["experiment=paper_fast"], None,
-                                      "available: paper, paper_auto"),
+                                      "available: diabetes, paper, paper_auto"),
         "unparsable override": (["experiment.psi=[0,"], None, "override_grammar"),
         "unknown key in a sweep": (["-m", "data.n_trian=100,200"], None, "data.n_trian"),
     }
