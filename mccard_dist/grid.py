@@ -135,6 +135,11 @@ def _block(cells_: Sequence[Cell]) -> Block:
     return Block(key, cells_[0].method, tuple(cells_))
 
 
+def cell_block(cell: Cell) -> Block:
+    """The block of one cell (its region in the store), e.g. for ``run.unit=fit``."""
+    return _block([cell])
+
+
 def _segments(group: Sequence[Cell]) -> list[list[Cell]]:
     """Split cells of one (method, tau) into runs of consecutive seeds within one psi."""
     runs: list[list[Cell]] = []

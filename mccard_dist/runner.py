@@ -8,6 +8,11 @@ that raises inside a block is recorded by the task as a failed cell; a block tha
 all (its workers lost more often than ``run.retries``) stays pending and is reported, so a rerun of
 the same command resumes it.
 
+With ``run.unit=fit`` (or ``auto`` with few cells per worker) the tasks are single K-fold fits
+instead, so the CV of a few large cells spreads over every worker; a cell's choice and final fit
+follow as one task once its fits are in, and the cell is written alone. The results are the same
+as with blocks of cells (the same fits on the same folds, the same choice).
+
 Before a store is created or a cluster started, everything that can be refused is checked: the
 store's location is writable, an existing store belongs to this grid, the batch system is there.
 The store is created once the cluster is up, so a cluster that does not start leaves nothing
@@ -26,15 +31,17 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .cluster import connect, preflight
-from .config import ExperimentSpec
+from .config import FIT_UNIT_CELLS_PER_WORKER, ExperimentSpec
+from .grid import cell_block, grid_hash, make_blocks
 from .grid import cells as all_cells
-from .grid import grid_hash, make_blocks
 from .lock import StoreLock
 from .records import STATUS_FAILED
 from .store import ResultsStore, check_writable, store_path
 from .store import store_path as default_store_path
-from .tasks import run_block
+from .tasks import cv_fit, finish_cell, n_cv_fits, run_block
 
 __all__ = ["Interrupted", "RunReport", "run_experiment", "run_serial", "submission_order"]
 
@@ -54,6 +61,8 @@ class RunReport:
     block_errors: list = field(default_factory=list)
     seconds: float = 0.0
     stopped_early: bool = False
+    #: the unit of work the run used (``cell`` or ``fit``; ``cell`` for a serial run)
+    unit: str = "cell"
 
     @property
     def complete(self) -> bool:
@@ -179,21 +188,43 @@ def _signals_interrupt():
             signal.signal(sig, handler)
 
 
-def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress):
-    from distributed import as_completed
+def resolve_unit(spec: ExperimentSpec, n_cells: int, n_workers: int) -> str:
+    """``cell`` or ``fit``: ``spec.run.unit``, with ``auto`` decided by the cells to run per
+    worker (:data:`~mccard_dist.config.FIT_UNIT_CELLS_PER_WORKER`) and whether the CV allows fit
+    units (plain K-fold)."""
+    unit = spec.run.unit
+    if unit != "auto":
+        return unit
+    splittable = spec.cv.scheme == "kfold" and spec.cv.race is None
+    few = n_cells < FIT_UNIT_CELLS_PER_WORKER * n_workers
+    return "fit" if splittable and few else "cell"
 
+
+def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress):
     log.info("Dask dashboard: %s", client.dashboard_link)
     # workers connected now, or the cluster's target (batch-job and adaptive workers join later)
     n_workers = max(1, len(client.scheduler_info().get("workers", {})),
                     spec.cluster.target_workers or 0)
     max_in_flight = max(1, spec.run.blocks_per_worker * n_workers)
     token = f"{grid_hash(spec)[:8]}-{uuid.uuid4().hex[:6]}"
-    # The arrays of a data file go to the workers once, not with every block, and workers never
+    # The arrays of a data file go to the workers once, not with every task, and workers never
     # read the file themselves (they may not see its path). Workers that join later fetch them
     # from a peer.
     source = spec.data.load_source()
     if source is not None:
         source = client.scatter(source, broadcast=True, hash=False)
+    n_cells = sum(len(b) for b in blocks)
+    report.unit = resolve_unit(spec, n_cells, n_workers)
+    log.info("unit of work: %s (%d cells, %d workers)", report.unit, n_cells, n_workers)
+    drive = _drive_fits if report.unit == "fit" else _drive_blocks
+    drive(spec, client, store, blocks, report, stop_after_blocks, show_progress, source,
+          max_in_flight, token)
+
+
+def _drive_blocks(spec, client, store, blocks, report, stop_after_blocks, show_progress, source,
+                  max_in_flight, token):
+    from distributed import as_completed
+
     queue = iter(blocks)
     in_flight = {}
     futures = as_completed()
@@ -235,6 +266,103 @@ def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress
                     other.cancel()
                 break
             submit_next()
+
+
+def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_progress, source,
+                max_in_flight, token):
+    """``run.unit=fit``: every K-fold fit of every pending cell is a task (at most
+    ``max_in_flight`` at a time); once a cell's fits are in, its choice and final fit run as one
+    more task, ahead of the queued fits, and the finished cell is written on its own (so resuming
+    stays at cell level: a cell is done only once its record is written)."""
+    from distributed import as_completed
+
+    cells = [cell for block in blocks for cell in block.cells]
+    n_candidates = {c.key: n_cv_fits(spec, c) // spec.cv.n_folds for c in cells}
+    scores = {c.key: np.full((n_candidates[c.key], spec.cv.n_folds), np.nan) for c in cells}
+    left = {c.key: n_candidates[c.key] * spec.cv.n_folds for c in cells}
+    failures = dict.fromkeys(left, 0)
+    seconds = dict.fromkeys(left, 0.0)
+    broken: set[str] = set()
+    # fits in cell order; a cell without candidates goes straight to its final fit
+    queue = _fit_queue(spec, cells, n_candidates)
+    in_flight = {}
+    futures = as_completed()
+
+    def submit(item, priority=0, queued=True):
+        kind, cell = item[0], item[1]
+        if kind == "fit":
+            _, _, k, f = item
+            future = client.submit(cv_fit, spec, cell, k, f, source, priority=priority,
+                                   key=f"fit-{token}-{cell.key}-c{k}-f{f}",
+                                   retries=spec.run.retries)
+        else:
+            key = cell.key
+            cv = scores[key] if n_candidates[key] else None
+            future = client.submit(finish_cell, spec, cell, cv, failures[key], seconds[key],
+                                   source, priority=priority + 1, key=f"cell-{token}-{key}",
+                                   retries=spec.run.retries)
+        in_flight[future] = (item, queued)
+        futures.add(future)
+
+    def submit_next() -> bool:
+        item = next(queue, None)
+        if item is None:
+            return False
+        submit(item)
+        return True
+
+    for _ in range(max_in_flight):
+        if not submit_next():
+            break
+    t0 = time.perf_counter()
+    n_cells_done = 0
+    with _progress(len(cells), show_progress) as bar:
+        for future in futures:
+            item, queued = in_flight.pop(future)
+            kind, cell = item[0], item[1]
+            try:
+                result = future.result()
+            except Exception as exc:  # noqa: BLE001 - lost workers etc.: the cell stays pending
+                if cell.key not in broken:
+                    broken.add(cell.key)
+                    report.block_errors.append((cell.key, f"{type(exc).__name__}: {exc}"))
+                    bar.update(1)
+            else:
+                if kind == "fit" and cell.key not in broken:
+                    _, _, k, f = item
+                    score, failed, spent = result
+                    scores[cell.key][k, f] = score
+                    failures[cell.key] += int(failed)
+                    seconds[cell.key] += spent
+                    left[cell.key] -= 1
+                    if left[cell.key] == 0:
+                        submit(("finish", cell), priority=1, queued=False)
+                elif kind == "finish":
+                    store.write_block(cell_block(cell), [result])
+                    report.n_blocks_written += 1
+                    report.n_failed_cells += int(result.status == STATUS_FAILED)
+                    n_cells_done += 1
+                    bar.update(1)
+                    rate = n_cells_done / max(time.perf_counter() - t0, 1e-9)
+                    bar.set_postfix(cells_per_s=f"{rate:.2f}", failed=report.n_failed_cells)
+            future.release()
+            if stop_after_blocks is not None and report.n_blocks_written >= stop_after_blocks:
+                report.stopped_early = True
+                for other in list(in_flight):
+                    other.cancel()
+                break
+            if queued:  # a finish submitted on a cell's last fit does not take a queue slot
+                submit_next()
+
+
+def _fit_queue(spec, cells, n_candidates):
+    for cell in cells:
+        if not n_candidates[cell.key]:
+            yield ("finish", cell)
+            continue
+        for k in range(n_candidates[cell.key]):
+            for f in range(spec.cv.n_folds):
+                yield ("fit", cell, k, f)
 
 
 def run_serial(spec: ExperimentSpec, store_path=None) -> RunReport:

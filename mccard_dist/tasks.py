@@ -20,6 +20,7 @@ fit: the cell's status becomes "failed" with the message); the block goes on.
 
 from __future__ import annotations
 
+import functools
 import time
 import traceback
 import warnings
@@ -33,7 +34,7 @@ from .grid import Block, Cell, cv_candidates
 from .metrics import evaluate
 from .records import STATUS_DONE, STATUS_FAILED, CellResult
 
-__all__ = ["cv_loss", "race_survivors", "run_block", "run_cell"]
+__all__ = ["cv_fit", "cv_loss", "finish_cell", "n_cv_fits", "race_survivors", "run_block", "run_cell"]
 
 
 def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
@@ -154,15 +155,14 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
     """
     start = time.perf_counter()
     method = spec.method(cell.method)
-    save_coef = spec.run.save_coef if save_coef is None else save_coef
     data = spec.data.make_data(cell.seed, cell.psi, cell.tau, source)
-    X, y = data.X_train, data.y_train
     candidates = cv_candidates(method)
     scores = None
     n_failures = 0
     try:
         if candidates and spec.cv.scheme == "alo":
-            scores, best, n_failures = _select_alo(spec, method, X, y, candidates)
+            scores, best, n_failures = _select_alo(spec, method, data.X_train, data.y_train,
+                                                   candidates)
             if best is None:
                 raise RuntimeError(f"every candidate failed or has a NaN leave-one-out score "
                                    f"({n_failures} failed fits)")
@@ -170,28 +170,52 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
             h, ratio = candidates[c]
         else:
             if candidates:
-                scores, n_failures = _kfold_scores(spec, method, X, y, candidates, cell.seed)
-                mean = np.mean(scores, axis=1)  # NaN for a candidate with a failed fold
-                if np.all(np.isnan(mean)):
-                    raise RuntimeError(f"every CV candidate failed on at least one fold "
-                                       f"({n_failures} failed fits)")
-                h, ratio = candidates[int(np.nanargmin(mean))]
-            else:
-                h, ratio = np.nan, np.nan
-            est, alpha = method.build(X, y, h, ratio)
-            fit_start = time.perf_counter()
-            _fit(est, X, y)
-            fit_seconds = time.perf_counter() - fit_start
-        metrics = evaluate(est.coef_, est.intercept_, data.X_test, data.y_test, data.coef_true)
-        if not np.isfinite(metrics["rmse"]):
-            raise ArithmeticError(f"the final fit predicts non-finite values (test RMSE "
-                                  f"{metrics['rmse']})")
+                scores, n_failures = _kfold_scores(spec, method, data.X_train, data.y_train,
+                                                   candidates, cell.seed)
+            h, ratio, est, alpha, fit_seconds = _choose_and_refit(method, data, candidates,
+                                                                  scores, n_failures)
+        metrics = _evaluate(est, data)
     except Exception as exc:  # recorded, not raised: one bad cell must not stop the run
-        message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return CellResult(cell.index, STATUS_FAILED, error=message[:2000],
-                          scalars={"n_cv_failures": n_failures,
-                                   "cell_seconds": time.perf_counter() - start},
-                          cv_score=scores)
+        return _failed(cell, exc, n_failures, time.perf_counter() - start, scores)
+    return _done(spec, method, cell, est, h, ratio, alpha, metrics, fit_seconds,
+                 time.perf_counter() - start, n_failures, scores, save_coef)
+
+
+def _choose_and_refit(method, data, candidates, scores, n_failures):
+    """The candidate with the lowest mean K-fold loss (ties: the first), fitted on all the
+    training data: ``(h, ratio, estimator, alpha, fit seconds)``."""
+    if candidates:
+        mean = np.mean(scores, axis=1)  # NaN for a candidate with a failed fold
+        if np.all(np.isnan(mean)):
+            raise RuntimeError(f"every CV candidate failed on at least one fold "
+                               f"({n_failures} failed fits)")
+        h, ratio = candidates[int(np.nanargmin(mean))]
+    else:
+        h, ratio = np.nan, np.nan
+    est, alpha = method.build(data.X_train, data.y_train, h, ratio)
+    fit_start = time.perf_counter()
+    _fit(est, data.X_train, data.y_train)
+    return h, ratio, est, alpha, time.perf_counter() - fit_start
+
+
+def _evaluate(est, data) -> dict:
+    metrics = evaluate(est.coef_, est.intercept_, data.X_test, data.y_test, data.coef_true)
+    if not np.isfinite(metrics["rmse"]):
+        raise ArithmeticError(f"the final fit predicts non-finite values (test RMSE "
+                              f"{metrics['rmse']})")
+    return metrics
+
+
+def _failed(cell, exc, n_failures, seconds, scores) -> CellResult:
+    message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return CellResult(cell.index, STATUS_FAILED, error=message[:2000],
+                      scalars={"n_cv_failures": n_failures, "cell_seconds": seconds},
+                      cv_score=scores)
+
+
+def _done(spec, method, cell, est, h, ratio, alpha, metrics, fit_seconds, cell_seconds,
+          n_failures, scores, save_coef) -> CellResult:
+    save_coef = spec.run.save_coef if save_coef is None else save_coef
     scalars = dict(metrics)
     scalars.update(
         # the final fit's width: the CV choice, or where an auto width settled
@@ -199,10 +223,72 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
         chosen_alpha_ratio=float(ratio),
         chosen_alpha=np.nan if alpha is None else float(alpha),
         n_iter=int(est.n_iter_), converged=int(bool(est.converged_)), fit_seconds=fit_seconds,
-        cell_seconds=time.perf_counter() - start, n_cv_failures=n_failures,
+        cell_seconds=cell_seconds, n_cv_failures=n_failures,
     )
     coef = np.asarray(est.coef_, dtype=np.float64) if save_coef else None
     return CellResult(cell.index, STATUS_DONE, scalars=scalars, cv_score=scores, coef=coef)
+
+
+# ------------------------------------------------------------------------------------------------
+# fit units (run.unit=fit): one CV fit per task, then the cell's choice and final fit
+# ------------------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=4)
+def _cached_data(data_spec, seed: int, psi: float, tau: float, source):
+    """A cell's data, built once per worker process for all the fits of the cell it runs."""
+    return data_spec.make_data(seed, psi, tau, source)
+
+
+def n_cv_fits(spec: ExperimentSpec, cell: Cell) -> int:
+    """The K-fold fits of a cell (its candidates x folds; 0 without candidates)."""
+    return len(cv_candidates(spec.method(cell.method))) * spec.cv.n_folds
+
+
+def cv_fit(spec: ExperimentSpec, cell: Cell, candidate: int, fold: int, source=None):
+    """One K-fold fit of a cell: ``(validation loss or NaN, failed, seconds)``.
+
+    The same fit, on the same fold, as the cell's own loop in :func:`run_cell` makes, so the
+    scores, and the cell's choice from them, are the same.
+    """
+    from threadpoolctl import threadpool_limits
+
+    start = time.perf_counter()
+    method = spec.method(cell.method)
+    data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
+    X, y = data.X_train, data.y_train
+    train, val = folds(len(y), spec.cv.n_folds, cell.seed)[fold]
+    h, ratio = cv_candidates(method)[candidate]
+    with threadpool_limits(limits=1):
+        try:
+            est, _ = method.build(X[train], y[train], h, ratio, {})
+            _fit(est, X[train], y[train])
+            score, failed = cv_loss(y[val] - est.predict(X[val]), spec.cv), False
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+            score, failed = np.nan, True
+    return score, failed, time.perf_counter() - start
+
+
+def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_seconds: float,
+                source=None) -> CellResult:
+    """The rest of a cell whose K-fold scores came from :func:`cv_fit` tasks: the choice, the
+    final fit and the metrics, as :func:`run_cell` would give them. ``cell_seconds`` counts the
+    fits' seconds (``cv_seconds``) and this task's."""
+    from threadpoolctl import threadpool_limits
+
+    start = time.perf_counter()
+    method = spec.method(cell.method)
+    candidates = cv_candidates(method)
+    with threadpool_limits(limits=1):
+        try:
+            data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
+            h, ratio, est, alpha, fit_seconds = _choose_and_refit(method, data, candidates,
+                                                                  scores, n_failures)
+            metrics = _evaluate(est, data)
+        except Exception as exc:  # recorded, not raised, as in run_cell
+            return _failed(cell, exc, n_failures, cv_seconds + time.perf_counter() - start,
+                           scores)
+    return _done(spec, method, cell, est, h, ratio, alpha, metrics, fit_seconds,
+                 cv_seconds + time.perf_counter() - start, n_failures, scores, None)
 
 
 def run_block(spec: ExperimentSpec, block: Block, source=None) -> list[CellResult]:

@@ -33,6 +33,7 @@ from .data_specs import DiabetesDataSpec, FileDataSpec
 from .specs import (
     CV_SCHEMES,
     CV_SCORES,
+    RUN_UNITS,
     ESTIMATORS,
     CVSpec,
     DataSpec,
@@ -295,7 +296,10 @@ def _parse_run(d: Mapping) -> RunSpec:
     key = "run"
     section = _section(d, key)
     _check_known(section, key, ("fits_per_block", "blocks_per_worker", "retries", "save_coef",
-                                "retry_failed", "progress"))
+                                "retry_failed", "progress", "unit"))
+    unit = section.get("unit") or "auto"
+    if unit not in RUN_UNITS:
+        _fail("run.unit", f"must be one of {', '.join(RUN_UNITS)}", unit)
     return RunSpec(
         fits_per_block=_as_int("run.fits_per_block", _get(section, key, "fits_per_block"), 1),
         blocks_per_worker=_as_int("run.blocks_per_worker",
@@ -304,6 +308,7 @@ def _parse_run(d: Mapping) -> RunSpec:
         save_coef=_as_bool("run.save_coef", _get(section, key, "save_coef")),
         retry_failed=_as_bool("run.retry_failed", _get(section, key, "retry_failed")),
         progress=_as_bool("run.progress", _get(section, key, "progress")),
+        unit=unit,
     )
 
 
@@ -361,6 +366,12 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
 
     data = _parse_data(d)
     cv = _parse_cv(d, data)
+    run = _parse_run(d)
+    if run.unit == "fit" and (cv.scheme != "kfold" or cv.race is not None):
+        what = "cv.race" if cv.race is not None else "cv.scheme=alo"
+        _fail("run.unit", f"fit splits K-fold CV into one task per fit; {what} decides which fits "
+                          "to run from the ones before, inside one cell's task: use run.unit=cell "
+                          "(or auto)", "fit")
     if cv.scheme == "alo":
         lacking = [m.name for m in methods if m.has_cv
                    and not hasattr(m.kind.cls, "loo_residuals")]
@@ -375,7 +386,7 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
         seeds=seeds,
         data=data,
         cv=cv,
-        run=_parse_run(d),
+        run=run,
         store=_parse_store(d),
         cluster=_parse_cluster(d),
     )

@@ -158,7 +158,15 @@ class MethodSpec:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """How the runner distributes and records the work (does not change results)."""
+    """How the runner distributes and records the work (does not change results).
+
+    ``unit`` (one of :data:`RUN_UNITS`): what one Dask task does. ``cell``: a block of whole cells
+    (CV, choice, final fit) of about ``fits_per_block`` fits; ``fit``: one (cell, candidate, fold)
+    CV fit, the cell's choice and final fit following as one more task once its fits are in
+    (K-fold CV without racing only); ``auto``: ``fit`` when the cells to run are fewer than
+    :data:`FIT_UNIT_CELLS_PER_WORKER` times the workers and the CV allows it, else ``cell``.
+    In-flight tasks are bounded by ``blocks_per_worker`` per worker either way.
+    """
 
     fits_per_block: int
     blocks_per_worker: int
@@ -166,6 +174,13 @@ class RunSpec:
     save_coef: bool
     retry_failed: bool
     progress: bool
+    unit: str = "auto"
+
+
+#: values of ``run.unit``
+RUN_UNITS = ("auto", "cell", "fit")
+#: ``run.unit=auto`` picks ``fit`` below this many cells per worker
+FIT_UNIT_CELLS_PER_WORKER = 4
 
 
 @dataclass(frozen=True)
