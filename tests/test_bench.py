@@ -83,3 +83,15 @@ def test_bench_floor_reports_time_against_the_flop_floor():
         # the floor is a lower bound: a fit cannot run faster than its minimum flops allow
         assert r["ratio"] > 1.0
     assert "GFlop/s" in out.getvalue() and "x floor" in out.getvalue()
+
+
+def test_bench_units_runs_each_unit_and_finds_the_same_results():
+    out = io.StringIO()
+    seconds = bench.bench_units(n_train=60, n_features=40, widths=2, folds=3, out=out)
+    text = out.getvalue()
+    assert set(seconds) == {"1 worker, unit=cell", "2 workers, unit=cell",
+                            "2 workers, unit=fit", "1 worker, unit=fit"}
+    assert "(unit used: fit)" in text and "(unit used: cell)" in text
+    assert "same results in every store (timings aside): yes" in text
+    assert "unit=auto on the paper's grid (25200 cells): 2 workers -> cell" in text
+    assert "6300 workers -> cell" in text

@@ -7,6 +7,7 @@ Usage::
     python -m mccard_dist.bench paper [--seeds 1] [--workers 2] [--baseline-psi 0,0.5,1] [--auto]
     python -m mccard_dist.bench race STORE [--margin 0.1,0.25,0.5]
     python -m mccard_dist.bench floor [--repeats 2]
+    python -m mccard_dist.bench units [--n-train 2000] [--n-features 4000] [--widths 4] [--folds 5]
 
 Timings are medians over datasets on one core (BLAS threads pinned to 1, reported).
 """
@@ -21,9 +22,10 @@ from .floor import bench_floor
 from .paper import bench_paper
 from .pipeline import bench_pipeline
 from .race import replay_race
+from .units import bench_units
 
 __all__ = ["AUTO", "CURRENT", "PREVIOUS", "RACE", "bench_estimators", "bench_floor", "bench_paper",
-           "bench_pipeline", "main", "replay_race"]
+           "bench_pipeline", "bench_units", "main", "replay_race"]
 
 
 def main(argv=None):
@@ -54,11 +56,20 @@ def main(argv=None):
     race = sub.add_parser("race", help="replay cv.race on a store made with plain K-fold CV")
     race.add_argument("store")
     race.add_argument("--margin", default="0.1,0.25,0.5", help="comma-separated margins")
+    units = sub.add_parser("units", help="one large cell: one task per CV fit against blocks of "
+                                         "cells, on 1 and 2 workers")
+    units.add_argument("--n-train", type=int, default=2000)
+    units.add_argument("--n-features", type=int, default=4000)
+    units.add_argument("--widths", type=int, default=4)
+    units.add_argument("--folds", type=int, default=5)
     args = parser.parse_args(argv)
     if args.command == "estimators":
         bench_estimators(repeats=args.repeats, n_features=args.n_features)
     elif args.command == "pipeline":
         bench_pipeline(seeds=args.seeds)
+    elif args.command == "units":
+        bench_units(n_train=args.n_train, n_features=args.n_features, widths=args.widths,
+                    folds=args.folds)
     elif args.command == "floor":
         bench_floor(repeats=args.repeats)
     elif args.command == "race":
