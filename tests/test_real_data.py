@@ -217,8 +217,9 @@ def test_the_content_hash_enters_the_grid_hash_and_the_location_does_not(compose
 
 @pytest.mark.slow
 @pytest.mark.cluster
+@pytest.mark.parametrize("unit", ["cell", "fit"])
 def test_a_file_run_on_a_local_cluster_equals_the_run_in_process_without_workers_reading_it(
-        compose, tmp_path, monkeypatch):
+        compose, tmp_path, monkeypatch, unit):
     from distributed import Client, LocalCluster
 
     from mccard_dist.config import FileDataSpec
@@ -231,7 +232,8 @@ def test_a_file_run_on_a_local_cluster_equals_the_run_in_process_without_workers
                  "experiment.seeds.count=2", "data.outliers=student_t", "data.df=3"]
     serial = spec_for(compose, path, f"store.path={tmp_path}/serial.zarr", *overrides)
     run_serial(serial)
-    spec = spec_for(compose, path, f"store.path={tmp_path}/dask.zarr", *overrides)
+    spec = spec_for(compose, path, f"store.path={tmp_path}/dask.zarr", f"run.unit={unit}",
+                    *overrides)
     # the driver reads the file, then it is gone: the workers can only have the shipped arrays
     original = FileDataSpec.load_source
 
@@ -244,7 +246,7 @@ def test_a_file_run_on_a_local_cluster_equals_the_run_in_process_without_workers
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         report = run_experiment(spec, client=client, progress=False)
-    assert report.n_failed_cells == 0 and not path.exists()
+    assert report.n_failed_cells == 0 and not path.exists() and report.unit == unit
     a, b = open_results(tmp_path / "serial.zarr"), open_results(tmp_path / "dask.zarr")
     assert (b["status"] == 1).all()
     for name in ("r", "rmse", "n_selected", "chosen_h", "coef", "cv_score"):

@@ -45,8 +45,8 @@ def bench_units(n_train=2000, n_features=4000, widths=4, folds=5, out=sys.stdout
         cluster = ClusterSpec(kind="local", n_workers=n_workers, threads_per_worker=1,
                               memory_limit="8GiB", host="127.0.0.1",
                               dashboard_address="127.0.0.1:0")
-        spec = _units_spec(root, label.replace(" ", "_").replace(",", ""), unit, n_train,
-                           n_features, widths, folds)
+        spec = _units_spec(root, f"w{n_workers}_{unit}", unit, n_train, n_features, widths,
+                           folds)
         with connect(cluster) as client:
             client.run(lambda: None)  # workers up before the clock starts
             start = time.perf_counter()
@@ -58,8 +58,7 @@ def bench_units(n_train=2000, n_features=4000, widths=4, folds=5, out=sys.stdout
     print(f"{'run':26s} {'wall s':>8s} {'speed-up vs 1 worker, cell':>27s}", file=out)
     for label, value in seconds.items():
         print(f"{label:26s} {value:8.1f} {base / value:26.2f}x", file=out)
-    stores = [open_results(f"{root}/{label.replace(' ', '_').replace(',', '')}.zarr")
-              for label, _, _ in runs]
+    stores = [open_results(f"{root}/w{n_workers}_{unit}.zarr") for _, n_workers, unit in runs]
     same = all(
         np.array_equal(stores[0][v].values, s[v].values, equal_nan=True)
         for s in stores[1:] for v in stores[0].data_vars
