@@ -25,12 +25,20 @@ from pathlib import Path
 from .config import ClusterSpec, to_plain
 from .errors import ClusterError
 
-__all__ = ["BATCH_COMMANDS", "BLAS_ENV", "connect", "job_script", "jobqueue_kwargs", "preflight"]
+__all__ = ["BATCH_COMMANDS", "BLAS_ENV", "MALLOC_ENV", "connect", "job_script", "jobqueue_kwargs", "preflight"]
 
 log = logging.getLogger(__name__)
 
 #: environment of local worker processes: one BLAS/OpenMP thread each (the workers are the parallelism)
 BLAS_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+#: Dask's nannies start workers with ``MALLOC_TRIM_THRESHOLD_=65536`` to hand freed memory back to
+#: the system. Setting it also fixes glibc's mmap threshold at 128 KiB, so every temporary array
+#: of a fit above that size is mapped, zero-filled and unmapped again: the fits then spend a large
+#: share of their time in the kernel. Workers here run fits, not long-lived data, so the nannies
+#: leave the variable unset (glibc's defaults). The same setting as an environment variable, for
+#: batch-job workers:
+MALLOC_ENV = {"DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON": '{"MALLOC_TRIM_THRESHOLD_": None}'}
 
 #: how long to wait for batch-job workers before logging again that they are still queued (seconds)
 _WAIT_LOG_INTERVAL = 60
@@ -48,17 +56,20 @@ def connect(spec: ClusterSpec):
             log.warning("cluster.host=%s: the scheduler, nannies and workers listen beyond this "
                         "machine (TLS: only this run's processes can connect); the dashboard "
                         "follows cluster.dashboard_address", spec.host)
-        cluster = LocalCluster(
-            security=spec.tls is not False,  # temporary TLS certificates of this run only
-            n_workers=spec.n_workers,
-            threads_per_worker=spec.threads_per_worker,
-            processes=True,
-            memory_limit=spec.memory_limit,
-            host=spec.host,
-            dashboard_address=spec.dashboard_address,
-            env=dict(BLAS_ENV),
-            **options,
-        )
+        import dask
+
+        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+            cluster = LocalCluster(
+                security=spec.tls is not False,  # temporary TLS certificates of this run only
+                n_workers=spec.n_workers,
+                threads_per_worker=spec.threads_per_worker,
+                processes=True,
+                memory_limit=spec.memory_limit,
+                host=spec.host,
+                dashboard_address=spec.dashboard_address,
+                env=dict(BLAS_ENV),
+                **options,
+            )
         try:
             with Client(cluster) as client:
                 yield client
@@ -190,6 +201,7 @@ def jobqueue_kwargs(spec: ClusterSpec) -> dict:
     if spec.dashboard_address is not None:
         scheduler_options["dashboard_address"] = spec.dashboard_address
     prologue = [f"export {name}={value}" for name, value in BLAS_ENV.items()]
+    prologue += [f"export {name}={shlex.quote(value)}" for name, value in MALLOC_ENV.items()]
     prologue += list(spec.job_script_prologue)
     kwargs = dict(
         cores=spec.cores,

@@ -170,6 +170,9 @@ def test_slurm_job_script_carries_the_configured_resources():
     blas = lines.index("export OMP_NUM_THREADS=1")
     assert "export OPENBLAS_NUM_THREADS=1" in lines and "export MKL_NUM_THREADS=1" in lines
     assert blas < lines.index("source ~/venv/bin/activate")
+    malloc = lines.index("export DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON="
+                         "'{\"MALLOC_TRIM_THRESHOLD_\": None}'")
+    assert malloc < lines.index("source ~/venv/bin/activate")
     command = lines[-1]
     assert command.startswith("/opt/py/bin/python -m distributed.cli.dask_worker tcp://10.0.0.1:8786")
     # 4 workers of one thread each (the last --nthreads wins), 8 GB each, retiring before walltime
@@ -226,6 +229,8 @@ def test_batch_scripts_parse_and_carry_directives(script):
     prefix = "#SBATCH" if script.suffix == ".sbatch" else "#PBS"
     assert re.search(rf"^{prefix} .*(--time=|walltime=)", text, re.M)
     assert "--nthreads 1" in text and "OMP_NUM_THREADS=1" in text
+    assert "export DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON='{\"MALLOC_TRIM_THRESHOLD_\": None}'" \
+        in text.splitlines()
     assert "cluster=scheduler_file" in text
     assert (" -m cluster=scheduler_file" in text) == script.stem.startswith("sweep")
 

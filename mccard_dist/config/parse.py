@@ -33,8 +33,8 @@ from .data_specs import DiabetesDataSpec, FileDataSpec
 from .specs import (
     CV_SCHEMES,
     CV_SCORES,
-    RUN_UNITS,
     ESTIMATORS,
+    RUN_UNITS,
     CVSpec,
     DataSpec,
     ExperimentSpec,

@@ -1,0 +1,35 @@
+"""Worker processes start without Dask's MALLOC_TRIM_THRESHOLD_ (it makes numpy-heavy fits spend
+much of their time in the kernel; README, "Speed") and with one BLAS thread."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from mccard_dist.cluster import MALLOC_ENV
+
+pytestmark = [pytest.mark.slow, pytest.mark.cluster]
+
+
+def test_local_workers_have_no_trim_threshold_and_one_blas_thread(compose):
+    from mccard_dist.cluster import connect
+    from mccard_dist.config import from_dictconfig
+
+    spec = from_dictconfig(compose(["experiment=smoke", "cluster.n_workers=2"]))
+    with connect(spec.cluster) as client:
+        env = client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+                                  os.environ.get("OMP_NUM_THREADS")))
+    assert len(env) == 2 and set(env.values()) == {(None, "1")}
+
+
+def test_the_batch_job_setting_removes_it_from_what_a_nanny_sets():
+    code = ("from distributed.nanny import _get_env_variables; "
+            "print(sorted(_get_env_variables('distributed.nanny.pre-spawn-environ')))")
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items() if not k.startswith("DASK_")})
+    assert "MALLOC_TRIM_THRESHOLD_" in plain.stdout  # Dask's default, which the setting removes
+    fixed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env={**os.environ, **MALLOC_ENV})
+    assert fixed.returncode == 0 and "MALLOC_TRIM_THRESHOLD_" not in fixed.stdout
+    assert "OMP_NUM_THREADS" in fixed.stdout  # the rest of Dask's defaults stay
