@@ -31,8 +31,14 @@ def test_the_reference_cases_are_all_there():
     assert [c["case"] for c in cases()] == ["small_dual", "mid_dual", "primal", "paper_size"]
 
 
+def _case_params():
+    """The reference cases; the paper-size one (about a second) runs with the slow tests."""
+    return [pytest.param(c, marks=pytest.mark.slow) if c["case"] == "paper_size" else c
+            for c in cases()]
+
+
 @needs_reference
-@pytest.mark.parametrize("case", cases(), ids=lambda c: c["case"])
+@pytest.mark.parametrize("case", _case_params(), ids=lambda c: c["case"])
 def test_mcc_ard_reproduces_the_authors_code(case):
     d = load(case)
     model = AuthorsMCCARDRegressor(float(d["kernel_width"])).fit(d["X_train"], d["y_train"])

@@ -58,6 +58,7 @@ with StoreLock(sys.argv[1]):
 """
 
 
+@pytest.mark.slow  # a second process holds the lock
 def test_a_lock_held_by_another_process_is_refused_naming_it(tmp_path):
     store = tmp_path / "e.zarr"
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(store)], stdout=subprocess.PIPE,
