@@ -56,9 +56,7 @@ def connect(spec: ClusterSpec):
             log.warning("cluster.host=%s: the scheduler, nannies and workers listen beyond this "
                         "machine (TLS: only this run's processes can connect); the dashboard "
                         "follows cluster.dashboard_address", spec.host)
-        import dask
-
-        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+        with _worker_allocator_defaults():
             cluster = LocalCluster(
                 security=spec.tls is not False,  # temporary TLS certificates of this run only
                 n_workers=spec.n_workers,
@@ -70,11 +68,11 @@ def connect(spec: ClusterSpec):
                 env=dict(BLAS_ENV),
                 **options,
             )
-        try:
-            with Client(cluster) as client:
-                yield client
-        finally:
-            cluster.close()
+            try:
+                with Client(cluster) as client:
+                    yield client
+            finally:
+                cluster.close()
     elif spec.kind in ("address", "scheduler_file"):
         with _connect_running(spec) as client:
             yield client
@@ -84,6 +82,28 @@ def connect(spec: ClusterSpec):
     else:
         raise ValueError(f"cluster.kind {spec.kind!r} is not supported by this version "
                          "(use local, address, scheduler_file, slurm or pbs)")
+
+
+@contextlib.contextmanager
+def _worker_allocator_defaults():
+    """Nannies created inside start their workers without ``MALLOC_TRIM_THRESHOLD_``
+    (:data:`MALLOC_ENV`). A nanny exports its pre-spawn variables into its own process before
+    spawning, so a Dask cluster made earlier in this process (a notebook, a test) leaves the
+    variable in ``os.environ``, where new workers would inherit it: it is taken out for the
+    cluster's lifetime (workers restarted during the run spawn without it too) and put back after.
+    """
+    import os
+
+    import dask
+
+    name = "MALLOC_TRIM_THRESHOLD_"
+    saved = os.environ.pop(name, None)
+    try:
+        with dask.config.set({f"distributed.nanny.pre-spawn-environ.{name}": None}):
+            yield
+    finally:
+        if saved is not None:
+            os.environ[name] = saved
 
 
 def _first_line(exc: BaseException) -> str:

@@ -12,15 +12,22 @@ from mccard_dist.cluster import MALLOC_ENV
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
 
-def test_local_workers_have_no_trim_threshold_and_one_blas_thread(compose):
+def test_local_workers_have_no_trim_threshold_and_one_blas_thread(compose, monkeypatch):
     from mccard_dist.cluster import connect
     from mccard_dist.config import from_dictconfig
 
+    # what a plain Dask cluster made earlier in this process leaves behind: its nanny exported
+    # Dask's value into os.environ before spawning its worker
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
     spec = from_dictconfig(compose(["experiment=smoke", "cluster.n_workers=2"]))
     with connect(spec.cluster) as client:
         env = client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"),
                                   os.environ.get("OMP_NUM_THREADS")))
+        client.restart()  # workers respawned during a run start the same way
+        again = client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
     assert len(env) == 2 and set(env.values()) == {(None, "1")}
+    assert set(again.values()) == {None}
+    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"  # this process's own setting is back
 
 
 def test_the_batch_job_setting_removes_it_from_what_a_nanny_sets():
