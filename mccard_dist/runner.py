@@ -35,13 +35,13 @@ import numpy as np
 
 from .cluster import connect, preflight
 from .config import FIT_UNIT_CELLS_PER_WORKER, ExperimentSpec
-from .grid import cell_block, grid_hash, make_blocks
+from .grid import cell_block, cv_candidates, grid_hash, make_blocks
 from .grid import cells as all_cells
 from .lock import StoreLock
 from .records import STATUS_FAILED
 from .store import ResultsStore, check_writable, store_path
 from .store import store_path as default_store_path
-from .tasks import cv_fit, finish_cell, n_cv_fits, run_block
+from .tasks import cv_fit, finish_cell, run_block
 
 __all__ = ["Interrupted", "RunReport", "run_experiment", "run_serial", "submission_order"]
 
@@ -277,7 +277,7 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
     from distributed import as_completed
 
     cells = [cell for block in blocks for cell in block.cells]
-    n_candidates = {c.key: n_cv_fits(spec, c) // spec.cv.n_folds for c in cells}
+    n_candidates = {c.key: len(cv_candidates(spec.method(c.method))) for c in cells}
     scores = {c.key: np.full((n_candidates[c.key], spec.cv.n_folds), np.nan) for c in cells}
     left = {c.key: n_candidates[c.key] * spec.cv.n_folds for c in cells}
     failures = dict.fromkeys(left, 0)
@@ -288,18 +288,18 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
     in_flight = {}
     futures = as_completed()
 
-    def submit(item, priority=0, queued=True):
+    def submit(item, queued=True):
         kind, cell = item[0], item[1]
         if kind == "fit":
             _, _, k, f = item
-            future = client.submit(cv_fit, spec, cell, k, f, source, priority=priority,
+            future = client.submit(cv_fit, spec, cell, k, f, source,
                                    key=f"fit-{token}-{cell.key}-c{k}-f{f}",
                                    retries=spec.run.retries)
-        else:
+        else:  # ahead of the queued fits, so finished cells are written early
             key = cell.key
             cv = scores[key] if n_candidates[key] else None
             future = client.submit(finish_cell, spec, cell, cv, failures[key], seconds[key],
-                                   source, priority=priority + 1, key=f"cell-{token}-{key}",
+                                   source, priority=1, key=f"cell-{token}-{key}",
                                    retries=spec.run.retries)
         in_flight[future] = (item, queued)
         futures.add(future)
@@ -336,7 +336,7 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
                     seconds[cell.key] += spent
                     left[cell.key] -= 1
                     if left[cell.key] == 0:
-                        submit(("finish", cell), priority=1, queued=False)
+                        submit(("finish", cell), queued=False)
                 elif kind == "finish":
                     store.write_block(cell_block(cell), [result])
                     report.n_blocks_written += 1

@@ -34,7 +34,7 @@ from .grid import Block, Cell, cv_candidates
 from .metrics import evaluate
 from .records import STATUS_DONE, STATUS_FAILED, CellResult
 
-__all__ = ["cv_fit", "cv_loss", "finish_cell", "n_cv_fits", "race_survivors", "run_block", "run_cell"]
+__all__ = ["cv_fit", "cv_loss", "finish_cell", "race_survivors", "run_block", "run_cell"]
 
 
 def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
@@ -237,11 +237,6 @@ def _done(spec, method, cell, est, h, ratio, alpha, metrics, fit_seconds, cell_s
 def _cached_data(data_spec, seed: int, psi: float, tau: float, source):
     """A cell's data, built once per worker process for all the fits of the cell it runs."""
     return data_spec.make_data(seed, psi, tau, source)
-
-
-def n_cv_fits(spec: ExperimentSpec, cell: Cell) -> int:
-    """The K-fold fits of a cell (its candidates x folds; 0 without candidates)."""
-    return len(cv_candidates(spec.method(cell.method))) * spec.cv.n_folds
 
 
 def cv_fit(spec: ExperimentSpec, cell: Cell, candidate: int, fold: int, source=None):
