@@ -29,7 +29,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .records import SCALARS, STATUS_DONE, STATUS_FAILED, STATUS_PENDING, stored_name
+from .records import (
+    SCALARS,
+    STATUS_DONE,
+    STATUS_FAILED,
+    STATUS_PENDING,
+    done_cell_values,
+    stored_name,
+)
 
 __all__ = ["WRITES_EVERY_CHUNK", "check_and_repair"]
 
@@ -39,8 +46,6 @@ log = logging.getLogger(__name__)
 #: fill value (so that any missing chunk of a finished region was lost)
 WRITES_EVERY_CHUNK = "writes_every_chunk"
 
-#: per-cell variables that are finite for every finished (done) cell
-_ALWAYS_FINITE = ("rmse", "n_selected", "tp", "fp", "fn", "tn", "fit_seconds", "cell_seconds")
 
 
 def _read(array, region):
@@ -80,12 +85,15 @@ def _separator(path: Path, name: str) -> str:
 
 
 def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int],
-                     full: bool = False) -> list[str]:
+                     full: bool = False,
+                     required: tuple[str, ...] = done_cell_values(True)) -> list[str]:
     """Check every chunk of the store at ``path`` (an open zarr group) and repair what was lost.
 
     ``methods``: the names along ``model``; ``cv_methods``: indices of the methods that write
     ``cv_score``; ``full``: also decompress every chunk of ``cv_score`` and ``coef`` holding
-    finished cells (slower: they are most of the store). Returns one message per problem found
+    finished cells (slower: they are most of the store); ``required``: the per-cell variables
+    every done cell has (:func:`~mccard_dist.records.done_cell_values`: the selection counts only
+    for data with true coefficients), so a done cell without one of them was lost. Returns one message per problem found
     (empty if the store is whole); each is also logged as a warning.
     """
     path = Path(path)
@@ -160,7 +168,7 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
                 continue
             file = _chunk_file(path, name, idx, separator)
             if not file.exists():
-                if every_chunk or (name in _ALWAYS_FINITE and done[region].any()):
+                if every_chunk or (name in required and done[region].any()):
                     reset[damaged(name, idx, region, "is missing")] = True
                 continue
             try:
@@ -189,7 +197,8 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
                     reset[damaged(name, idx, region, f"cannot be read ({exc})")] = True
 
     # -- finished cells must have the values every finished cell has -------------------------
-    for name in _ALWAYS_FINITE:
+    for name in required:
+        name = stored_name(group, name)
         if name not in group:
             continue
         try:

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["LEGACY_NAMES", "SCALARS", "STATUS_DONE", "STATUS_FAILED", "STATUS_NAMES",
-           "STATUS_PENDING", "CellResult", "stored_name"]
+__all__ = ["DONE_CELL_VALUES", "LEGACY_NAMES", "SCALARS", "SELECTION_COUNTS", "STATUS_DONE", "STATUS_FAILED", "STATUS_NAMES",
+           "STATUS_PENDING", "CellResult", "done_cell_values", "stored_name"]
 
 #: a cell's status in the store
 STATUS_PENDING, STATUS_DONE, STATUS_FAILED = 0, 1, 2
@@ -37,6 +37,19 @@ SCALARS = {
     "n_iter": "i4", "converged": "i1", "fit_seconds": "f8", "cell_seconds": "f8",
     "n_cv_failures": "i4",
 }
+
+
+#: per-cell values every done cell has, whatever its data
+DONE_CELL_VALUES = ("rmse", "n_selected", "fit_seconds", "cell_seconds")
+#: the selection's confusion counts: every done cell has them when the data carry true coefficients
+#: (NaN by design otherwise, see :func:`done_cell_values`)
+SELECTION_COUNTS = ("tp", "fp", "fn", "tn")
+
+
+def done_cell_values(knows_true_coef: bool) -> tuple[str, ...]:
+    """The per-cell values a done cell must have (finite): the confusion counts only when the
+    data's true coefficients are known."""
+    return DONE_CELL_VALUES + (SELECTION_COUNTS if knows_true_coef else ())
 
 
 @dataclass

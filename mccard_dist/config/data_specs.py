@@ -34,6 +34,7 @@ class DataSpec:
     rho: float = 0.0
 
     source = "paper"
+    knows_true_coef = True  # the generator's coefficients: selection scores are defined
 
     def make_data(self, seed: int, psi: float, tau: float, source=None) -> PaperData:
         """The dataset of one cell: a pure function of ``(seed, psi, tau)`` and this spec."""
@@ -70,6 +71,11 @@ class FileDataSpec:
     n_relevant: int | None
 
     source = "file"
+
+    @property
+    def knows_true_coef(self) -> bool:
+        """Whether the file holds ``coef_true``: without it, selection scores are NaN."""
+        return self.n_relevant is not None
 
     def load_source(self) -> TableSource:
         """The file's arrays (read once per process, then cached), checked against ``sha256``."""
@@ -114,6 +120,7 @@ class DiabetesDataSpec:
         return diabetes_sizes(self.n_train, self.n_noise_features)[2]
 
     n_relevant = None  # unknown for real data
+    knows_true_coef = False
 
     def load_source(self) -> None:
         """Nothing to ship: scikit-learn's data come with the package on every worker."""

@@ -29,7 +29,14 @@ import numpy as np
 from .. import grid, integrity
 from ..config import ExperimentSpec
 from ..errors import StoreAccessError, UsageError
-from ..records import SCALARS, STATUS_FAILED, STATUS_PENDING, CellResult, stored_name
+from ..records import (
+    SCALARS,
+    STATUS_FAILED,
+    STATUS_PENDING,
+    CellResult,
+    done_cell_values,
+    stored_name,
+)
 
 __all__ = ["ResultsStore", "StoreDamagedError", "StoreMismatchError", "check_writable",
            "package_versions", "store_path"]
@@ -218,9 +225,10 @@ class ResultsStore:
         if full is None:
             full = self.spec.store.verify == "full"
         cv_methods = {i for i, m in enumerate(self.spec.methods) if self._cv_pos[m.name]}
+        required = done_cell_values(self.spec.data.knows_true_coef)
         with zarr.config.set({"array.write_empty_chunks": True}):
             return integrity.check_and_repair(self._group, self.path, list(self.spec.method_names),
-                                              cv_methods, full)
+                                              cv_methods, full, required)
 
     @staticmethod
     def check_compatible(path: Path, spec: ExperimentSpec) -> None:
