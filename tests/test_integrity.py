@@ -145,3 +145,29 @@ def test_a_file_system_error_is_raised_and_deletes_nothing(reference, tmp_path, 
     monkeypatch.undo()
     assert sorted(p.relative_to(path) for p in path.rglob("*")) == before
     assert ResultsStore(path, spec).check_and_repair() == []
+
+
+@pytest.mark.parametrize("name", ["r", "status", "error", "cell_seconds", "cv_score", "coef"])
+def test_a_deleted_variable_folder_is_recreated_and_what_it_held_recomputed(reference, tmp_path,
+                                                                            name):
+    from mccard_dist.errors import UsageError
+
+    spec, path = copy_of(reference, tmp_path)
+    shutil.rmtree(path / name)
+    with pytest.raises(UsageError, match="rerun"):
+        open_results(path)  # one line that says how to repair, not a crash
+    report = run_serial(spec)
+    # status and error are rebuilt from what the other variables hold; the rest is recomputed
+    # (cv_score: the cells of mcc_ard, the method with CV)
+    assert report.n_pending_before == {"status": 0, "error": 0, "cv_score": 4}.get(name, 8)
+    assert_same(path, reference[1])
+    assert name in open_results(path).data_vars
+
+
+def test_a_deleted_coordinate_is_recreated(reference, tmp_path):
+    spec, path = copy_of(reference, tmp_path)
+    shutil.rmtree(path / "psi")
+    assert run_serial(spec).n_pending_before == 0
+    assert_same(path, reference[1])
+    np.testing.assert_array_equal(open_results(path)["psi"].values,
+                                  open_results(reference[1])["psi"].values)

@@ -65,6 +65,11 @@ def open_results(path, mask: bool = True):
     ds = xr.open_zarr(str(path), consolidated=True)
     if "grid_hash" not in ds.attrs:
         raise StoreMismatchError(f"{path} is not an mccard-dist results store")
+    gone = sorted(n for n in ds.variables if not Path(path, str(n), ".zarray").is_file())
+    if gone:  # zarr would read every chunk of them as the fill value, without a word
+        raise StoreDamagedError(
+            f"store {path}: the folder of {', '.join(map(str, gone))} is missing; rerun the "
+            "experiment's command to repair it (what it held is rebuilt or recomputed)")
     ds = ds.rename({old: new for old, new in LEGACY_NAMES.items() if old in ds.variables})
     def load(name):
         try:

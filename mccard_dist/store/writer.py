@@ -118,6 +118,51 @@ def _restore_consolidated_metadata(path: Path) -> None:
         log.warning("store %s: .zmetadata was missing; rebuilt from the arrays' metadata", path)
 
 
+def _restore_missing_arrays(path: Path, spec: ExperimentSpec, group) -> list[str]:
+    """Recreate the arrays of the template whose folder (or its ``.zarray``) is gone.
+
+    A data variable gets its metadata only, no chunks: :mod:`~mccard_dist.integrity` then finds
+    every chunk of it missing, so its finished cells are recomputed (``status`` and ``error`` are
+    rebuilt from the others instead). A coordinate is written whole from the grid. The arrays keep
+    the names this store uses (:data:`~mccard_dist.records.LEGACY_NAMES`). Returns one message per
+    array recreated.
+    """
+    import shutil
+    import tempfile
+
+    import zarr
+
+    template = _template(spec)
+    names = [n for n in template.variables if n in template.dims or n in template.data_vars]
+    on_disk = {n: stored_name(group, n) for n in names}
+    missing = [n for n in names if not (path / on_disk[n] / ".zarray").is_file()]
+    if not missing:
+        return []
+    template = template.rename({n: on_disk[n] for n in template.variables if on_disk.get(n, n) != n})
+    messages = []
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.restore-") as tmp:
+        for name in missing:
+            stored = on_disk[name]
+            var = template[[stored]]
+            var = var.drop_vars([c for c in var.coords if c != stored])
+            var.attrs = {}
+            part = Path(tmp, stored + ".zarr")
+            var.to_zarr(str(part), compute=False, zarr_format=2, consolidated=False)
+            shutil.rmtree(path / stored, ignore_errors=True)
+            if stored in template.data_vars:  # metadata only: its chunks count as lost
+                (path / stored).mkdir()
+                for meta in (".zarray", ".zattrs"):
+                    shutil.copy2(part / stored / meta, path / stored / meta)
+                messages.append(f"{stored}: the variable's folder was missing; recreated empty")
+            else:
+                shutil.copytree(part / stored, path / stored)
+                messages.append(f"{stored}: the coordinate's folder was missing; recreated")
+    zarr.consolidate_metadata(str(path), zarr_format=2)
+    for message in messages:
+        log.warning("store %s: %s", path, message)
+    return messages
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -224,11 +269,14 @@ class ResultsStore:
 
         if full is None:
             full = self.spec.store.verify == "full"
+        restored = _restore_missing_arrays(self.path, self.spec, self._group)
+        if restored:
+            self._group = zarr.open_group(str(self.path), mode="r+", zarr_format=2)
         cv_methods = {i for i, m in enumerate(self.spec.methods) if self._cv_pos[m.name]}
         required = done_cell_values(self.spec.data.knows_true_coef)
         with zarr.config.set({"array.write_empty_chunks": True}):
-            return integrity.check_and_repair(self._group, self.path, list(self.spec.method_names),
-                                              cv_methods, full, required)
+            return restored + integrity.check_and_repair(
+                self._group, self.path, list(self.spec.method_names), cv_methods, full, required)
 
     @staticmethod
     def check_compatible(path: Path, spec: ExperimentSpec) -> None:
