@@ -93,8 +93,8 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
     ``cv_score``; ``full``: also decompress every chunk of ``cv_score`` and ``coef`` holding
     finished cells (slower: they are most of the store); ``required``: the per-cell variables
     every done cell has (:func:`~mccard_dist.records.done_cell_values`: the selection counts only
-    for data with true coefficients), so a done cell without one of them was lost. Returns one message per problem found
-    (empty if the store is whole); each is also logged as a warning.
+    for data with true coefficients), so a done cell without one of them was lost. Returns one
+    message per problem found (empty if the store is whole); each is also logged as a warning.
     """
     path = Path(path)
     every_chunk = bool(int(group.attrs.get(WRITES_EVERY_CHUNK, 0)))

@@ -1,10 +1,20 @@
-"""One writer per results store: a lock file beside the store, naming its holder.
+"""One writer per results store: lock files naming their holder, held with ``flock``.
 
-The lock is ``<store>.lock``, held with ``flock`` (an exclusive lock of the open file, kept by the
-kernel for as long as the holding process lives) and holding the holder's host, PID and the time it
-was taken, so that a refused driver can say who has the store. It is released (and the file
-removed) when the holder ends; a driver killed outright (SIGKILL, a lost node) loses its ``flock``
-with its process, so the file it leaves behind is not a lock and the next driver takes it over.
+Two files, both locked with ``flock`` (an exclusive lock of the open file, kept by the kernel for
+as long as the holding process lives) and both holding the holder's host, PID and the time it was
+taken, so that a refused driver can say who has the store:
+
+- ``<store>.lock`` beside the store: it exists before the store does, so it guards the store's
+  creation (the store is created only once the cluster is up);
+- ``<store>/.lock`` inside the store, taken as soon as the store exists (at once when it already
+  does, else by :meth:`StoreLock.hold_store` right after creating it). Deleting the file beside
+  the store while a driver runs therefore frees nothing: a second driver still meets the lock
+  inside.
+
+Both are found from the store's resolved path, so a store reached through a symlink or a
+relative path is the same store. A driver killed outright (SIGKILL, a lost node) loses its
+``flock`` with its process, so the files it leaves behind are not locks and the next driver
+takes them over.
 
 On a shared file system (a cluster's home or scratch) ``flock`` is carried out by the file
 system's lock manager across the nodes that mount it (NFS: as byte-range locks, since Linux 2.6.12;
@@ -15,6 +25,7 @@ between drivers on such a mount.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
@@ -23,11 +34,14 @@ import socket
 import time
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import StoreAccessError, UsageError
 
-__all__ = ["StoreLock", "StoreLockedError", "lock_path"]
+__all__ = ["INNER_LOCK", "StoreLock", "StoreLockedError", "lock_path"]
 
 log = logging.getLogger(__name__)
+
+#: the lock file inside a store
+INNER_LOCK = ".lock"
 
 
 class StoreLockedError(UsageError):
@@ -35,48 +49,34 @@ class StoreLockedError(UsageError):
 
 
 def lock_path(store: Path) -> Path:
-    """The lock file of a store: ``<store>.lock`` beside it."""
-    store = Path(store)
+    """The lock file beside a store: ``<resolved store>.lock``."""
+    store = Path(store).resolve()
     return store.with_name(store.name + ".lock")
 
 
-class StoreLock:
-    """Exclusive lock of one store (a context manager)."""
+class _LockFile:
+    """One ``flock``-ed file holding its holder's identity."""
 
-    def __init__(self, store: Path):
-        self.store = Path(store)
-        self.path = lock_path(self.store)
-        self.held = False
-        self._made: list[Path] = []  # folders made for the lock, removed again if left empty
-        self._fd = -1
-        self._token = {"host": socket.gethostname(), "pid": os.getpid(),
-                       "since": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    def __init__(self, path: Path, token: dict):
+        self.path = path
+        self.token = token
+        self.fd = -1
 
-    def _describe(self, holder: dict) -> str:
-        return (f"the driver on host {holder.get('host', '?')} with PID {holder.get('pid', '?')} "
-                f"(since {holder.get('since', '?')})")
-
-    def _read(self) -> dict:
+    def read(self) -> dict:
         try:
             return json.loads(self.path.read_text() or "{}")
         except (OSError, ValueError):
             return {}  # being written, or gone: the holder is unknown
 
-    def acquire(self) -> StoreLock:
-        """Take the lock, or raise :class:`StoreLockedError` naming the holder."""
-        missing = [p for p in [self.path.parent, *self.path.parent.parents] if not p.exists()]
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._made = missing
+    def take(self) -> dict | None:
+        """Lock the file; returns None, or the holder (a dict) if another process has it."""
         for _ in range(10):
             fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                holder = self._read()
-                raise StoreLockedError(
-                    f"the store {self.store} is in use by {self._describe(holder)}; wait for it "
-                    "to finish, or stop it") from None
+                return self.read()
             try:
                 same_file = os.fstat(fd).st_ino == os.stat(self.path).st_ino
             except FileNotFoundError:
@@ -84,25 +84,93 @@ class StoreLock:
             if not same_file:  # released and removed by its holder meanwhile: open it afresh
                 os.close(fd)
                 continue
-            previous = self._read()
+            previous = self.read()
             if previous.get("pid") is not None:
                 log.warning("taking over %s, left by %s, which ended without releasing it",
-                            self.path, self._describe(previous))
+                            self.path, describe(previous))
             os.ftruncate(fd, 0)
-            os.write(fd, json.dumps(self._token).encode())
-            self._fd = fd
-            self.held = True
-            return self
-        raise StoreLockedError(f"could not take the lock {self.path}; try again")
+            os.write(fd, json.dumps(self.token).encode())
+            self.fd = fd
+            return None
+        return {}
 
     def release(self) -> None:
-        """Remove the lock file and release the lock (in that order: a driver that opened the
-        removed file finds it is no longer the lock file)."""
+        """Remove the file, then release the lock (a driver that opened the removed file finds
+        that it is no longer the lock file)."""
+        if self.fd < 0:
+            return
+        self.path.unlink(missing_ok=True)
+        os.close(self.fd)
+        self.fd = -1
+
+
+def describe(holder: dict) -> str:
+    return (f"the driver on host {holder.get('host', '?')} with PID {holder.get('pid', '?')} "
+            f"(since {holder.get('since', '?')})")
+
+
+class StoreLock:
+    """Exclusive lock of one store (a context manager)."""
+
+    def __init__(self, store: Path):
+        self.store = Path(store).resolve()
+        self.path = lock_path(self.store)
+        self.held = False
+        self._made: list[Path] = []  # folders made for the lock, removed again if left empty
+        token = {"host": socket.gethostname(), "pid": os.getpid(),
+                 "since": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+        self._beside = _LockFile(self.path, token)
+        self._inside = _LockFile(self.store / INNER_LOCK, token)
+
+    def _refuse(self, holder: dict):
+        who = describe(holder) if holder else "another driver"
+        return StoreLockedError(f"the store {self.store} is in use by {who}; wait for it to "
+                                "finish, or stop it")
+
+    def acquire(self) -> StoreLock:
+        """Take the lock, or raise :class:`StoreLockedError` naming the holder."""
+        missing = [p for p in [self.path.parent, *self.path.parent.parents] if not p.exists()]
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            holder = self._beside.take()
+        except OSError as exc:
+            if not (self.store.is_dir() and exc.errno in (errno.EACCES, errno.EPERM,
+                                                          errno.EROFS)):
+                raise StoreAccessError(
+                    f"store: cannot create the lock file {self.path} ({exc.strerror or exc}); "
+                    "set store.root (or store.path) to a writable folder") from None
+            holder = None  # a store in a folder this process cannot write: the inner lock only
+        self._made = missing
+        if holder is not None:
+            raise self._refuse(holder)
+        self.held = True
+        try:
+            self.hold_store()
+        except BaseException:
+            self.release()
+            raise
+        return self
+
+    def hold_store(self) -> None:
+        """Also lock the file inside the store, once the store exists (a no-op before)."""
+        if self._inside.fd >= 0 or not self.store.is_dir():
+            return
+        try:
+            holder = self._inside.take()
+        except OSError as exc:
+            raise StoreAccessError(
+                f"store: cannot create the lock file {self._inside.path} ({exc.strerror or exc}); "
+                "the store must be writable") from None
+        if holder is not None:
+            raise self._refuse(holder)
+
+    def release(self) -> None:
+        """Release both locks and remove their files."""
         if not self.held:
             return
         self.held = False
-        self.path.unlink(missing_ok=True)
-        os.close(self._fd)  # releases the flock
+        self._inside.release()
+        self._beside.release()
         for folder in self._made:  # innermost first
             try:
                 folder.rmdir()

@@ -110,11 +110,11 @@ def run_experiment(spec: ExperimentSpec, *, client=None, stop_after_blocks: int 
     check_writable(path)
     if client is None:
         preflight(spec.cluster)
-    with StoreLock(path):  # one driver per store
-        return _run_locked(spec, path, client, stop_after_blocks, progress)
+    with StoreLock(path) as lock:  # one driver per store
+        return _run_locked(spec, path, lock, client, stop_after_blocks, progress)
 
 
-def _run_locked(spec, path, client, stop_after_blocks, progress) -> RunReport:
+def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunReport:
     start = time.perf_counter()
     if path.exists():
         ResultsStore.check_compatible(path, spec)
@@ -135,6 +135,7 @@ def _run_locked(spec, path, client, stop_after_blocks, progress) -> RunReport:
     with _signals_interrupt(), context as client:
         if store is None:  # created once the cluster is up: a failed start leaves nothing behind
             store = ResultsStore.open_or_create(spec)
+            lock.hold_store()
         index = store.start_run(_now())
         ended = "interrupted"
         try:
@@ -371,13 +372,14 @@ def run_serial(spec: ExperimentSpec, store_path=None) -> RunReport:
     The reference the distributed run must reproduce exactly, and the serial baseline of the
     pipeline benchmark.
     """
-    with StoreLock(store_path if store_path is not None else default_store_path(spec)):
-        return _run_serial_locked(spec, store_path)
+    with StoreLock(store_path if store_path is not None else default_store_path(spec)) as lock:
+        return _run_serial_locked(spec, store_path, lock)
 
 
-def _run_serial_locked(spec, store_path) -> RunReport:
+def _run_serial_locked(spec, store_path, lock) -> RunReport:
     start = time.perf_counter()
     store = ResultsStore.open_or_create(spec, store_path)
+    lock.hold_store()
     pending = store.pending_cells(spec.run.retry_failed)
     report = RunReport(store.path, len(all_cells(spec)), len(pending))
     blocks = make_blocks(spec, pending)

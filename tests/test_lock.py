@@ -157,3 +157,65 @@ def test_drivers_creating_a_store_another_holds_are_refused(tmp_path):
     assert queue.get() == "ran"
     assert (xr.open_zarr(store)["status"] == 1).all()
     assert not list(tmp_path.glob("*.creating")) and not lock_path(store).exists()
+
+
+def test_a_store_reached_through_a_symlink_is_the_same_store(tmp_path):
+    (tmp_path / "real" / "s.zarr").mkdir(parents=True)
+    (tmp_path / "alias.zarr").symlink_to(tmp_path / "real" / "s.zarr")
+    with StoreLock(tmp_path / "real" / "s.zarr"):
+        with pytest.raises(StoreLockedError, match=f"PID {os.getpid()}"):
+            StoreLock(tmp_path / "alias.zarr").acquire()
+    with StoreLock(tmp_path / "alias.zarr"):  # and the other way round, before the store exists
+        with pytest.raises(StoreLockedError):
+            StoreLock(tmp_path / "real" / "s.zarr").acquire()
+
+
+def test_deleting_the_lock_file_beside_a_store_frees_nothing(tmp_path):
+    store = tmp_path / "g.zarr"
+    store.mkdir()
+    with StoreLock(store):
+        lock_path(store).unlink()
+        with pytest.raises(StoreLockedError, match=f"PID {os.getpid()}"):
+            StoreLock(store).acquire()
+    assert not (store / ".lock").exists() and not lock_path(store).exists()
+
+
+def test_a_store_created_under_the_lock_is_then_locked_inside(tmp_path):
+    store = tmp_path / "h.zarr"
+    with StoreLock(store) as lock:
+        store.mkdir()  # what the runner does once the cluster is up
+        lock.hold_store()
+        lock_path(store).unlink()
+        with pytest.raises(StoreLockedError):
+            StoreLock(store).acquire()
+
+
+def _unwritable_beside(monkeypatch, store):
+    real_open = os.open
+
+    def refuse(path, *args, **kwargs):
+        if str(path) == str(lock_path(store)):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
+
+
+def test_an_existing_store_in_a_folder_one_cannot_write_is_locked_inside(tmp_path, monkeypatch):
+    store = tmp_path / "i.zarr"
+    store.mkdir()
+    _unwritable_beside(monkeypatch, store)
+    with StoreLock(store):
+        assert (store / ".lock").exists()
+        with pytest.raises(StoreLockedError):
+            StoreLock(store).acquire()
+
+
+def test_a_new_store_in_a_folder_one_cannot_write_is_refused_in_one_line(tmp_path, monkeypatch):
+    from mccard_dist.errors import StoreAccessError
+
+    store = tmp_path / "j.zarr"
+    _unwritable_beside(monkeypatch, store)
+    with pytest.raises(StoreAccessError) as info:
+        StoreLock(store).acquire()
+    assert "Permission denied" in str(info.value) and len(str(info.value).splitlines()) == 1

@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ import numpy as np
 from .. import grid, integrity
 from ..config import ExperimentSpec
 from ..errors import StoreAccessError, UsageError
+from ..lock import INNER_LOCK
 from ..records import (
     SCALARS,
     STATUS_FAILED,
@@ -107,14 +109,26 @@ def package_versions() -> dict:
     return out
 
 
+def _consolidate(path: Path) -> None:
+    """Rebuild ``.zmetadata`` from the arrays' own metadata. The driver's lock file inside the
+    store (:data:`mccard_dist.lock.INNER_LOCK`) is no zarr object: zarr's warning about it is
+    left out."""
+    import warnings
+
+    import zarr
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=rf"Object at {re.escape(INNER_LOCK)} is not")
+        zarr.consolidate_metadata(str(path), zarr_format=2)
+
+
 def _restore_consolidated_metadata(path: Path) -> None:
     """Re-consolidate a store whose ``.zmetadata`` is gone but whose group and arrays are there
     (one call rebuilds it from the arrays' own metadata)."""
-    import zarr
 
     path = Path(path)
     if (path / ".zgroup").is_file() and not (path / ".zmetadata").exists():
-        zarr.consolidate_metadata(str(path), zarr_format=2)
+        _consolidate(path)
         log.warning("store %s: .zmetadata was missing; rebuilt from the arrays' metadata", path)
 
 
@@ -130,7 +144,6 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec, group) -> list[str
     import shutil
     import tempfile
 
-    import zarr
 
     template = _template(spec)
     names = [n for n in template.variables if n in template.dims or n in template.data_vars]
@@ -157,7 +170,7 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec, group) -> list[str
             else:
                 shutil.copytree(part / stored, path / stored)
                 messages.append(f"{stored}: the coordinate's folder was missing; recreated")
-    zarr.consolidate_metadata(str(path), zarr_format=2)
+    _consolidate(path)
     for message in messages:
         log.warning("store %s: %s", path, message)
     return messages
@@ -383,10 +396,9 @@ class ResultsStore:
         return json.loads(self._group.attrs.get("runs", "[]"))
 
     def _write_runs(self, runs: list[dict]) -> None:
-        import zarr
 
         self._group.attrs["runs"] = json.dumps(runs)
-        zarr.consolidate_metadata(str(self.path), zarr_format=2)
+        _consolidate(self.path)
 
     def start_run(self, started: str) -> int:
         """Record a run as started (``ended: "running"``, with host and PID); returns its index.
