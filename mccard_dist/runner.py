@@ -151,8 +151,7 @@ def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunRep
             ended = f"interrupted ({exc})" if str(exc) else "interrupted"
             raise
         except Exception as exc:
-            lines = str(exc).strip().splitlines()
-            ended = f"failed: {type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+            ended = _failed(exc)
             raise
         finally:
             report.seconds = time.perf_counter() - start
@@ -384,13 +383,26 @@ def _run_serial_locked(spec, store_path, lock) -> RunReport:
     report = RunReport(store.path, len(all_cells(spec)), len(pending))
     blocks = make_blocks(spec, pending)
     report.n_blocks = len(blocks)
-    started = _now()
-    source = spec.data.load_source()
-    for block in blocks:
-        results = run_block(spec, block, source)
-        store.write_block(block, results)
-        report.n_blocks_written += 1
-        report.n_failed_cells += sum(r.status == STATUS_FAILED for r in results)
-    report.seconds = time.perf_counter() - start
-    store.record_run(started, _now(), report.n_blocks_written, ended="finished (serial)")
+    index = store.start_run(_now())
+    ended = "interrupted"
+    try:
+        source = spec.data.load_source()
+        for block in blocks:
+            results = run_block(spec, block, source)
+            store.write_block(block, results)
+            report.n_blocks_written += 1
+            report.n_failed_cells += sum(r.status == STATUS_FAILED for r in results)
+        ended = "finished (serial)"
+    except Exception as exc:
+        ended = _failed(exc)
+        raise
+    finally:
+        report.seconds = time.perf_counter() - start
+        store.end_run(index, _now(), report.n_blocks_written, ended)
     return report
+
+
+def _failed(exc: BaseException) -> str:
+    """A run record's ``ended`` for a run stopped by ``exc``."""
+    lines = str(exc).strip().splitlines()
+    return f"failed: {type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")

@@ -103,9 +103,11 @@ def report_markdown(ds, claims, figures, store_path=None) -> str:
     except (TypeError, ValueError):
         runs = []
     if runs:
-        out += ["", "## Runs", "", "| started | finished | blocks | note |", "|---|---|---:|---|"]
-        out += [f"| {r.get('started')} | {r.get('finished')} | {r.get('blocks')} | "
-                f"{r.get('note', '')} |" for r in runs]
+        out += ["", "## Runs", "", "| started | finished | cells written | how it ended |",
+                "|---|---|---:|---|"]
+        out += [f"| {r.get('started')} | {r.get('finished') or ''} | "
+                f"{'' if r.get('cells') is None else r['cells']} | {r.get('ended', '')} |"
+                for r in runs]
     return "\n".join(out) + "\n"
 
 

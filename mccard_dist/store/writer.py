@@ -400,33 +400,37 @@ class ResultsStore:
         self._group.attrs["runs"] = json.dumps(runs)
         _consolidate(self.path)
 
+    def _n_finished(self) -> int:
+        return int((self.status() != STATUS_PENDING).sum())
+
     def start_run(self, started: str) -> int:
-        """Record a run as started (``ended: "running"``, with host and PID); returns its index.
+        """Record a run as started (``ended: "running"``, with host and PID, and how many cells
+        were finished then); returns its index.
 
         A previous record still ``running`` belongs to a driver that ended without saying how
-        (killed, or its machine lost): it is marked so.
+        (killed, or its machine lost): it is marked so, with the cells it wrote counted from the
+        store (one driver at a time: every cell finished since it started is its own).
         """
         import os
         import socket
 
         runs = self.runs()
+        n_finished = self._n_finished()
         for run in runs:
             if run.get("ended") == "running":
-                run["ended"] = "unknown: the driver stopped without recording how"
-        runs.append({"started": started, "finished": None, "blocks": 0, "ended": "running",
-                     "host": socket.gethostname(), "pid": os.getpid()})
+                written = n_finished - run.get("finished_cells_at_start", n_finished)
+                run.update(ended="unknown: the driver stopped without recording how",
+                           cells=max(written, 0), blocks=None)
+        runs.append({"started": started, "finished": None, "blocks": 0, "cells": 0,
+                     "ended": "running", "host": socket.gethostname(), "pid": os.getpid(),
+                     "finished_cells_at_start": n_finished})
         self._write_runs(runs)
         return len(runs) - 1
 
     def end_run(self, index: int, finished: str, n_blocks: int, ended: str) -> None:
         """Say how the run ``index`` ended: ``finished``, ``interrupted``, ``stopped early``,
-        ``failed: <first line of the error>``..."""
+        ``failed: <first line of the error>``..., with the blocks and cells it wrote."""
         runs = self.runs()
-        runs[index].update(finished=finished, blocks=n_blocks, ended=ended)
-        self._write_runs(runs)
-
-    def record_run(self, started: str, finished: str | None, n_blocks: int, ended: str) -> None:
-        """Append a run that is already over (start/end time, blocks, how it ended)."""
-        runs = self.runs()
-        runs.append({"started": started, "finished": finished, "blocks": n_blocks, "ended": ended})
+        written = self._n_finished() - runs[index].get("finished_cells_at_start", 0)
+        runs[index].update(finished=finished, blocks=n_blocks, cells=max(written, 0), ended=ended)
         self._write_runs(runs)

@@ -1,0 +1,40 @@
+"""The run records of a store: how each run ended and how many cells it wrote, counted from the
+store even for a driver that was killed."""
+
+import pytest
+
+from mccard_dist.grid import make_blocks
+from mccard_dist.runner import run_serial
+from mccard_dist.store import ResultsStore, open_results
+from mccard_dist.tasks import run_block
+
+pytestmark = pytest.mark.slow  # fits a few small cells
+
+
+def test_a_killed_drivers_record_counts_the_cells_it_wrote(smoke_spec, tmp_path):
+    spec = smoke_spec("experiment.methods=[ls_ard]", "data.n_features=40", "run.fits_per_block=1")
+    store = ResultsStore.open_or_create(spec)
+    store.start_run("t0")  # a driver that writes two blocks (one cell each), then is killed
+    blocks = make_blocks(spec, store.pending_cells())
+    for block in blocks[:2]:
+        store.write_block(block, run_block(spec, block, None))
+    assert run_serial(spec).n_pending_before == len(blocks) - 2
+    killed, serial = ResultsStore(spec.store.path, spec).runs()
+    assert killed["ended"] == "unknown: the driver stopped without recording how"
+    assert killed["cells"] == 2
+    assert serial["ended"] == "finished (serial)"
+
+
+def test_a_run_that_ends_records_its_cells_and_the_report_shows_them(smoke_spec, tmp_path):
+    from mccard_dist.analysis import write_report
+
+    spec = smoke_spec("experiment.methods=[ls_ard]", "data.n_features=40")
+    store = ResultsStore.open_or_create(spec)
+    index = store.start_run("t0")
+    blocks = make_blocks(spec, store.pending_cells())
+    store.write_block(blocks[0], run_block(spec, blocks[0], None))
+    store.end_run(index, "t1", 1, "interrupted")
+    run = store.runs()[0]
+    assert (run["blocks"], run["cells"], run["ended"]) == (1, len(blocks[0]), "interrupted")
+    text = write_report(open_results(spec.store.path), tmp_path / "report").path.read_text()
+    assert f"| t0 | t1 | {len(blocks[0])} | interrupted |" in text
