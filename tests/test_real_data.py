@@ -168,6 +168,10 @@ def bad_files(tmp_path):
     cases.append((write(tmp_path / "ok.npz", X, y), ["+data.sha256=" + "0" * 64],
                   "data.sha256: "))
     cases.append((tmp_path / "ok.npz", ["+data.rho=0.5"], "data.rho: unknown key"))
+    cases.append((write(tmp_path / "flat.npz", X, np.full(len(y), 2.5)), [],
+                  "y of flat.npz is constant (2.5 in every row)"))
+    cases.append((write(tmp_path / "flattest.npz", X, y, X_test=X[:5], y_test=np.zeros(5)), [],
+                  "y_test of flattest.npz is constant"))
     return cases
 
 

@@ -343,6 +343,12 @@ def _checked(path: str, arrays: dict, names: tuple) -> TableSource:
             what = "the target" if key == "y" and names else key
             raise DataFileError(f"data.path: {what} of {name} has {int(bad.sum())} NaN or "
                                 f"infinite value(s) (first at {at}); remove or impute them")
+    for key, array in (("y", y), ("y_test", y_test)):
+        if array is not None and np.ptp(array) == 0:
+            what = "the target" if key == "y" and names else key
+            raise DataFileError(f"data.path: {what} of {name} is constant ({array[0]:g} in every "
+                                "row): correlation and fits are undefined; give a target that "
+                                "varies")
     digest = hashlib.sha256()
     for key in ARRAYS:
         array = arrays.get(key)
