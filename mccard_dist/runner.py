@@ -35,6 +35,7 @@ import numpy as np
 
 from .cluster import connect, preflight
 from .config import FIT_UNIT_CELLS_PER_WORKER, ExperimentSpec
+from .errors import StoreAccessError
 from .grid import cell_block, cv_candidates, grid_hash, make_blocks
 from .grid import cells as all_cells
 from .lock import StoreLock
@@ -155,7 +156,7 @@ def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunRep
             raise
         finally:
             report.seconds = time.perf_counter() - start
-            store.end_run(index, _now(), report.n_blocks_written, ended)
+            _end_run(store, index, report, ended)
     for key, message in report.block_errors:
         log.error("block %s did not finish (%s); its cells stay pending: rerun to resume", key,
                   message)
@@ -398,8 +399,17 @@ def _run_serial_locked(spec, store_path, lock) -> RunReport:
         raise
     finally:
         report.seconds = time.perf_counter() - start
-        store.end_run(index, _now(), report.n_blocks_written, ended)
+        _end_run(store, index, report, ended)
     return report
+
+
+def _end_run(store, index: int, report: RunReport, ended: str) -> None:
+    """Record how the run ended; a store that can no longer be written (the error that stopped
+    the run, often) leaves the record ``running``, counted by the next run."""
+    try:
+        store.end_run(index, _now(), report.n_blocks_written, ended)
+    except StoreAccessError as exc:
+        log.warning("the run's end could not be recorded: %s", exc)
 
 
 def _failed(exc: BaseException) -> str:

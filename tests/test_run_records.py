@@ -38,3 +38,34 @@ def test_a_run_that_ends_records_its_cells_and_the_report_shows_them(smoke_spec,
     assert (run["blocks"], run["cells"], run["ended"]) == (1, len(blocks[0]), "interrupted")
     text = write_report(open_results(spec.store.path), tmp_path / "report").path.read_text()
     assert f"| t0 | t1 | {len(blocks[0])} | interrupted |" in text
+
+
+def test_a_write_error_mid_run_is_one_line_and_keeps_what_was_written(smoke_spec, monkeypatch):
+    import zarr
+
+    from mccard_dist.errors import StoreAccessError
+
+    spec = smoke_spec("experiment.methods=[ls_ard]", "data.n_features=40", "run.fits_per_block=1")
+    real = zarr.Array.__setitem__
+    writes = {"r": 0}
+
+    def full_disk(self, selection, value):
+        if self.path == "r":
+            writes["r"] += 1
+            if writes["r"] > 1:  # the second block's first value
+                raise OSError(28, "No space left on device")
+        return real(self, selection, value)
+
+    monkeypatch.setattr(zarr.Array, "__setitem__", full_disk)
+    with pytest.raises(StoreAccessError) as info:
+        run_serial(spec)
+    message = str(info.value)
+    assert "No space left on device" in message and "rerun" in message
+    assert len(message.splitlines()) == 1
+    monkeypatch.undo()
+    ds = open_results(spec.store.path)
+    assert int((ds["status"] == 1).sum()) == 1  # the first block is kept
+    assert [r["ended"] for r in ResultsStore(spec.store.path, spec).runs()] == [
+        "failed: StoreAccessError: " + message]
+    report = run_serial(spec)
+    assert report.n_pending_before == ds["status"].size - 1

@@ -19,6 +19,7 @@ Layout (``xarray.open_zarr(path)`` is enough to analyse it):
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import logging
@@ -351,8 +352,20 @@ class ResultsStore:
             raise ValueError(f"block {block.key}: duplicate cells in the results")
         import zarr
 
-        with zarr.config.set({"array.write_empty_chunks": True}):
+        with zarr.config.set({"array.write_empty_chunks": True}), self._writing():
             self._write_region(block, pos, n_psi, n_seed)
+
+    @contextlib.contextmanager
+    def _writing(self):
+        """A file system's refusal (full disk, quota, a lost mount) as one line that says the
+        cells finished before are kept and how to go on."""
+        try:
+            yield
+        except OSError as exc:
+            raise StoreAccessError(
+                f"store: writing to {self.path} failed ({exc.strerror or exc}); the cells "
+                "finished before are kept: fix the file system (space, quota, mount) and rerun "
+                "the same command to resume") from exc
 
     def _write_region(self, block, pos, n_psi, n_seed) -> None:
         mi, ti, ps, ss = block.region
@@ -396,9 +409,9 @@ class ResultsStore:
         return json.loads(self._group.attrs.get("runs", "[]"))
 
     def _write_runs(self, runs: list[dict]) -> None:
-
-        self._group.attrs["runs"] = json.dumps(runs)
-        _consolidate(self.path)
+        with self._writing():
+            self._group.attrs["runs"] = json.dumps(runs)
+            _consolidate(self.path)
 
     def _n_finished(self) -> int:
         return int((self.status() != STATUS_PENDING).sum())
