@@ -15,7 +15,6 @@ Examples::
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from pathlib import Path
 
@@ -188,96 +187,21 @@ def help_text(config_dir: Path = CONFIG_DIR) -> str:
     return "\n".join(out)
 
 
-#: command-line flags of Hydra that take a value (the next argument, or after "=")
-_VALUE_FLAGS = ("--cfg", "-c", "--package", "-p", "--info", "-i", "--experimental-rerun")
-#: flags that point Hydra at other configs: the overrides are then not checked here
-_OTHER_CONFIGS = ("--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd")
-
-
-def _one_line(message: str) -> str:
-    """Hydra's multi-line composition error as one line (its object types and search path out)."""
-    lines, options = [], []
-    in_options = False
-    for line in str(message).splitlines():
-        text = line.strip()
-        if not text or text.startswith(("full_key:", "object_type", "Set the environment")):
-            continue
-        if text.startswith("Config search path"):
-            break
-        if text.startswith("Available options in"):
-            in_options = True
-            continue
-        if in_options and line.startswith(("\t", "  ")):
-            options.append(text)
-            continue
-        lines.append(text.rstrip("."))
-    out = "; ".join(lines)
-    return f"{out}; available: {', '.join(options)}" if options else out
-
-
-def check_overrides(args, config_dir: Path = CONFIG_DIR) -> str | None:
-    """Compose the config with the command line's overrides (the first value of each swept one)
-    and return Hydra's error as one line, or None if it composes. Skipped (None) when other
-    configs are named with Hydra's flags."""
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    overrides, skip = [], False
-    for arg in args:
-        if skip:
-            skip = False
-            continue
-        if arg.split("=")[0] in _OTHER_CONFIGS:
-            return None
-        if arg.startswith("-"):
-            skip = arg in _VALUE_FLAGS
-            continue
-        overrides.append(arg)
-    try:
-        parsed = OverridesParser.create().parse_overrides(overrides)
-        first = []
-        for o in parsed:
-            if o.is_sweep_override():
-                try:  # glob() and interval() sweeps are expanded by Hydra's sweeper only
-                    value = next(iter(o.sweep_string_iterator()), None)
-                except Exception:  # noqa: BLE001 - leave such a command line to Hydra
-                    return None
-                first.append(f"{o.get_key_element()}={value}")
-            else:
-                first.append(o.input_line)
-        GlobalHydra.instance().clear()
-        with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
-            compose("config", overrides=first)
-    except (HydraException, OmegaConfBaseException, ValueError) as exc:
-        return _one_line(str(exc))
-    finally:
-        GlobalHydra.instance().clear()
-    return None
-
-
 def run() -> None:
-    """Console entry point ``mccard-run`` (Hydra overrides on the command line)."""
+    """Console entry point ``mccard-run`` (Hydra overrides on the command line); the command line
+    is checked first (:func:`mccard_dist.hydra_guard.check_overrides`)."""
     import hydra
+    from hydra._internal.utils import get_args_parser
+
+    from .hydra_guard import check_overrides
 
     if not CONFIG_DIR.is_dir():
         sys.exit(f"config directory {CONFIG_DIR} not found; set MCCARD_CONFIG_DIR to the "
                  "project's conf/ directory")
-    if any(arg in ("--help", "-h") for arg in sys.argv[1:]):
-        print(help_text())
+    if get_args_parser().parse_args(sys.argv[1:]).help:  # also abbreviated, as Hydra reads it
+        print(help_text(CONFIG_DIR))
         return
-    trusted = os.environ.get("MCCARD_TRUST_HYDRA_OVERRIDES") == "1"
-    for arg in sys.argv[1:]:
-        key = arg.lstrip("+~").split("=")[0]
-        if not trusted and key.startswith(("hydra.callbacks", "hydra/job_logging",
-                                           "hydra/hydra_logging", "hydra.job_logging",
-                                           "hydra.hydra_logging")):
-            sys.exit(f"error: {key}: not accepted on the command line (Hydra would import and "
-                     "call what it names); set MCCARD_TRUST_HYDRA_OVERRIDES=1 to allow it, or "
-                     "define it in a config directory of your own (MCCARD_CONFIG_DIR)")
-    problem = check_overrides(sys.argv[1:])
+    problem = check_overrides(sys.argv[1:], CONFIG_DIR)
     if problem is not None:
         sys.exit(f"error: {problem}")
     main = hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")(_main)

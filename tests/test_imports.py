@@ -19,6 +19,7 @@ LAYERS = {
     "grid": 3,
     "tasks": 4, "store": 4, "cluster": 4,
     "runner": 5, "analysis": 5,
+    "hydra_guard": 5,  # the check of the command line, used by cli
     "cli": 6, "bench": 6,
     "__init__": 7,
 }

@@ -1,0 +1,234 @@
+"""`mccard-run` refuses, before anything runs, every command line that would make Hydra import code,
+open files, change the environment or read configs from outside the shipped folder, however it is
+spelled; the config that would run is composed and compared with the shipped one."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mccard_dist import cli
+
+TRUST = "MCCARD_TRUST_HYDRA_OVERRIDES"
+ENDING = f"; set {TRUST}=1 to allow it"
+
+EVIL = """\
+# @package _global_
+hydra:
+  callbacks:
+    evil:
+      _target_: os.makedirs
+      name: {marker}
+"""
+
+
+@pytest.fixture
+def mccard_run(monkeypatch, tmp_path):
+    """``mccard_run(*args) -> (error line or None, reached)``: ``cli.run`` with this command line;
+    ``reached`` says whether Hydra's main (replaced by a stand-in that runs nothing) was called."""
+    import hydra
+
+    reached = []
+
+    def main(**kwargs):
+        return lambda task: (lambda: reached.append(kwargs))
+
+    monkeypatch.setattr(hydra, "main", main)
+    monkeypatch.delenv(TRUST, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+    def call(*args):
+        reached.clear()
+        monkeypatch.setattr(sys, "argv", ["mccard-run", *args])
+        try:
+            cli.run()
+        except SystemExit as exc:
+            return str(exc.code), bool(reached)
+        return None, bool(reached)
+
+    return call
+
+
+def evil_config(folder: Path, marker: Path) -> Path:
+    """A config folder whose experiment ``evil`` adds a Hydra callback making ``marker``."""
+    (folder / "experiment").mkdir(parents=True)
+    (folder / "experiment" / "evil.yaml").write_text(EVIL.format(marker=marker))
+    return folder
+
+
+def outside_option(group_file: Path) -> str:
+    """``group_file`` (without .yaml) as an option of the shipped ``experiment`` group."""
+    return os.path.relpath(group_file.with_suffix(""), cli.CONFIG_DIR / "experiment")
+
+
+def assert_refused(result, key):
+    message, reached = result
+    assert not reached, "Hydra's main was reached"
+    assert message is not None and message.startswith(f"error: {key}: not accepted on the "
+                                                      "command line ("), message
+    assert message.endswith(ENDING) and "\n" not in message, message
+
+
+@pytest.mark.parametrize("override, key", [
+    ("++hydra={callbacks:{x:{_target_:os.makedirs,name:MARKER}}}", "hydra.callbacks.x._target_"),
+    ("+hydra={callbacks:{x:{_target_:os.makedirs}}}", "hydra.callbacks.x._target_"),
+    ("+hydra.callbacks.x._target_=os.makedirs", "hydra.callbacks.x._target_"),
+    ("++hydra={job_logging:{handlers:{f:{class:logging.FileHandler,filename:MARKER}}}}",
+     "hydra.job_logging.handlers.f.class"),
+    ("++hydra.hydra_logging.handlers.console.class=logging.FileHandler",
+     "hydra.hydra_logging.handlers.console.class"),
+    ("hydra/job_logging=disabled", "hydra/job_logging"),
+    ("hydra/hydra_logging=none", "hydra/hydra_logging"),
+    ("+hydra.job.env_set.PYTHONPATH=MARKER", "hydra.job.env_set.PYTHONPATH"),
+    ("++hydra={job:{env_set:{LD_PRELOAD:MARKER}}}", "hydra.job.env_set.LD_PRELOAD"),
+    ("hydra.job.env_copy=[HOME]", "hydra.job.env_copy"),
+    ("hydra.searchpath=[file://MARKER]", "hydra.searchpath"),
+    ("++hydra={searchpath:[file://MARKER]}", "hydra.searchpath"),
+    ("++hydra={sweeper:{params:{hydra.job.env_set.X:a}}}", "hydra.sweeper.params.hydra.job.env_set.X"),
+], ids=lambda v: v[:45])
+def test_each_route_into_hydra_is_refused_naming_the_key(mccard_run, tmp_path, override, key):
+    override = override.replace("MARKER", str(tmp_path / "marker"))
+    assert_refused(mccard_run("experiment=smoke", override), key)
+    assert not (tmp_path / "marker").exists()
+
+
+def test_a_group_option_from_outside_the_shipped_folder_is_refused(mccard_run, tmp_path):
+    evil = evil_config(tmp_path / "elsewhere", tmp_path / "marker")
+    option = outside_option(evil / "experiment" / "evil.yaml")
+    assert_refused(mccard_run(f"experiment={option}"), "hydra.callbacks.evil._target_")
+
+
+@pytest.mark.parametrize("args, key", [
+    (["-cd", "EVIL", "experiment=evil"], "--config-dir"),
+    (["--config-dir=EVIL", "experiment=evil"], "--config-dir"),
+    (["--config-d", "EVIL", "experiment=evil"], "--config-dir"),  # argparse's abbreviation
+    (["-cp", "EVIL"], "--config-path"),
+    (["--config-path", "../conf"], "--config-path"),
+    (["--config-name", "EVIL/experiment/evil"], "--config-name"),
+    (["-cn", "../../EVIL/experiment/evil"], "--config-name"),
+    (["--experimental-rerun", "EVIL/config.pickle"], "--experimental-rerun"),
+], ids=lambda v: " ".join(v)[:40] if isinstance(v, list) else v)
+def test_configs_from_other_folders_are_refused(mccard_run, tmp_path, args, key):
+    evil = evil_config(tmp_path / "elsewhere", tmp_path / "marker")
+    assert_refused(mccard_run(*(a.replace("EVIL", str(evil)) for a in args)), key)
+
+
+@pytest.mark.parametrize("args, key", [
+    (["-m", "hydra.job.env_set.X=a,b"], "hydra.job.env_set.X"),
+    (["-m", "+hydra.callbacks.x._target_=builtins.print,os.makedirs"],
+     "hydra.callbacks.x._target_"),
+    (["-m", "++hydra={job:{chdir:false}},{callbacks:{x:{_target_:os.makedirs}}}"], "hydra"),
+    (["-m", "hydra/job_logging=default,disabled"], "hydra/job_logging"),
+    (["--multirun", "experiment@hydra.callbacks=quick,smoke"], "experiment@hydra.callbacks"),
+])
+def test_sweeps_over_hydra_settings_are_refused_outright(mccard_run, args, key):
+    # the first value of each is the shipped one: only its second value would reach Hydra
+    assert_refused(mccard_run(*args, "experiment=smoke"), key)
+
+
+def test_every_value_of_a_swept_group_is_checked(mccard_run, tmp_path):
+    evil = evil_config(tmp_path / "elsewhere", tmp_path / "marker")
+    option = outside_option(evil / "experiment" / "evil.yaml")
+    assert_refused(mccard_run("-m", f"experiment=smoke,{option}"), "hydra.callbacks.evil._target_")
+
+
+def test_hydras_help_and_config_printing_are_checked_too(mccard_run, tmp_path):
+    # Hydra's own --hydra-help sets up its logging from the composed config
+    logging_file = f"++hydra={{job_logging:{{handlers:{{f:{{class:logging.FileHandler," \
+                   f"filename:{tmp_path / 'marker'}}}}}}}}}"
+    assert_refused(mccard_run("--hydra-help", logging_file), "hydra.job_logging.handlers.f.class")
+    assert_refused(mccard_run("--cfg", "job", "hydra/job_logging=disabled"), "hydra/job_logging")
+
+
+def test_an_abbreviated_help_flag_prints_our_help_and_runs_nothing(mccard_run, tmp_path, capsys):
+    # Hydra would take --hel for --help, whose page configures logging from the composed config
+    logging_file = f"++hydra={{job_logging:{{handlers:{{f:{{class:logging.FileHandler," \
+                   f"filename:{tmp_path / 'marker'}}}}}}}}}"
+    assert mccard_run("--hel", logging_file) == (None, False)
+    assert capsys.readouterr().out.startswith("mccard-run: ")
+    assert not (tmp_path / "marker").exists()
+
+
+def test_a_searchpath_package_is_not_imported_by_the_check(mccard_run, tmp_path, monkeypatch):
+    """Proof of harm: composing a config with ``hydra.searchpath=[pkg://M]`` imports M."""
+    marker = tmp_path / "imported"
+    module = "mccard_test_evil_searchpath"
+    (tmp_path / f"{module}.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    for spelling in ("hydra.searchpath", "+hydra.searchpath", "++hydra.searchpath"):
+        assert_refused(mccard_run(f"{spelling}=[pkg://{module}]"), "hydra.searchpath")
+    assert_refused(mccard_run(f"++hydra={{searchpath:[pkg://{module}]}}"), "hydra.searchpath")
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["experiment=smoke"],
+    ["-m", "experiment=smoke", "data.n_features=500,1000"],
+    ["-m", "experiment=smoke,quick", "hydra.sweep.dir=sweeps/x"],
+    ["hydra.run.dir=somewhere/else", "hydra.job.chdir=false"],
+    ["--cfg", "job", "experiment=smoke"],
+    ["-cd", "CONFIG_DIR", "experiment=smoke"],
+    ["--config-path", "CONFIG_DIR", "--config-name", "config"],
+], ids=lambda a: " ".join(a)[:40])
+def test_plain_command_lines_reach_hydra(mccard_run, args):
+    assert mccard_run(*(a.replace("CONFIG_DIR", str(cli.CONFIG_DIR)) for a in args)) == (None,
+                                                                                        True)
+
+
+def test_a_config_folder_of_ones_own_is_trusted(mccard_run, tmp_path, monkeypatch):
+    """MCCARD_CONFIG_DIR (read into CONFIG_DIR when the package is imported) may set what the
+    command line may not; the command line still may not change it."""
+    import shutil
+
+    mine = tmp_path / "myconf"
+    shutil.copytree(cli.CONFIG_DIR, mine)
+    text = (mine / "config.yaml").read_text().replace(
+        "  job:\n    chdir: false\n", "  job:\n    chdir: false\n    env_set:\n"
+                                     "      OMP_NUM_THREADS: '1'\n")
+    assert "OMP_NUM_THREADS" in text
+    (mine / "config.yaml").write_text(text)
+    monkeypatch.setattr(cli, "CONFIG_DIR", mine)
+    assert mccard_run("experiment=smoke") == (None, True)
+    assert mccard_run("-cd", str(mine), "experiment=smoke") == (None, True)
+    assert_refused(mccard_run("hydra.job.env_set.OMP_NUM_THREADS='4'"),
+                   "hydra.job.env_set.OMP_NUM_THREADS")
+
+
+def test_with_trust_an_override_is_let_through_to_composition(mccard_run, monkeypatch):
+    monkeypatch.setenv(TRUST, "1")
+    assert mccard_run("experiment=smoke", "+hydra.job.env_set.MCCARD_X=1") == (None, True)
+    message, reached = mccard_run("+hydra.job.env_set.MCCARD_X=1", "no_such_section.key=1")
+    assert not reached and message.startswith("error: ") and "no_such_section" in message
+
+
+@pytest.mark.slow  # a subprocess
+def test_a_callback_from_another_config_folder_does_not_run(tmp_path):
+    """Proof of harm: Hydra instantiates the callbacks of the composed config when the run
+    starts, so this callback would create the marker folder."""
+    marker = tmp_path / "marker"
+    evil = evil_config(tmp_path / "elsewhere", marker)
+    env = {k: v for k, v in os.environ.items() if k != TRUST}
+    proc = subprocess.run([sys.executable, "-m", "mccard_dist.cli", "-cd", str(evil),
+                           "experiment=evil"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().startswith("error: --config-dir"), proc.stderr
+    assert proc.stderr.strip().endswith(ENDING) and "Traceback" not in proc.stderr
+    assert not marker.exists() and not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.slow  # a subprocess
+def test_mccard_config_dir_on_the_command_line(tmp_path):
+    import shutil
+
+    mine = tmp_path / "myconf"
+    shutil.copytree(cli.CONFIG_DIR, mine)
+    env = {**{k: v for k, v in os.environ.items() if k != TRUST}, "MCCARD_CONFIG_DIR": str(mine)}
+    proc = subprocess.run([sys.executable, "-m", "mccard_dist.cli", "-cd", str(mine),
+                           "experiment=smoke", "--cfg", "job"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "name: smoke" in proc.stdout
