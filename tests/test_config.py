@@ -337,6 +337,34 @@ def test_bad_values_through_hydra_overrides(compose):
         assert str(info.value).startswith(key), (overrides, str(info.value))
 
 
+TOP_LEVEL = "known top-level keys are experiment, methods, data, cv, run, store, cluster, hydra"
+
+
+@pytest.mark.parametrize("override, message", [
+    # what Hydra suggests after refusing psi=0.5: it used to run the default grid
+    ("+psi=0.5", f"psi: unknown key; {TOP_LEVEL}; did you mean experiment.psi?"),
+    ("++n_features=50", f"n_features: unknown key; {TOP_LEVEL}; did you mean data.n_features?"),
+    ("+experiments.name=x", f"experiments: unknown key; {TOP_LEVEL}; did you mean experiment?"),
+    ("++foo=1", f"foo: unknown key; {TOP_LEVEL}"),
+    # inside a section, as before
+    ("+experiment.bar=1",
+     "experiment.bar: unknown key(s); known keys are name, methods, tau, psi, seeds"),
+])
+def test_unknown_top_level_keys_are_refused(compose, override, message):
+    with pytest.raises(ConfigError) as info:
+        from_dictconfig(compose(["experiment=smoke", override]))
+    assert str(info.value) == message
+
+
+def test_the_hydra_node_is_a_known_top_level_key(smoke_dict):
+    d = copy.deepcopy(smoke_dict)
+    d["hydra"] = {"run": {"dir": "outputs"}}
+    assert spec_from_dict(d) == spec_from_dict(smoke_dict)
+    d["nope"] = {}
+    with pytest.raises(ConfigError, match=f"^nope: unknown key; {TOP_LEVEL}$"):
+        spec_from_dict(d)
+
+
 # -- slurm / pbs (dask-jobqueue) cluster settings --------------------------------------------------
 def jobqueue_dict(smoke_dict, kind="slurm", **changes):
     """The smoke config with the shipped conf/cluster/<kind>.yaml settings plus ``changes``."""

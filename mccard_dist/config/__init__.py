@@ -5,8 +5,9 @@ into an :class:`ExperimentSpec` here; nothing below this module sees a Hydra typ
 refused with a :class:`ConfigError` whose message starts with the config key (``experiment.psi: ...``),
 before any cluster starts.
 
-Layout of the (resolved) config that :func:`spec_from_dict` reads; other top-level keys (``hydra``, keys
-added by the CLI) are ignored::
+Layout of the (resolved) config that :func:`spec_from_dict` reads; the top-level ``hydra`` node is
+ignored, any other top-level key is refused (``+psi=0.5`` on the command line: did you mean
+``experiment.psi``?)::
 
     experiment: {name, methods: [names], tau: [..], psi: [..], seeds: {start, count} | [ints]}
     methods:    {<name>: {estimator, params: {..}, kernel_width: [..], alpha_ratio: [..]}, ...}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
 from collections.abc import Mapping
@@ -325,6 +326,25 @@ def _parse_store(d: Mapping) -> StoreSpec:
 
 
 
+#: the top-level keys of a resolved config (``hydra``: Hydra's own node, not read here)
+TOP_LEVEL_KEYS = ("experiment", "methods", "data", "cv", "run", "store", "cluster", "hydra")
+
+
+def _check_top_level(d: Mapping) -> None:
+    """Refuse a top-level key that is none of :data:`TOP_LEVEL_KEYS` (``+psi=0.5`` on the command
+    line), suggesting the section that has a key of that name."""
+    for key in d:
+        if key in TOP_LEVEL_KEYS:
+            continue
+        within = [f"{s}.{key}" for s in TOP_LEVEL_KEYS[:-1]
+                  if isinstance(d.get(s), Mapping) and key in d[s]]
+        close = difflib.get_close_matches(str(key), TOP_LEVEL_KEYS, n=1)
+        hint = within[:1] or close
+        raise ConfigError(f"{key}: unknown key; known top-level keys are "
+                          f"{', '.join(TOP_LEVEL_KEYS)}"
+                          + (f"; did you mean {hint[0]}?" if hint else ""))
+
+
 def spec_from_dict(d: Mapping) -> ExperimentSpec:
     """Validate a resolved config (plain Python) and build the :class:`ExperimentSpec`.
 
@@ -341,6 +361,7 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
     """
     if not isinstance(d, Mapping):
         raise ConfigError(f"config: must be a mapping, got {type(d).__name__}")
+    _check_top_level(d)
     exp = _section(d, "experiment")
     _check_known(exp, "experiment", ("name", "methods", "tau", "psi", "seeds"))
     name = _as_str("experiment.name", _get(exp, "experiment", "name"))
@@ -395,7 +416,8 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
 def from_dictconfig(cfg) -> ExperimentSpec:
     """Resolve a composed Hydra config to plain Python (in the driver) and validate it.
 
-    The ``hydra`` node, if present, is ignored. Mandatory values left unset (``???``) are reported by :func:`spec_from_dict` with their key.
+    The ``hydra`` node, if present, is ignored. Mandatory values left unset (``???``) and keys
+    that are not part of the layout are reported by :func:`spec_from_dict` with their key.
     """
     from omegaconf import OmegaConf
 
