@@ -15,7 +15,10 @@ from mccard_dist import LSARDRegressor, MCCARDRegressor, MCCL1Regressor
 ESTIMATORS = [
     MCCARDRegressor(),
     MCCARDRegressor(likelihood="proper", curvature="exact", h_factor="printed"),
+    MCCARDRegressor(solver="sequential"),
+    MCCARDRegressor(kernel_width="auto", likelihood="proper", solver="sequential"),
     LSARDRegressor(),
+    LSARDRegressor(solver="sequential"),
     MCCL1Regressor(),
     MCCL1Regressor(solver="em"),
 ]

@@ -38,6 +38,12 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         profiled out, and the intercept counts as one degree of freedom in the noise update).
     form : {"auto", "primal", "dual"}, default="auto"
         Linear algebra: dual (Woodbury) while more features are active than samples.
+    solver : {"pruning", "sequential"}, default="pruning"
+        ``"pruning"``: the updates below, starting with every feature and pruning.
+        ``"sequential"``: the fast marginal-likelihood maximisation of Tipping & Faul (2003),
+        from an empty model, one feature added, re-estimated or deleted at a time, with the noise
+        variance re-estimated between maximisations (its cost grows with the features kept;
+        ``form`` does not apply).
 
     Attributes
     ----------
@@ -91,15 +97,17 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         "relevance_max": Real(0.0, low_open=True),
         "fit_intercept": Boolean(),
         "form": Options(("auto", "primal", "dual")),
+        "solver": Options(("pruning", "sequential")),
     }
 
     def __init__(self, *, max_iter=300, tol=1e-4, relevance_max=1e6, fit_intercept=True,
-                 form="auto"):
+                 form="auto", solver="pruning"):
         self.max_iter = max_iter
         self.tol = tol
         self.relevance_max = relevance_max
         self.fit_intercept = fit_intercept
         self.form = form
+        self.solver = solver
 
     def _leverage(self, X, e):
         """Hat diagonal of the posterior mean (weights ``1/sigma^2``, final relevances)."""
@@ -126,6 +134,8 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         self._validate_params()
         X, y = self._validate_fit_data(X, y)
         n_samples, n_features = X.shape
+        if self.solver == "sequential":
+            return self._fit_sequential(X, y)
         ridge = dict(fit_intercept=self.fit_intercept, form=self.form)
         dof_total = n_samples - (1 if self.fit_intercept else 0)
         tiny = np.finfo(float).tiny
@@ -171,9 +181,44 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         # posterior mean under the final hyper-parameters
         weights = np.full(n_samples, 1.0 / noise_var)
         sol = weighted_ridge(Xa, y, weights, relevance, compute_gamma=False, **ridge)
+        return self._finish(X, active, sol.coef, sol.intercept, relevance, noise_var, n_iter,
+                            converged)
+
+    def _fit_sequential(self, X, y):
+        """``solver="sequential"``: :func:`~mccard_dist.models._sequential.fit_gaussian`."""
+        from ._sequential import fit_gaussian
+
+        fit = fit_gaussian(X, y, max_iter=self.max_iter, tol=self.tol,
+                           relevance_max=self.relevance_max, fit_intercept=self.fit_intercept)
+        if fit.degenerate:
+            warnings.warn(
+                f"LS-ARD: the noise variance collapsed ({fit.noise_var:.3g}) and the model "
+                f"interpolates the training data with {fit.engine.active.size} features: with "
+                "more features than samples the evidence grows without bound as the variance "
+                "falls.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        elif not fit.converged:
+            warnings.warn(
+                f"LS-ARD did not converge in max_iter={self.max_iter} iterations "
+                f"(tol={self.tol!r}); increase max_iter or tol.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        engine = fit.engine
+        order = np.argsort(engine.active)
+        return self._finish(X, engine.active[order], engine.coef[order], engine.intercept,
+                            engine.relevance[order], fit.noise_var, fit.n_iter, fit.converged)
+
+    def _finish(self, X, active, coef, intercept, relevance, noise_var, n_iter, converged):
+        """The fitted attributes, for either solver."""
+        n_samples, n_features = X.shape
+        Xa = X[:, active]
+        weights = np.full(n_samples, 1.0 / noise_var)
         self.coef_ = np.zeros(n_features)
-        self.coef_[active] = sol.coef
-        self.intercept_ = float(sol.intercept) if self.fit_intercept else 0.0
+        self.coef_[active] = coef
+        self.intercept_ = float(intercept) if self.fit_intercept else 0.0
         self.relevance_ = np.full(n_features, np.inf)
         self.relevance_[active] = relevance
         self.active_ = np.zeros(n_features, dtype=bool)

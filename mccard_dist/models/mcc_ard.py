@@ -89,6 +89,13 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     final_width_ratio : float or None, default=None
         ``kernel_width="auto"`` only: the width of the final phase as a multiple of the annealed
         one (see Notes). ``None``: 2 for the deviant likelihood, 8 for the proper one.
+    solver : {"pruning", "sequential"}, default="pruning"
+        ``"pruning"``: Algorithm 1, starting with every feature and pruning (a solve in
+        ``min(N, D)`` per iteration). ``"sequential"``: the fast marginal-likelihood maximisation
+        of Tipping & Faul (2003) with per-sample noise precisions, starting from an empty model
+        and adding, re-estimating or deleting one feature at a time, so the cost grows with the
+        features kept, not with ``N`` and ``D`` (see Notes; ``curvature="fisher"`` only;
+        ``init``, ``w_steps`` and ``form`` do not apply).
 
     Attributes
     ----------
@@ -195,6 +202,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         "fit_intercept": Boolean(),
         "form": Options(("auto", "primal", "dual")),
         "final_width_ratio": Real(0.0, low_open=True, allow_none=True),
+        "solver": Options(("pruning", "sequential")),
     }
 
     def __init__(
@@ -212,6 +220,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         fit_intercept=True,
         form="auto",
         final_width_ratio=None,
+        solver="pruning",
     ):
         self.kernel_width = kernel_width
         self.likelihood = likelihood
@@ -225,6 +234,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         self.fit_intercept = fit_intercept
         self.form = form
         self.final_width_ratio = final_width_ratio
+        self.solver = solver
 
     def _final_width_ratio(self):
         if self.final_width_ratio is None:
@@ -296,6 +306,8 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         X, y = self._validate_fit_data(X, y)
         n_samples, n_features = X.shape
         schedule = WidthSchedule(y) if is_auto(self.kernel_width) else None
+        if self.solver == "sequential":
+            return self._fit_sequential(X, y, schedule)
         h = schedule.h if schedule else self.kernel_width
         ridge = dict(fit_intercept=self.fit_intercept, form=self.form)
 
@@ -377,27 +389,57 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
                 break
 
         if degenerate:
+            active, coef, relevance = active[:0], coef[:0], relevance[:0]
+        return self._finish(X, y, active, coef, intercept, relevance, h, schedule, n_iter,
+                            converged, degenerate, n_fallbacks)
+
+    def _fit_sequential(self, X, y, schedule):
+        """``solver="sequential"``: :func:`~mccard_dist.models._sequential.fit_robust`."""
+        from ._sequential import fit_robust
+
+        if self.curvature != "fisher":
+            raise ValueError("curvature='exact' needs solver='pruning': the sequential solver "
+                             "uses the Fisher curvature (sample weights that are never negative)")
+        fit = fit_robust(X, y, precisions=lambda e, h: self._sample_weight(e, h),
+                         kernel_width=None if schedule else self.kernel_width,
+                         schedule=schedule, final_ratio=self._final_width_ratio(),
+                         max_iter=self.max_iter, tol=self.tol,
+                         relevance_max=self.relevance_max, fit_intercept=self.fit_intercept)
+        engine = fit.engine
+        active = np.sort(engine.active)
+        order = np.argsort(engine.active)
+        coef = engine.coef[order] if not fit.degenerate else np.zeros(0)
+        relevance = engine.relevance[order] if not fit.degenerate else np.zeros(0)
+        if fit.degenerate:
+            active = active[:0]
+        return self._finish(X, y, active, coef, engine.intercept, relevance, fit.kernel_width,
+                            schedule, fit.n_iter, fit.converged, fit.degenerate, 0)
+
+    def _finish(self, X, y, active, coef, intercept, relevance, h, schedule, n_iter, converged,
+                degenerate, n_fallbacks):
+        """Warnings, then the fitted attributes, for either solver."""
+        n_features = X.shape[1]
+        Xa = X[:, active]
+        if degenerate:
             warnings.warn(
                 f"every training sample has zero weight at kernel_width={h!r}: the residuals are "
                 "far too large for this width; all features were pruned. Use a larger kernel_width.",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-            active, coef, relevance = active[:0], coef[:0], relevance[:0]
-            Xa = X[:, active]
         elif not converged and active.size > 0:
             warnings.warn(
                 f"MCC-ARD did not converge in max_iter={self.max_iter} iterations "
                 f"(tol={self.tol!r}); increase max_iter or tol.",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         if n_fallbacks:
             warnings.warn(
                 f"the exact curvature was unusable (indefinite, or gamma outside (0, 1]) "
                 f"{n_fallbacks} times; the Fisher curvature was used there.",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
 
         self.coef_ = np.zeros(n_features)
