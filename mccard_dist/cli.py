@@ -209,19 +209,27 @@ def run() -> None:
 
 
 def _open_store(path):
-    """One store, or several of the same cells side by side (a list of paths)."""
+    """One store, or several of the same cells side by side (a list of paths, or a multirun
+    folder over methods); stores of different grids are refused (a report covers one grid)."""
+    from .analysis import check_one_grid
     from .errors import UsageError
-    from .store import open_results
+    from .store import SWEEP_LIST, open_results
 
     for p in path if isinstance(path, list) else [path]:
         if not p.exists():
             raise SystemExit(f"error: no results store at {p}")
     try:
-        return open_results(path)
+        ds = open_results(path)
     except UsageError as exc:
         raise SystemExit(f"error: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - anything unreadable is "not a store"
         raise SystemExit(f"error: {path} is not a readable results store ({exc})") from None
+    multirun = path if isinstance(path, Path) and (path / SWEEP_LIST).is_file() else None
+    try:
+        check_one_grid(ds, multirun)
+    except UsageError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    return ds
 
 
 def _check_out_dir(out: Path) -> None:

@@ -201,3 +201,76 @@ def test_a_store_without_finished_cells_draws_no_empty_figure(smoke_spec, tmp_pa
     assert drawn == {"densities"}, drawn
     notes = {f.key: f.note for f in out.figures}
     assert "finished cells" in notes["prediction"] and "finished cells" in notes["selection"]
+
+
+# -- several stores that are not one grid -----------------------------------------------------------
+@pytest.fixture(scope="module")
+def variants(compose, tmp_path_factory):
+    """Tiny stores of mcc_ard: ``base``; ``max_iter`` (methods.mcc_ard.params.max_iter=50);
+    ``wider`` (data.n_features=25); ``ls_ard`` (another method, the same cells as ``base``)."""
+    from mccard_dist.config import from_dictconfig
+
+    folder = tmp_path_factory.mktemp("variants")
+    tiny = ["experiment=smoke", "run.progress=false", "experiment.methods=[mcc_ard]",
+            "experiment.psi=[0.0,0.2]", "data.n_features=20"]
+    paths = {}
+    for name, extra in (("base", []), ("max_iter", ["methods.mcc_ard.params.max_iter=50"]),
+                        ("wider", ["data.n_features=25"]),
+                        ("ls_ard", ["experiment.methods=[ls_ard]"])):
+        paths[name] = folder / f"{name}.zarr"
+        run_serial(from_dictconfig(compose([*tiny, f"store.path={paths[name]}", *extra])))
+    return paths
+
+
+def multirun_folder(tmp_path, *stores):
+    """A folder as ``mccard-run -m`` leaves it: job folders and the list of their stores."""
+    folder = tmp_path / "multirun" / "2024-01-01_00-00-00"
+    for i, store in enumerate(stores):
+        (folder / str(i)).mkdir(parents=True)
+        (folder / str(i) / "store.txt").write_text(f"{store}\n")
+    (folder / "stores.txt").write_text("".join(f"{s}\n" for s in stores))
+    return folder
+
+
+def report_error(*args):
+    with pytest.raises(SystemExit) as info:
+        cli.report([str(a) for a in args])
+    message = str(info.value.code)
+    assert message.startswith("error: ") and "\n" not in message, message
+    assert "this is a bug" not in message
+    return message
+
+
+def test_a_multirun_folder_is_refused_naming_its_stores(variants, tmp_path):
+    folder = multirun_folder(tmp_path, variants["base"], variants["wider"])
+    message = report_error(folder, "--out", tmp_path / "out")
+    assert message == (
+        f"error: {folder} is a multirun of 2 stores along data.n_features, and a report covers "
+        f"one grid: report them one at a time (mccard-report STORE --out DIR), STORE one of "
+        f"{variants['base']}, {variants['wider']}")
+    assert not (tmp_path / "out").exists()
+    message = report_error(variants["base"], "--compare", folder)
+    assert message.startswith(f"error: {folder} is a multirun of 2 stores")
+
+
+def test_stores_whose_same_method_differs_are_refused_with_the_difference(variants, tmp_path):
+    base, other = variants["base"], variants["max_iter"]
+    assert report_error(base, other, "--out", tmp_path / "out") == (
+        f"error: {base} and {other} both have method mcc_ard with different settings "
+        "(params.max_iter: 300 vs 50); report them one at a time")
+    assert report_error(base, variants["wider"], "--out", tmp_path / "out") == (
+        f"error: {base} and {variants['wider']} hold the same methods with different settings "
+        "(data.n_features: 20 vs 25); report them one at a time")
+    assert not (tmp_path / "out").exists()
+    # a library caller of write_report gets the same message
+    from mccard_dist.errors import UsageError
+
+    with pytest.raises(UsageError, match="both have method mcc_ard with different settings"):
+        analysis.write_report(open_results([base, other]), tmp_path / "out")
+
+
+def test_a_multirun_over_methods_is_reported_side_by_side(variants, tmp_path):
+    folder = multirun_folder(tmp_path, variants["base"], variants["ls_ard"])
+    cli.report([str(folder), "--out", str(tmp_path / "out")])
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "`mcc_ard`" in text and "`ls_ard`" in text

@@ -63,6 +63,7 @@ from .figures import (
 )
 from .report import (
     Report,
+    check_one_grid,
     report_markdown,
     write_report,
 )
@@ -83,6 +84,7 @@ __all__ = [
     "BETTER", "ClaimPart", "ClaimResult", "FAILS", "FIGURES", "FigureFile", "FigureUnavailable", "HOLDS",
     "METRICS", "MethodComparison", "NOT_APPLICABLE", "NOT_IN_GRID", "NOT_TESTABLE", "NO_DATA", "PAPER_TAUS", "PARTIAL", "ROLES", "Report",
     "SIMILAR_TOLERANCE", "UNDEFINED_R", "VERDICTS", "cell_values", "check_claims",
+    "check_one_grid",
     "claims_markdown", "claims_table", "compare_methods", "compare_stores", "comparison_table",
     "fig_chosen_h", "fig_cv_curves", "fig_densities", "fig_deviant_vs_proper",
     "fig_prediction", "fig_selection", "method_comparison_markdown", "method_style",

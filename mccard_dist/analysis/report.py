@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import UsageError
 from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
 from .claims import check_claims, claims_markdown
 from .compare import compare_methods, method_comparison_markdown, width_pairs
@@ -18,6 +19,48 @@ from .values import _config, scenario, summarize, summary_markdown
 # ------------------------------------------------------------------------------------------------
 # report
 # ------------------------------------------------------------------------------------------------
+def _setting(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def check_one_grid(ds, multirun=None) -> None:
+    """Refuse stores opened along the settings that differ between them (``open_results`` of a
+    multirun folder, or of stores of the same methods with different settings): the report, its
+    tables and claims cover the cells of one grid. ``multirun``: the folder they came from.
+
+    Raises
+    ------
+    UsageError
+        Naming the stores and the settings in which they differ.
+    """
+    if "sweep" not in ds.attrs:
+        return
+    keys = list(json.loads(ds.attrs["sweep"]).values())
+    stores = json.loads(ds.attrs["stores"])
+    if multirun is not None:
+        raise UsageError(
+            f"{multirun} is a multirun of {len(stores)} stores along {', '.join(keys)}, and a "
+            "report covers one grid: report them one at a time (mccard-report STORE --out DIR), "
+            f"STORE one of {', '.join(s['path'] for s in stores)}")
+    first = stores[0]
+    for other in stores[1:]:
+        differ = [k for k in keys if first["settings"][k] != other["settings"][k]]
+        if differ:
+            break
+    methods = {k.split(".")[1] for k in differ if k.startswith("methods.")}
+    if len(methods) == 1 and all(k.startswith("methods.") for k in differ):
+        method = methods.pop()
+        what = f"both have method {method} with different settings"
+        names = {k: k.removeprefix(f"methods.{method}.") for k in differ}
+    else:
+        what = "hold the same methods with different settings"
+        names = {k: k for k in differ}
+    values = "; ".join(f"{names[k]}: {_setting(first['settings'][k])} vs "
+                       f"{_setting(other['settings'][k])}" for k in differ)
+    raise UsageError(f"{first['path']} and {other['path']} {what} ({values}); report them one at "
+                     "a time")
+
+
 def _cells_markdown(ds) -> str:
     status = ds["status"].load()
     methods = [str(m) for m in ds["model"].values]
@@ -121,7 +164,9 @@ class Report:
 
 
 def write_report(ds, out_dir, cell=None, store_path=None) -> Report:
-    """Write the figures and ``report.md`` into ``out_dir`` (created if needed)."""
+    """Write the figures and ``report.md`` into ``out_dir`` (created if needed); stores of
+    different grids are refused (:func:`check_one_grid`)."""
+    check_one_grid(ds)
     out_dir = Path(out_dir)
     figures = write_figures(ds, out_dir, cell=cell)
     claims = check_claims(ds)

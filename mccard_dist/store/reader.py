@@ -39,7 +39,7 @@ def open_results(path, mask: bool = True):
       setting named after its last key (``n_features``; the full key with ``_`` for ``.`` if that
       name is taken); several settings swept together become one dimension each when every
       combination is there, else a ``sweep`` dimension with one coordinate per setting. The
-      attribute ``sweep`` lists the settings' keys;
+      attribute ``sweep`` lists the settings' keys, and each entry of ``stores`` its values;
     - of the same cells (tau, psi, seeds and data) with different methods, e.g. the K-fold and
       the auto-width methods run as two experiments: they are opened side by side along
       ``model``, as if one store held them all.
@@ -146,8 +146,9 @@ def _sweep(stores, paths):
     combined.attrs["grid_hash"] = "+".join(ds.attrs["grid_hash"] for ds in stores)
     combined.attrs["stores"] = json.dumps([{"path": str(p), "grid_hash": ds.attrs["grid_hash"],
                                             "methods": [str(m) for m in ds["model"].values],
-                                            "cv": json.loads(ds.attrs["grid_description"])["cv"]}
-                                           for p, ds in zip(paths, stores)])
+                                            "cv": json.loads(ds.attrs["grid_description"])["cv"],
+                                            "settings": {k: f.get(k) for k in keys}}
+                                           for p, ds, f in zip(paths, stores, flat)])
     return combined
 
 
