@@ -14,6 +14,9 @@ from mccard_dist import cli
 TRUST = "MCCARD_TRUST_HYDRA_OVERRIDES"
 ENDING = f"; set {TRUST}=1 to allow it"
 
+#: the spellings of a route beyond the first (each composes the config: about 0.15 s)
+SLOW = pytest.mark.slow
+
 EVIL = """\
 # @package _global_
 hydra:
@@ -73,20 +76,24 @@ def assert_refused(result, key):
 
 @pytest.mark.parametrize("override, key", [
     ("++hydra={callbacks:{x:{_target_:os.makedirs,name:MARKER}}}", "hydra.callbacks.x._target_"),
-    ("+hydra={callbacks:{x:{_target_:os.makedirs}}}", "hydra.callbacks.x._target_"),
-    ("+hydra.callbacks.x._target_=os.makedirs", "hydra.callbacks.x._target_"),
+    pytest.param("+hydra={callbacks:{x:{_target_:os.makedirs}}}", "hydra.callbacks.x._target_",
+                 marks=SLOW),
+    pytest.param("+hydra.callbacks.x._target_=os.makedirs", "hydra.callbacks.x._target_",
+                 marks=SLOW),
     ("++hydra={job_logging:{handlers:{f:{class:logging.FileHandler,filename:MARKER}}}}",
      "hydra.job_logging.handlers.f.class"),
-    ("++hydra.hydra_logging.handlers.console.class=logging.FileHandler",
-     "hydra.hydra_logging.handlers.console.class"),
+    pytest.param("++hydra.hydra_logging.handlers.console.class=logging.FileHandler",
+                 "hydra.hydra_logging.handlers.console.class", marks=SLOW),
     ("hydra/job_logging=disabled", "hydra/job_logging"),
-    ("hydra/hydra_logging=none", "hydra/hydra_logging"),
+    pytest.param("hydra/hydra_logging=none", "hydra/hydra_logging", marks=SLOW),
     ("+hydra.job.env_set.PYTHONPATH=MARKER", "hydra.job.env_set.PYTHONPATH"),
-    ("++hydra={job:{env_set:{LD_PRELOAD:MARKER}}}", "hydra.job.env_set.LD_PRELOAD"),
-    ("hydra.job.env_copy=[HOME]", "hydra.job.env_copy"),
+    pytest.param("++hydra={job:{env_set:{LD_PRELOAD:MARKER}}}", "hydra.job.env_set.LD_PRELOAD",
+                 marks=SLOW),
+    pytest.param("hydra.job.env_copy=[HOME]", "hydra.job.env_copy", marks=SLOW),
     ("hydra.searchpath=[file://MARKER]", "hydra.searchpath"),
-    ("++hydra={searchpath:[file://MARKER]}", "hydra.searchpath"),
-    ("++hydra={sweeper:{params:{hydra.job.env_set.X:a}}}", "hydra.sweeper.params.hydra.job.env_set.X"),
+    pytest.param("++hydra={searchpath:[file://MARKER]}", "hydra.searchpath", marks=SLOW),
+    pytest.param("++hydra={sweeper:{params:{hydra.job.env_set.X:a}}}",
+                 "hydra.sweeper.params.hydra.job.env_set.X", marks=SLOW),
 ], ids=lambda v: v[:45])
 def test_each_route_into_hydra_is_refused_naming_the_key(mccard_run, tmp_path, override, key):
     override = override.replace("MARKER", str(tmp_path / "marker"))
@@ -134,6 +141,7 @@ def test_every_value_of_a_swept_group_is_checked(mccard_run, tmp_path):
     assert_refused(mccard_run("-m", f"experiment=smoke,{option}"), "hydra.callbacks.evil._target_")
 
 
+@pytest.mark.slow  # composes twice (the fast tests compose once per route)
 def test_hydras_help_and_config_printing_are_checked_too(mccard_run, tmp_path):
     # Hydra's own --hydra-help sets up its logging from the composed config
     logging_file = f"++hydra={{job_logging:{{handlers:{{f:{{class:logging.FileHandler," \
@@ -167,17 +175,18 @@ def test_a_searchpath_package_is_not_imported_by_the_check(mccard_run, tmp_path,
 @pytest.mark.parametrize("args", [
     ["experiment=smoke"],
     ["-m", "experiment=smoke", "data.n_features=500,1000"],
-    ["-m", "experiment=smoke,quick", "hydra.sweep.dir=sweeps/x"],
-    ["hydra.run.dir=somewhere/else", "hydra.job.chdir=false"],
-    ["--cfg", "job", "experiment=smoke"],
-    ["-cd", "CONFIG_DIR", "experiment=smoke"],
-    ["--config-path", "CONFIG_DIR", "--config-name", "config"],
+    pytest.param(["-m", "experiment=smoke,quick", "hydra.sweep.dir=sweeps/x"], marks=SLOW),
+    pytest.param(["hydra.run.dir=somewhere/else", "hydra.job.chdir=false"], marks=SLOW),
+    pytest.param(["--cfg", "job", "experiment=smoke"], marks=SLOW),
+    pytest.param(["-cd", "CONFIG_DIR", "experiment=smoke"], marks=SLOW),
+    pytest.param(["--config-path", "CONFIG_DIR", "--config-name", "config"], marks=SLOW),
 ], ids=lambda a: " ".join(a)[:40])
 def test_plain_command_lines_reach_hydra(mccard_run, args):
     assert mccard_run(*(a.replace("CONFIG_DIR", str(cli.CONFIG_DIR)) for a in args)) == (None,
                                                                                         True)
 
 
+@pytest.mark.slow  # composes from another folder (about 1 s)
 def test_a_config_folder_of_ones_own_is_trusted(mccard_run, tmp_path, monkeypatch):
     """MCCARD_CONFIG_DIR (read into CONFIG_DIR when the package is imported) may set what the
     command line may not; the command line still may not change it."""
