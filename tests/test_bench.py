@@ -95,3 +95,26 @@ def test_bench_units_runs_each_unit_and_finds_the_same_results():
     assert "same results in every store (timings aside): yes" in text
     assert "unit=auto on the paper's grid (25200 cells): 2 workers -> cell" in text
     assert "6300 workers -> cell" in text
+
+
+def test_bench_scaling_times_both_solvers_and_fits_their_growth(tmp_path):
+    from mccard_dist.bench.scaling import exponents
+
+    out = io.StringIO()
+    rows = bench.bench_scaling(ns=(60, 120), ds=(80, 160), seeds=(0,), cap=1e9,
+                               plot=tmp_path / "scaling.png", out=out)
+    assert {(r["n"], r["d"], r["solver"]) for r in rows} == {
+        (n, d, s) for n in (60, 120) for d in (80, 160) for s in ("pruning", "sequential")}
+    assert all(r["mib"] > 0 and -1 <= r["r"] <= 1 and r["fits"] == 1 for r in rows)
+    assert "time grows as N^" in out.getvalue() and (tmp_path / "scaling.png").stat().st_size
+    # the exponents recover a known law from exact times
+    law = [dict(n=n, d=d, solver="x", seconds=2e-6 * n**1.5 * d**0.5)
+           for n in (100, 300, 1000) for d in (50, 500)]
+    assert exponents(law, "x") == pytest.approx((1.5, 0.5))
+
+
+def test_bench_scaling_skips_a_solver_past_its_cap():
+    out = io.StringIO()
+    rows = bench.bench_scaling(ns=(60, 120), ds=(80,), seeds=(0,), cap=0.0, out=out)
+    assert {(r["n"], r["solver"]) for r in rows} == {(60, "pruning"), (60, "sequential")}
+    assert out.getvalue().count("skipped: took over 0 s at N=60, D=80") == 2

@@ -8,6 +8,7 @@ Usage::
     python -m mccard_dist.bench race STORE [--margin 0.1,0.25,0.5]
     python -m mccard_dist.bench floor [--repeats 2]
     python -m mccard_dist.bench units [--n-train 2000] [--n-features 4000] [--widths 4] [--folds 5]
+    python -m mccard_dist.bench scaling [--n 300,1000,3000] [--d 1000,3000,10000] [--seeds 0]
 
 Timings are medians over datasets on one core (BLAS threads pinned to 1, reported).
 """
@@ -22,10 +23,11 @@ from .floor import bench_floor
 from .paper import bench_paper
 from .pipeline import bench_pipeline
 from .race import replay_race
+from .scaling import bench_scaling
 from .units import bench_units
 
 __all__ = ["AUTO", "CURRENT", "PREVIOUS", "RACE", "bench_estimators", "bench_floor", "bench_paper",
-           "bench_pipeline", "bench_units", "main", "replay_race"]
+           "bench_pipeline", "bench_scaling", "bench_units", "main", "replay_race"]
 
 
 def main(argv=None):
@@ -62,6 +64,14 @@ def main(argv=None):
     units.add_argument("--n-features", type=int, default=4000)
     units.add_argument("--widths", type=int, default=4)
     units.add_argument("--folds", type=int, default=5)
+    scaling = sub.add_parser("scaling", help="fit time, memory and quality of the pruning and "
+                                             "sequential solvers over N and D")
+    scaling.add_argument("--n", default="300,1000,3000", help="training sizes, comma-separated")
+    scaling.add_argument("--d", default="1000,3000,10000", help="feature counts, comma-separated")
+    scaling.add_argument("--seeds", default="0", help="datasets per size, comma-separated seeds")
+    scaling.add_argument("--cap", type=float, default=120.0,
+                         help="skip a solver at larger sizes once one fit took longer (s)")
+    scaling.add_argument("--plot", default=None, metavar="PNG", help="log-log plot of fit time")
     args = parser.parse_args(argv)
     if args.command == "estimators":
         bench_estimators(repeats=args.repeats, n_features=args.n_features)
@@ -70,6 +80,11 @@ def main(argv=None):
     elif args.command == "units":
         bench_units(n_train=args.n_train, n_features=args.n_features, widths=args.widths,
                     folds=args.folds)
+    elif args.command == "scaling":
+        bench_scaling(ns=[int(v) for v in args.n.split(",")],
+                      ds=[int(v) for v in args.d.split(",")],
+                      seeds=[int(v) for v in args.seeds.split(",")], cap=args.cap,
+                      plot=args.plot)
     elif args.command == "floor":
         bench_floor(repeats=args.repeats)
     elif args.command == "race":

@@ -1,0 +1,142 @@
+"""``bench scaling``: fit time, memory and quality of the pruning and sequential solvers over N and D.
+
+Paper-like data (30 relevant features, psi of the training targets with Laplace outliers), one
+core, MCC-ARD with the width set inside the fit. Each (N, D) is one fresh dataset per seed;
+the pruning solver is skipped at a size where it is projected to exceed ``cap`` seconds (it
+already took longer at a smaller size of the same row or column). The growth exponents come from
+a least-squares fit of ``log t = c + a log N + b log D`` over the sizes each solver ran.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import tracemalloc
+import warnings
+
+import numpy as np
+
+from .common import _blas_report
+
+SOLVERS = ("pruning", "sequential")
+
+
+def _fit(solver, X, y, memory=False):
+    from sklearn.exceptions import ConvergenceWarning
+
+    from ..models import MCCARDRegressor
+
+    model = MCCARDRegressor(kernel_width="auto", solver=solver)
+    if memory:
+        tracemalloc.start()
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    seconds = time.perf_counter() - start
+    peak = None
+    if memory:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return model, seconds, peak
+
+
+def exponents(rows, solver):
+    """``(a, b)`` of ``log t = c + a log N + b log D`` over the rows of one solver (nan if the
+    sizes do not vary in both)."""
+    pts = [(r["n"], r["d"], r["seconds"]) for r in rows if r["solver"] == solver]
+    if len({p[0] for p in pts}) < 2 or len({p[1] for p in pts}) < 2:
+        return math.nan, math.nan
+    A = np.array([[1.0, math.log(n), math.log(d)] for n, d, _ in pts])
+    coef, *_ = np.linalg.lstsq(A, np.log([t for *_, t in pts]), rcond=None)
+    return float(coef[1]), float(coef[2])
+
+
+def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=0.2, tau=5.0,
+                  cap=120.0, memory_cap=30.0, plot=None, out=sys.stdout):
+    """Time (median over ``seeds``), peak traced memory, test r, true features found (of 30),
+    features kept and convergence of each solver at each (N, D); returns the rows."""
+    from threadpoolctl import threadpool_limits
+
+    from ..data import make_paper_data
+    from ..metrics import correlation
+
+    rows = []
+    too_slow = {}  # solver -> sizes where it took longer than cap
+    print(f"MCC-ARD kernel_width='auto', psi={psi}, tau={tau}, 30 relevant, seeds {list(seeds)}; "
+          f"BLAS threads: 1 ({_blas_report()})", file=out)
+    print(f"{'N':>6} {'D':>6} {'solver':>10} {'seconds':>9} {'MiB':>7} {'r':>6} {'found':>5} "
+          f"{'kept':>5} {'conv':>5}", file=out)
+    with threadpool_limits(limits=1):
+        for n in ns:
+            for d in ds:
+                data = [make_paper_data(seed, psi, tau, n_train=n, n_test=1000, n_features=d)
+                        for seed in seeds]
+                for solver in SOLVERS:
+                    slow = [s for s in too_slow.get(solver, []) if s[0] <= n and s[1] <= d]
+                    if slow:
+                        print(f"{n:6d} {d:6d} {solver:>10} skipped: took over {cap:g} s at "
+                              f"N={slow[0][0]}, D={slow[0][1]}", file=out)
+                        continue
+                    times, rs, found, kept, conv = [], [], [], [], []
+                    for dset in data:
+                        model, seconds, _ = _fit(solver, dset.X_train, dset.y_train)
+                        times.append(seconds)
+                        rs.append(correlation(dset.y_test, model.predict(dset.X_test)))
+                        found.append(int((model.active_ & (dset.coef_true != 0)).sum()))
+                        kept.append(int(model.active_.sum()))
+                        conv.append(bool(model.converged_))
+                    seconds = float(np.median(times))
+                    peak = None
+                    if seconds <= memory_cap:
+                        peak = _fit(solver, data[0].X_train, data[0].y_train, memory=True)[2]
+                    row = dict(n=n, d=d, solver=solver, seconds=seconds,
+                               mib=None if peak is None else peak / 2**20,
+                               r=float(np.mean(rs)), found=float(np.mean(found)),
+                               kept=float(np.mean(kept)), converged=sum(conv), fits=len(conv))
+                    rows.append(row)
+                    mib = "-" if peak is None else f"{peak / 2**20:.0f}"
+                    print(f"{n:6d} {d:6d} {solver:>10} {seconds:9.2f} {mib:>7} {row['r']:6.3f} "
+                          f"{row['found']:5.1f} {row['kept']:5.1f} {sum(conv):>2d}/{len(conv)}",
+                          file=out, flush=True)
+                    if seconds > cap:
+                        too_slow.setdefault(solver, []).append((n, d))
+                del data
+    print("", file=out)
+    for solver in SOLVERS:
+        a, b = exponents(rows, solver)
+        print(f"{solver:>10}: time grows as N^{a:.2f} D^{b:.2f} (least squares over the sizes it "
+              "ran)", file=out)
+    pairs = [(p, s) for p in rows for s in rows if p["solver"] == "pruning"
+             and s["solver"] == "sequential" and (p["n"], p["d"]) == (s["n"], s["d"])]
+    for p, s in pairs:
+        print(f"N={p['n']:>5} D={p['d']:>5}: sequential {p['seconds'] / s['seconds']:6.1f}x "
+              "faster", file=out)
+    if plot is not None:
+        _plot(rows, plot)
+        print(f"plot: {plot}", file=out)
+    return rows
+
+
+def _plot(rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
+    styles = {"pruning": dict(marker="o", ls="-"), "sequential": dict(marker="s", ls="--")}
+    for solver in SOLVERS:
+        mine = [r for r in rows if r["solver"] == solver]
+        for d in sorted({r["d"] for r in mine}):
+            pts = sorted((r["n"], r["seconds"]) for r in mine if r["d"] == d)
+            axes[0].plot(*zip(*pts), label=f"{solver}, D={d}", **styles[solver])
+        for n in sorted({r["n"] for r in mine}):
+            pts = sorted((r["d"], r["seconds"]) for r in mine if r["n"] == n)
+            axes[1].plot(*zip(*pts), label=f"{solver}, N={n}", **styles[solver])
+    for ax, x in zip(axes, ("N (training samples)", "D (features)")):
+        ax.set(xscale="log", yscale="log", xlabel=x, ylabel="fit time (s, one core)")
+        ax.legend(fontsize=7)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
