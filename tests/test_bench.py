@@ -118,3 +118,24 @@ def test_bench_scaling_skips_a_solver_past_its_cap():
     rows = bench.bench_scaling(ns=(60, 120), ds=(80,), seeds=(0,), cap=0.0, out=out)
     assert {(r["n"], r["solver"]) for r in rows} == {(60, "pruning"), (60, "sequential")}
     assert out.getvalue().count("skipped: took over 0 s at N=60, D=80") == 2
+
+
+def test_bench_solvers_pairs_the_two_solvers_of_a_method_per_tau_and_psi_block(smoke_spec):
+    from mccard_dist.analysis import solver_pairs
+    from mccard_dist.runner import run_serial
+    from mccard_dist.store import open_results
+
+    spec = smoke_spec("experiment.methods=[mcc_ard,mcc_ard_seq,mcc_ard_auto]",
+                      "methods.mcc_ard_seq.kernel_width=[0.3,3.0]")
+    run_serial(spec)
+    ds = open_results(spec.store.path)
+    assert solver_pairs(ds) == [("mcc_ard", "mcc_ard_seq")]
+    out = io.StringIO()
+    results = bench.compare_solvers(ds, out=out)
+    assert set(results) == {(5.0, None), (5.0, 0.0)}  # smoke's psi 0 and 0.2: the first block
+    rows = {r.metric: r for r in results[(5.0, None)]}
+    assert rows["r"].n_cells == 4 and rows["r"].n_seeds == 2
+    r = ds["r"].sel(tau=5.0)
+    assert rows["r"].diff == pytest.approx(float((r.sel(model="mcc_ard_seq")
+                                                  - r.sel(model="mcc_ard")).mean()))
+    assert "`mcc_ard_seq` vs `mcc_ard`" in out.getvalue() and "ratio" in out.getvalue()

@@ -47,6 +47,7 @@ from .compare import (
     comparison_table,
     method_comparison_markdown,
     paired_interval,
+    solver_pairs,
     width_pairs,
 )
 from .figures import (
@@ -89,6 +90,7 @@ __all__ = [
     "fig_chosen_h", "fig_cv_curves", "fig_densities", "fig_deviant_vs_proper",
     "fig_prediction", "fig_selection", "method_comparison_markdown", "method_style",
     "n_relevant", "paired_interval", "parse_cell", "report_markdown", "resolve_cell",
-    "scenario", "summarize", "summary_markdown", "summary_table", "width_pairs", "with_roles",
+    "scenario", "summarize", "summary_markdown", "summary_table", "solver_pairs", "width_pairs",
+    "with_roles",
     "write_figures", "write_report",
 ]

@@ -194,3 +194,29 @@ def width_pairs(ds) -> list[tuple[str, str]]:
                 pairs.append((b, a))
                 break
     return pairs
+
+
+#: parameters that only select or tune a solver
+_SOLVER_ONLY = ("solver", "w_steps", "init", "form")
+
+
+def solver_pairs(ds) -> list[tuple[str, str]]:
+    """``(pruning_method, sequential_method)`` pairs of the store: the same estimator, the same
+    candidates and the same parameters, the first with the pruning solver (the default) and the
+    second with ``solver: sequential`` (the pruning solver's own ``w_steps``, ``init`` and
+    ``form``, which the sequential one does not use, are left out of the comparison)."""
+    config = _config(ds).get("methods", {})
+    names = [str(m) for m in ds["model"].values]
+
+    def rest(name):
+        c = config.get(name, {})
+        params = {k: v for k, v in (c.get("params") or {}).items() if k not in _SOLVER_ONLY}
+        return (c.get("estimator"), c.get("kernel_width"), c.get("alpha_ratio"),
+                sorted(params.items()))
+
+    def solver(name):
+        return (config.get(name, {}).get("params") or {}).get("solver", "pruning")
+
+    return [(a, b) for a in names for b in names
+            if solver(a) == "pruning" and solver(b) == "sequential" and rest(a) == rest(b)]
+

@@ -9,6 +9,7 @@ Usage::
     python -m mccard_dist.bench floor [--repeats 2]
     python -m mccard_dist.bench units [--n-train 2000] [--n-features 4000] [--widths 4] [--folds 5]
     python -m mccard_dist.bench scaling [--n 300,1000,3000] [--d 1000,3000,10000] [--seeds 0]
+    python -m mccard_dist.bench solvers STORE
 
 Timings are medians over datasets on one core (BLAS threads pinned to 1, reported).
 """
@@ -24,10 +25,12 @@ from .paper import bench_paper
 from .pipeline import bench_pipeline
 from .race import replay_race
 from .scaling import bench_scaling
+from .solvers import compare_solvers
 from .units import bench_units
 
 __all__ = ["AUTO", "CURRENT", "PREVIOUS", "RACE", "bench_estimators", "bench_floor", "bench_paper",
-           "bench_pipeline", "bench_scaling", "bench_units", "main", "replay_race"]
+           "bench_pipeline", "bench_scaling", "bench_units", "compare_solvers", "main",
+           "replay_race"]
 
 
 def main(argv=None):
@@ -72,6 +75,9 @@ def main(argv=None):
     scaling.add_argument("--cap", type=float, default=120.0,
                          help="skip a solver at larger sizes once one fit took longer (s)")
     scaling.add_argument("--plot", default=None, metavar="PNG", help="log-log plot of fit time")
+    solvers = sub.add_parser("solvers", help="the sequential solver against the pruning one, "
+                                             "paired on the cells of a store holding both")
+    solvers.add_argument("store")
     args = parser.parse_args(argv)
     if args.command == "estimators":
         bench_estimators(repeats=args.repeats, n_features=args.n_features)
@@ -85,6 +91,10 @@ def main(argv=None):
                       ds=[int(v) for v in args.d.split(",")],
                       seeds=[int(v) for v in args.seeds.split(",")], cap=args.cap,
                       plot=args.plot)
+    elif args.command == "solvers":
+        from ..store import open_results
+
+        compare_solvers(open_results(args.store))
     elif args.command == "floor":
         bench_floor(repeats=args.repeats)
     elif args.command == "race":
