@@ -1,4 +1,4 @@
-"""``bench scaling``: fit time, memory and quality of the pruning and sequential solvers over N and D.
+"""``bench scaling``: fit time, memory and quality of both MCC-ARD solvers over N and D.
 
 Paper-like data (30 relevant features, psi of the training targets with Laplace outliers), one
 core, MCC-ARD with the width set inside the fit. Each (N, D) is one fresh dataset per seed;

@@ -1,4 +1,4 @@
-"""``bench solvers STORE``: the sequential solver against the pruning one, paired on a store's cells.
+"""``bench solvers STORE``: the sequential solver against the pruning one, on a store's cells.
 
 The store holds both versions of a method (e.g. ``mcc_ard`` and ``mcc_ard_seq``, the same
 candidates and CV folds: the cells pair exactly). Printed per tau and per block of psi: the mean
