@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from .config import ClusterSpec, to_plain
+from .config.cluster_rules import listens_beyond_loopback
 from .errors import ClusterError
 
 __all__ = ["BATCH_COMMANDS", "BLAS_ENV", "MALLOC_ENV", "connect", "job_script", "jobqueue_kwargs", "preflight"]
@@ -51,14 +52,19 @@ def connect(spec: ClusterSpec):
 
     if spec.kind == "local":
         options = to_plain(spec.options)
-        if spec.host is not None and not spec.host.startswith("127.") and spec.host not in (
-                "localhost", "::1"):
+        if spec.host is not None and listens_beyond_loopback(spec.host):
             log.warning("cluster.host=%s: the scheduler, nannies and workers listen beyond this "
                         "machine (TLS: only this run's processes can connect); the dashboard "
                         "follows cluster.dashboard_address", spec.host)
+        if spec.dashboard_address is not None and listens_beyond_loopback(spec.dashboard_address):
+            log.warning("cluster.dashboard_address=%s: the dashboard (no login) is open beyond "
+                        "this machine; use 127.0.0.1:0 and an SSH tunnel to keep it to yourself",
+                        spec.dashboard_address)
         with _worker_allocator_defaults():
             cluster = LocalCluster(
-                security=spec.tls is not False,  # temporary TLS certificates of this run only
+                # True: temporary TLS certificates of this run only; None: Dask's configured
+                # security (plain TCP unless the user's Dask config asks for TLS)
+                security=None if spec.tls is False else True,
                 n_workers=spec.n_workers,
                 threads_per_worker=spec.threads_per_worker,
                 processes=True,

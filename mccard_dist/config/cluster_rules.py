@@ -30,9 +30,11 @@ from .specs import (
     _CLUSTER_FIELDS,
     _KIND_FIELDS,
     _RESERVED_OPTIONS,
+    _SCHEDULER_BINDING,
     ACCEPTED_OPTIONS,
     CLUSTER_KINDS,
     CODE_OPTIONS,
+    SCHEDULER_OPTIONS,
     AdaptiveSpec,
     ClusterSpec,
 )
@@ -133,6 +135,56 @@ def _is_loopback(host: str) -> bool:
     return host in ("localhost", "::1", "[::1]") or host.startswith("127.")
 
 
+def listens_beyond_loopback(address: str) -> bool:
+    """Whether ``[scheme://]host:port`` (or a bare host) listens beyond this machine; an empty
+    host (``":8787"``) means every interface, as Dask reads it."""
+    text = str(address).split("://")[-1]
+    host = text.rpartition(":")[0] if ":" in text else text
+    return not _is_loopback(host)
+
+
+def _check_options(kind: str, options: Mapping) -> None:
+    """``cluster.options``: only the accepted names, none that the typed keys set, and nothing
+    that makes the cluster listen beyond this machine except through the typed keys."""
+    for name, value in options.items():
+        key = f"cluster.options.{name}"
+        if kind == "local" and name == "interface":
+            _fail(key, "cannot work with cluster.host (Dask takes one of them) and would listen "
+                       "on that network; set cluster.host to the interface's address instead "
+                       "(with cluster.tls=true)", value)
+        if name in _RESERVED_OPTIONS.get(kind, ()):
+            typed = f"cluster.{name}" if name in _CLUSTER_FIELDS else None
+            _fail(key, f"set {typed} instead" if typed else
+                  f"is set by mccard-dist for cluster.kind={kind}; remove it", value)
+        if name not in ACCEPTED_OPTIONS[kind]:
+            _fail(key, f"is not an accepted option of cluster.kind={kind} "
+                       f"(accepted: {', '.join(ACCEPTED_OPTIONS[kind])})", value)
+        if name == "worker_dashboard_address" and value is not None and listens_beyond_loopback(
+                value):
+            _fail(key, "must listen on this machine only, e.g. 127.0.0.1:0 (reach it through "
+                       "an SSH tunnel)", value)
+        if name in SCHEDULER_OPTIONS:
+            _check_scheduler_options(name, value)
+
+
+def _check_scheduler_options(name: str, value) -> None:
+    """The scheduler's keyword arguments: an allow-list; where it listens has typed keys."""
+    key = f"cluster.options.{name}"
+    if value is None:
+        return
+    if not isinstance(value, Mapping):
+        _fail(key, "must be a mapping", value)
+    accepted = SCHEDULER_OPTIONS[name]
+    for inner, setting in value.items():
+        typed = _SCHEDULER_BINDING[name].get(inner)
+        if typed is not None:
+            _fail(f"{key}.{inner}", f"sets where the scheduler listens; set {typed} instead",
+                  setting)
+        if inner not in accepted:
+            _fail(f"{key}.{inner}", f"is not an accepted scheduler option (accepted: "
+                                    f"{', '.join(accepted)})", setting)
+
+
 def _refuse_code_options(value, key: str) -> None:
     """Refuse option names (at any depth) and worker arguments that make Dask run given code."""
     if isinstance(value, Mapping):
@@ -208,16 +260,7 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
     if not isinstance(options, Mapping):
         _fail("cluster.options", "must be a mapping", options)
     _refuse_code_options(options, "cluster.options")
-    for name in options:
-        if name in _RESERVED_OPTIONS.get(kind, ()):
-            typed = f"cluster.{name}" if name in _CLUSTER_FIELDS else None
-            _fail(f"cluster.options.{name}",
-                  f"set {typed} instead" if typed else f"is set by mccard-dist for cluster.kind="
-                                                       f"{kind}; remove it", options[name])
-        if name not in ACCEPTED_OPTIONS[kind]:
-            _fail(f"cluster.options.{name}", f"is not an accepted option of cluster.kind={kind} "
-                                             f"(accepted: {', '.join(ACCEPTED_OPTIONS[kind])})",
-                  options[name])
+    _check_options(kind, options)
     jobqueue = _parse_jobqueue(kind, section, required) if kind in ("slurm", "pbs") else {}
     connect = {}
     if kind == "local":

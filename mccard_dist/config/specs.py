@@ -328,10 +328,12 @@ CODE_OPTIONS = ("preload", "preload_argv", "preload_nanny", "preload_nanny_argv"
                 "security", "extra_plugins")
 
 #: ``cluster.options`` each kind accepts (passed on to LocalCluster, Client or SLURMCluster /
-#: PBSCluster): settings of paths, ports, names and timeouts, none that names code to run
+#: PBSCluster): settings of paths, ports, names and timeouts, none that names code to run. Where
+#: the scheduler and workers listen comes from the typed keys (``cluster.host``,
+#: ``cluster.dashboard_address``, ``cluster.interface``), which are checked and warned about.
 ACCEPTED_OPTIONS = {
     "local": ("local_directory", "worker_dashboard_address", "scheduler_port", "silence_logs",
-              "interface", "lifetime", "lifetime_stagger", "lifetime_restart", "death_timeout",
+              "lifetime", "lifetime_stagger", "lifetime_restart", "death_timeout",
               "resources", "scheduler_sync_interval", "scheduler_kwargs"),
     "address": ("name", "direct_to_workers", "heartbeat_interval", "set_as_default"),
     "slurm": ("job_name", "local_directory", "worker_extra_args", "scheduler_options",
@@ -340,6 +342,23 @@ ACCEPTED_OPTIONS = {
 }
 ACCEPTED_OPTIONS["scheduler_file"] = ACCEPTED_OPTIONS["address"]
 ACCEPTED_OPTIONS["pbs"] = ACCEPTED_OPTIONS["slurm"]
+
+#: the keys the scheduler's own keyword arguments may hold (``cluster.options.scheduler_kwargs`` of
+#: local, ``cluster.options.scheduler_options`` of slurm / pbs): task retries and timeouts, and the
+#: scheduler's port where workers on other nodes must find it
+SCHEDULER_OPTIONS = {
+    "scheduler_kwargs": ("allowed_failures", "worker_ttl", "http_prefix"),
+    "scheduler_options": ("port", "allowed_failures", "worker_ttl", "http_prefix"),
+}
+
+#: scheduler options refused with the typed key to set instead: where the scheduler listens
+_SCHEDULER_BINDING = {
+    "scheduler_kwargs": {"host": "cluster.host", "interface": "cluster.host",
+                         "dashboard_address": "cluster.dashboard_address",
+                         "port": "cluster.options.scheduler_port"},
+    "scheduler_options": {"host": "cluster.interface", "interface": "cluster.interface",
+                          "dashboard_address": "cluster.dashboard_address"},
+}
 
 #: keyword arguments the cluster backend gets from typed fields (or sets itself): not in options
 _RESERVED_OPTIONS = {
