@@ -119,37 +119,91 @@ def _first_line(exc: BaseException) -> str:
 
 @contextlib.contextmanager
 def _connect_running(spec: ClusterSpec):
-    """A client of a running scheduler, or a :class:`ClusterError` after ``connect_timeout``."""
+    """A client of a running scheduler, or a :class:`ClusterError` after ``connect_timeout``
+    (the whole connection: the scheduler file, the handshake, the client's first exchange)."""
     from distributed import Client
+    from distributed.security import Security
 
     timeout = spec.connect_timeout_seconds
+    deadline = time.monotonic() + timeout
     options = to_plain(spec.options)
     if spec.kind == "scheduler_file":
         path = Path(spec.scheduler_file)
-        deadline = time.monotonic() + timeout
-        while not path.is_file():  # Dask would wait for the file forever
-            if time.monotonic() > deadline:
-                raise ClusterError(
-                    f"cluster.scheduler_file: {path} did not appear within {timeout:g} s; start "
-                    "the scheduler with --scheduler-file there, or raise cluster.connect_timeout")
-            time.sleep(0.1)
-        target, where = {"scheduler_file": str(path)}, f"the scheduler of {path}"
+        address = _scheduler_file_address(path, deadline, timeout)
+        target, where = {"scheduler_file": str(path)}, f"the scheduler of {path} ({address})"
     else:
+        address = spec.address
         target, where = {"address": spec.address}, f"the scheduler at {spec.address}"
+    security = Security()  # Dask's configured security, as the Client uses by default
     if spec.tls_ca_file is not None:
-        from distributed.security import Security
+        security = Security(tls_ca_file=spec.tls_ca_file, tls_client_cert=spec.tls_cert,
+                            tls_client_key=spec.tls_key, require_encryption=True)
+        options["security"] = security
 
-        options["security"] = Security(tls_ca_file=spec.tls_ca_file, tls_client_cert=spec.tls_cert,
-                                       tls_client_key=spec.tls_key, require_encryption=True)
-    try:
-        client = Client(**target, timeout=timeout, **options)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ClusterError(
+    def unreachable(exc):
+        return ClusterError(
             f"cluster.{spec.kind}: cannot reach {where} within {timeout:g} s "
-            f"({_first_line(exc)}); is it running? (cluster.connect_timeout sets the wait)"
-        ) from None
+            f"({_first_line(exc)}); is a Dask scheduler running on that port (not its "
+            "dashboard)? (cluster.connect_timeout sets the wait)")
+
+    try:
+        _check_handshake(address, deadline, security.get_connection_args("client"))
+    except Exception as exc:  # noqa: BLE001 - whatever the peer sent, it is not a scheduler
+        raise unreachable(exc) from None
+    try:
+        client = Client(**target, timeout=max(1.0, deadline - time.monotonic()), **options)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise unreachable(exc) from None
     with client:
         yield client
+
+
+def _scheduler_file_address(path: Path, deadline: float, timeout: float) -> str:
+    """The address in a scheduler file, waiting until ``deadline`` for the file to appear (Dask
+    would wait for it forever) and to hold an address (the scheduler may be writing it)."""
+    import json
+
+    while True:
+        try:
+            return str(json.loads(path.read_text())["address"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            if time.monotonic() > deadline:
+                problem = ("did not appear" if not path.is_file() else
+                           f"holds no scheduler address ({_first_line(exc)})")
+                raise ClusterError(
+                    f"cluster.scheduler_file: {path} {problem} within {timeout:g} s; start the "
+                    "scheduler with --scheduler-file there, or raise cluster.connect_timeout"
+                ) from None
+            time.sleep(0.1)
+
+
+def _check_handshake(address: str, deadline: float, connection_args: dict) -> None:
+    """Connect to ``address`` and exchange Dask's handshake before ``deadline``.
+
+    Dask bounds the TCP (and TLS) connection by its timeout but then awaits the peer's handshake
+    with no deadline, so a port that accepts and never answers as a scheduler does (an HTTP
+    server, a dashboard, a silent service) would keep a Client waiting forever. The check runs in
+    a thread of its own: the caller may be running an event loop already (a notebook).
+    """
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from distributed.comm import connect as comm_connect
+
+    seconds = max(0.1, deadline - time.monotonic())
+
+    async def handshake():
+        comm = await comm_connect(address, timeout=seconds, **connection_args)
+        await comm.close()
+
+    async def bounded():
+        try:
+            await asyncio.wait_for(handshake(), seconds)
+        except TimeoutError:
+            raise TimeoutError("no Dask handshake") from None
+
+    with ThreadPoolExecutor(1, thread_name_prefix="mccard-handshake") as pool:
+        pool.submit(asyncio.run, bounded()).result()
 
 
 #: the batch commands dask-jobqueue calls (submit, query, cancel)
