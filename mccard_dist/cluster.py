@@ -26,7 +26,8 @@ from .config import ClusterSpec, to_plain
 from .config.cluster_rules import listens_beyond_loopback
 from .errors import ClusterError
 
-__all__ = ["BATCH_COMMANDS", "BLAS_ENV", "MALLOC_ENV", "connect", "job_script", "jobqueue_kwargs", "preflight"]
+__all__ = ["BATCH_COMMANDS", "BLAS_ENV", "MALLOC_ENV", "Completed", "broadcast", "connect",
+           "job_script", "jobqueue_kwargs", "preflight"]
 
 log = logging.getLogger(__name__)
 
@@ -206,6 +207,75 @@ def _check_handshake(address: str, deadline: float, connection_args: dict) -> No
         pool.submit(asyncio.run, bounded()).result()
 
 
+# -- waiting for tasks: never on a cluster without workers -----------------------------------------
+def _no_workers(spec: ClusterSpec, waiting: str) -> ClusterError:
+    return ClusterError(
+        f"no workers for {spec.no_worker_timeout} (cluster.no_worker_timeout) while {waiting}: "
+        "check that the workers start and reach the scheduler (their logs, the batch jobs), or "
+        "raise cluster.no_worker_timeout")
+
+
+class Completed:
+    """Futures in the order they finish, as :class:`distributed.as_completed` (``add`` them,
+    iterate); but once the cluster has had no worker for ``spec.no_worker_timeout`` while some are
+    unfinished, the iteration raises a :class:`ClusterError` instead of waiting forever.
+
+    The wait for the next future returns as soon as one finishes; only after a few seconds
+    without any (``check_every``) is the scheduler asked how many workers it has.
+    """
+
+    def __init__(self, client, spec: ClusterSpec, check_every: float = 2.0):
+        import queue
+
+        self._client = client
+        self._spec = spec
+        self._limit = spec.no_worker_timeout_seconds
+        self._check_every = max(0.25, min(check_every, self._limit / 2))
+        self._finished = queue.SimpleQueue()  # filled by Dask's callback thread
+        self._n_pending = 0  # added and not yet yielded
+        self._idle_since = None  # when the cluster was first seen without workers
+
+    def add(self, future) -> None:
+        self._n_pending += 1
+        future.add_done_callback(self._finished.put)  # finished, failed or cancelled
+
+    def __iter__(self):
+        import queue
+
+        while self._n_pending:
+            try:
+                future = self._finished.get(timeout=self._check_every)
+            except queue.Empty:
+                self._check_workers()
+                continue
+            self._n_pending -= 1
+            self._idle_since = None
+            yield future
+
+    def _check_workers(self) -> None:
+        try:
+            n_workers = len(self._client.nthreads())
+        except OSError:  # the scheduler is gone: no workers either
+            n_workers = 0
+        now = time.monotonic()
+        if n_workers:
+            self._idle_since = None
+        elif self._idle_since is None:
+            self._idle_since = now
+        elif now - self._idle_since >= self._limit:
+            raise _no_workers(self._spec, f"{self._n_pending} task(s) wait")
+
+
+def broadcast(client, data, spec: ClusterSpec):
+    """``data`` scattered to every worker (workers that join later fetch it from a peer); the
+    scheduler waits ``spec.no_worker_timeout`` for a first worker."""
+    try:
+        return client.scatter(data, broadcast=True, hash=False,
+                              timeout=spec.no_worker_timeout_seconds)
+    except TimeoutError:
+        raise _no_workers(spec, "the data waits to be sent to them") from None
+
+
 #: the batch commands dask-jobqueue calls (submit, query, cancel)
 BATCH_COMMANDS = {"slurm": ("sbatch", "squeue", "scancel"), "pbs": ("qsub", "qstat", "qdel")}
 
@@ -356,24 +426,30 @@ def _jobqueue_client(spec: ClusterSpec):
                  spec.walltime, cluster.dashboard_link)
         log.debug("worker job script:\n%s", cluster.job_script())
         with Client(cluster) as client:
-            _wait_for_workers(client, cluster, expected, spec.kind)
+            _wait_for_workers(client, cluster, expected, spec)
             yield client
     finally:
         cluster.close()
 
 
-def _wait_for_workers(client, cluster, expected: int, kind: str) -> None:
-    """Block until ``expected`` workers are connected, logging every minute while jobs queue."""
+def _wait_for_workers(client, cluster, expected: int, spec: ClusterSpec) -> None:
+    """Block until ``expected`` workers are connected, logging every minute while jobs queue; a
+    :class:`ClusterError` if none has connected after ``spec.no_worker_timeout``."""
     if expected <= 0:
         return
-    query = "squeue --me" if kind == "slurm" else "qstat -u $USER"
+    query = "squeue --me" if spec.kind == "slurm" else "qstat -u $USER"
+    deadline = time.monotonic() + spec.no_worker_timeout_seconds
     while True:
         try:
-            client.wait_for_workers(expected, timeout=_WAIT_LOG_INTERVAL)
+            client.wait_for_workers(expected, timeout=max(
+                1.0, min(_WAIT_LOG_INTERVAL, deadline - time.monotonic())))
             return
         except TimeoutError:
+            connected = len(client.nthreads())
             jobs = sorted(str(job.job_id) for job in cluster.workers.values()
                           if getattr(job, "job_id", None))
+            if not connected and time.monotonic() >= deadline:
+                raise _no_workers(spec, f"batch jobs {shlex.join(jobs) or 'none'} were queued "
+                                        f"(`{query}`)") from None
             log.warning("waiting for %d worker(s), %d connected; batch jobs %s (check with `%s`)",
-                        expected, len(client.scheduler_info().get("workers", {})),
-                        shlex.join(jobs) or "not yet submitted", query)
+                        expected, connected, shlex.join(jobs) or "not yet submitted", query)

@@ -6,7 +6,8 @@ flight), so the driver's memory and the scheduler's graph stay flat however larg
 finished block is written to the store by the driver (the only writer) as soon as it arrives. A fit
 that raises inside a block is recorded by the task as a failed cell; a block that cannot finish at
 all (its workers lost more often than ``run.retries``) stays pending and is reported, so a rerun of
-the same command resumes it.
+the same command resumes it. A cluster left with no worker for ``cluster.no_worker_timeout`` while
+tasks wait ends the run as failed rather than waiting forever.
 
 With ``run.unit=fit`` (or ``auto`` with few cells per worker) the tasks are single K-fold fits
 instead, so the CV of a few large cells spreads over every worker; a cell's choice and final fit
@@ -33,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cluster import connect, preflight
+from .cluster import Completed, broadcast, connect, preflight
 from .config import FIT_UNIT_CELLS_PER_WORKER, ExperimentSpec
 from .errors import StoreAccessError
 from .grid import cell_block, cv_candidates, grid_hash, make_blocks
@@ -135,7 +136,12 @@ def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunRep
     context = contextlib.nullcontext(client) if client is not None else connect(spec.cluster)
     with _signals_interrupt(), context as client:
         if store is None:  # created once the cluster is up: a failed start leaves nothing behind
-            store = ResultsStore.open_or_create(spec)
+            import dask
+
+            # the template's few computed values are made here, not by the cluster's workers
+            # (the client is Dask's default scheduler now, and may have no worker yet)
+            with dask.config.set(scheduler="synchronous"):
+                store = ResultsStore.open_or_create(spec)
             lock.hold_store()
         index = store.start_run(_now())
         ended = "interrupted"
@@ -204,8 +210,11 @@ def resolve_unit(spec: ExperimentSpec, n_cells: int, n_workers: int) -> str:
 def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress):
     log.info("Dask dashboard: %s", client.dashboard_link)
     # workers connected now, or the cluster's target (batch-job and adaptive workers join later)
-    n_workers = max(1, len(client.scheduler_info().get("workers", {})),
-                    spec.cluster.target_workers or 0)
+    connected = len(client.scheduler_info().get("workers", {}))
+    if not connected:
+        log.warning("the scheduler has no worker yet; the run fails if none joins within %s "
+                    "(cluster.no_worker_timeout)", spec.cluster.no_worker_timeout)
+    n_workers = max(1, connected, spec.cluster.target_workers or 0)
     max_in_flight = max(1, spec.run.blocks_per_worker * n_workers)
     token = f"{grid_hash(spec)[:8]}-{uuid.uuid4().hex[:6]}"
     # The arrays of a data file go to the workers once, not with every task, and workers never
@@ -213,7 +222,7 @@ def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress
     # from a peer.
     source = spec.data.load_source()
     if source is not None:
-        source = client.scatter(source, broadcast=True, hash=False)
+        source = broadcast(client, source, spec.cluster)
     n_cells = sum(len(b) for b in blocks)
     report.unit = resolve_unit(spec, n_cells, n_workers)
     log.info("unit of work: %s (%d cells, %d workers)", report.unit, n_cells, n_workers)
@@ -224,11 +233,9 @@ def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress
 
 def _drive_blocks(spec, client, store, blocks, report, stop_after_blocks, show_progress, source,
                   max_in_flight, token):
-    from distributed import as_completed
-
     queue = iter(blocks)
     in_flight = {}
-    futures = as_completed()
+    futures = Completed(client, spec.cluster)  # ends after cluster.no_worker_timeout idle
 
     def submit_next() -> bool:
         block = next(queue, None)
@@ -275,8 +282,6 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
     ``max_in_flight`` at a time); once a cell's fits are in, its choice and final fit run as one
     more task, ahead of the queued fits, and the finished cell is written on its own (so resuming
     stays at cell level: a cell is done only once its record is written)."""
-    from distributed import as_completed
-
     cells = [cell for block in blocks for cell in block.cells]
     n_candidates = {c.key: len(cv_candidates(spec.method(c.method))) for c in cells}
     scores = {c.key: np.full((n_candidates[c.key], spec.cv.n_folds), np.nan) for c in cells}
@@ -287,7 +292,7 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
     # fits in cell order; a cell without candidates goes straight to its final fit
     queue = _fit_queue(spec, cells, n_candidates)
     in_flight = {}
-    futures = as_completed()
+    futures = Completed(client, spec.cluster)  # ends after cluster.no_worker_timeout idle
 
     def submit(item, queued=True):
         kind, cell = item[0], item[1]

@@ -286,6 +286,12 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
     if kind in ("address", "scheduler_file") and section.get("connect_timeout") is not None:
         connect["connect_timeout"] = _as_duration("cluster.connect_timeout",
                                                   section["connect_timeout"])
+    if section.get("no_worker_timeout") is not None:  # None: the kind's default
+        connect["no_worker_timeout"] = _as_duration("cluster.no_worker_timeout",
+                                                    section["no_worker_timeout"])
+        if _duration_seconds(connect["no_worker_timeout"]) < 1:
+            _fail("cluster.no_worker_timeout", 'must be at least 1 s, e.g. "5m"',
+                  section["no_worker_timeout"])
     return ClusterSpec(
         kind=kind,
         n_workers=n_workers,

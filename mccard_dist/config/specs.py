@@ -224,6 +224,9 @@ class ClusterSpec:
       nodes (None: the driver's interpreter); the scheduler's ``dashboard_address``; ``pbs`` also
       ``resource_spec`` (the ``-l`` resource string, None: dask-jobqueue's ``select=1:ncpus=..:mem=..``).
 
+    Every kind: ``no_worker_timeout``, how long the run may go on with no worker while tasks wait
+    before it ends as failed (None: :data:`NO_WORKER_TIMEOUTS` of the kind, filled in on creation).
+
     ``options`` holds any further keyword arguments for the backend. Durations are kept as written
     (``"55m"``, ``"01:00:00"``); the ``*_seconds`` properties convert them.
     """
@@ -258,6 +261,16 @@ class ClusterSpec:
     tls_ca_file: str | None = None
     tls_cert: str | None = None
     tls_key: str | None = None
+    no_worker_timeout: str | None = None
+
+    def __post_init__(self):
+        if self.no_worker_timeout is None:
+            object.__setattr__(self, "no_worker_timeout", NO_WORKER_TIMEOUTS.get(self.kind, "5m"))
+
+    @property
+    def no_worker_timeout_seconds(self) -> float:
+        """How long the run may have no worker while tasks wait before it fails."""
+        return _duration_seconds(self.no_worker_timeout)
 
     @property
     def connect_timeout_seconds(self) -> float:
@@ -302,20 +315,28 @@ _CLUSTER_FIELDS = ("kind", "n_workers", "threads_per_worker", "memory_limit", "h
                    "memory", "walltime", "queue", "account", "interface", "log_directory",
                    "job_extra_directives", "job_script_prologue", "resource_spec", "n_jobs",
                    "adaptive", "worker_lifetime", "lifetime_stagger", "python", "connect_timeout",
-                   "tls", "tls_ca_file", "tls_cert", "tls_key", "options")
+                   "tls", "tls_ca_file", "tls_cert", "tls_key", "no_worker_timeout", "options")
+
+#: ``no_worker_timeout`` by kind when not given. Local and self-started workers connect within
+#: seconds, so minutes without any mean they are gone; batch-job workers first wait in the queue
+#: (at the start, and when retired or adaptive workers' new jobs are submitted): an hour.
+NO_WORKER_TIMEOUTS = {"local": "5m", "address": "5m", "scheduler_file": "5m", "slurm": "1h",
+                      "pbs": "1h"}
 
 #: settings of the dask-jobqueue kinds (slurm, pbs)
 _JOBQUEUE_FIELDS = ("cores", "processes", "memory", "walltime", "queue", "account", "interface",
                     "log_directory", "job_extra_directives", "job_script_prologue", "n_jobs",
                     "adaptive", "worker_lifetime", "lifetime_stagger", "python",
-                    "dashboard_address")
+                    "dashboard_address", "no_worker_timeout")
 
 #: the fields each cluster kind reads (besides kind and options); others must stay unset
 _KIND_FIELDS = {
     "local": ("n_workers", "threads_per_worker", "memory_limit", "host", "dashboard_address",
-              "tls"),
-    "address": ("address", "connect_timeout", "tls_ca_file", "tls_cert", "tls_key"),
-    "scheduler_file": ("scheduler_file", "connect_timeout", "tls_ca_file", "tls_cert", "tls_key"),
+              "tls", "no_worker_timeout"),
+    "address": ("address", "connect_timeout", "tls_ca_file", "tls_cert", "tls_key",
+                "no_worker_timeout"),
+    "scheduler_file": ("scheduler_file", "connect_timeout", "tls_ca_file", "tls_cert", "tls_key",
+                       "no_worker_timeout"),
     "slurm": _JOBQUEUE_FIELDS,
     "pbs": _JOBQUEUE_FIELDS + ("resource_spec",),
 }
