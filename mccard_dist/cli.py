@@ -66,15 +66,14 @@ def _main(cfg) -> None:
 
     # Dask's own INFO chatter (connections, nannies) stays out of the run log
     logging.getLogger("distributed").setLevel(logging.WARNING)
+    spec = None
     try:
         spec = from_dictconfig(cfg)  # names the bad key, before any cluster starts
         report = run_from_spec(spec)
     except UsageError as exc:
         raise SystemExit(f"error: {exc}") from None
     except KeyboardInterrupt as exc:
-        why = f" ({exc})" if str(exc) else ""
-        raise SystemExit(f"interrupted{why}: finished blocks are in the store; rerun the same "
-                         "command to resume") from None
+        raise SystemExit(_interrupted(spec, exc)) from None
     except Exception:
         log.exception("unexpected error")
         raise SystemExit(f"error: {BUG_HINT}") from None
@@ -82,6 +81,18 @@ def _main(cfg) -> None:
         raise SystemExit(f"{len(report.block_errors)} block(s) did not finish; rerun the same "
                          "command to resume")
     return str(Path(report.store_path).resolve())
+
+
+def _interrupted(spec, exc: BaseException) -> str:
+    """The line an interrupted run ends with: what the store holds, if there is one yet."""
+    from .store import store_path
+
+    why = f" ({exc})" if str(exc) else ""
+    if spec is not None and store_path(spec).exists():
+        return (f"interrupted{why}: finished blocks are in the store; rerun the same command to "
+                "resume")
+    return (f"interrupted{why} before the store was created: nothing was written; rerun the "
+            "same command to start")
 
 
 try:

@@ -61,7 +61,7 @@ def connect(spec: ClusterSpec):
             log.warning("cluster.dashboard_address=%s: the dashboard (no login) is open beyond "
                         "this machine; use 127.0.0.1:0 and an SSH tunnel to keep it to yourself",
                         spec.dashboard_address)
-        with _worker_allocator_defaults():
+        with _worker_allocator_defaults(), _started_whole():
             cluster = LocalCluster(
                 # True: temporary TLS certificates of this run only; None: Dask's configured
                 # security (plain TCP unless the user's Dask config asks for TLS)
@@ -75,6 +75,7 @@ def connect(spec: ClusterSpec):
                 env=dict(BLAS_ENV),
                 **options,
             )
+        with _worker_allocator_defaults():
             try:
                 with Client(cluster) as client:
                     yield client
@@ -89,6 +90,29 @@ def connect(spec: ClusterSpec):
     else:
         raise ValueError(f"cluster.kind {spec.kind!r} is not supported by this version "
                          "(use local, address, scheduler_file, slurm or pbs)")
+
+
+@contextlib.contextmanager
+def _started_whole():
+    """A local cluster that fails to start (a worker process killed or out of memory while it
+    starts, an interrupt) is closed here, quietly, and the failure reported in one line; left
+    half-started, Dask's exit handler would fail on it with a traceback."""
+    from distributed.deploy.spec import SpecCluster
+
+    before = set(SpecCluster._instances)
+    try:
+        yield
+    except BaseException as exc:
+        for cluster in set(SpecCluster._instances) - before:
+            with contextlib.suppress(BaseException):
+                cluster.close(timeout=10)
+            SpecCluster._instances.discard(cluster)
+        if isinstance(exc, (KeyboardInterrupt, ClusterError)):
+            raise
+        raise ClusterError(
+            f"cluster=local: the local cluster did not start ({type(exc).__name__}: "
+            f"{_first_line(exc)}); a worker process died while it started: check the free "
+            "memory against cluster.n_workers x cluster.memory_limit, and try again") from None
 
 
 @contextlib.contextmanager

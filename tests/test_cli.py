@@ -102,3 +102,41 @@ def test_alo_with_ard_methods_warns_before_running(compose, tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="mccard_dist"):
         cli.run_from_spec(spec)
     assert any("cv.scheme=alo with mcc_ard" in r.getMessage() for r in caplog.records)
+
+
+def test_sigterm_while_the_cluster_starts_says_nothing_was_written(tmp_path):
+    import os
+    import signal
+    import time
+
+    store = tmp_path / "s.zarr"
+    proc = subprocess.Popen([sys.executable, "-m", "mccard_dist.cli", "experiment=smoke",
+                             f"store.path={store}", "run.progress=false", "cluster.n_workers=2"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    lines = []
+    for line in proc.stdout:  # the run logs this line just before it starts the cluster ...
+        lines.append(line)
+        if "cells to run in" in line:
+            time.sleep(0.5)  # ... which takes seconds: the signal comes while it starts
+            os.kill(proc.pid, signal.SIGTERM)
+            break
+    rest, _ = proc.communicate(timeout=120)
+    output = "".join(lines) + rest
+    assert proc.returncode != 0
+    assert output.strip().splitlines()[-1] == (
+        "interrupted (signal SIGTERM) before the store was created: nothing was written; rerun "
+        "the same command to start"), output
+    assert "Traceback" not in output and not store.exists()
+
+
+def test_the_interrupted_line_says_what_the_store_holds(smoke_spec):
+    from mccard_dist.cli import _interrupted
+    from mccard_dist.runner import run_serial
+
+    spec = smoke_spec("experiment.methods=[ls_ard]")
+    assert "before the store was created" in _interrupted(spec, KeyboardInterrupt())
+    run_serial(spec)
+    assert _interrupted(spec, KeyboardInterrupt("signal SIGTERM")) == (
+        "interrupted (signal SIGTERM): finished blocks are in the store; rerun the same command "
+        "to resume")
