@@ -209,14 +209,28 @@ def run() -> None:
     if not CONFIG_DIR.is_dir():
         sys.exit(f"config directory {CONFIG_DIR} not found; set MCCARD_CONFIG_DIR to the "
                  "project's conf/ directory")
-    if get_args_parser().parse_args(sys.argv[1:]).help:  # also abbreviated, as Hydra reads it
+    # as Hydra reads it (abbreviations too), and its flags also after the overrides
+    args = get_args_parser().parse_intermixed_args(sys.argv[1:])
+    if args.help:
         print(help_text(CONFIG_DIR))
         return
     problem = check_overrides(sys.argv[1:], CONFIG_DIR)
     if problem is not None:
         sys.exit(f"error: {problem}")
+    sys.argv[1:] = _flags_first(sys.argv[1:], args.overrides)  # the order Hydra's parser takes
     main = hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")(_main)
     main()
+
+
+def _flags_first(argv: list[str], overrides: list[str]) -> list[str]:
+    """``argv`` with its flags (and their values) first and its ``overrides`` last, in order."""
+    flags, ordered, left = [], [], list(overrides)
+    for token in argv:
+        if left and token == left[0]:
+            ordered.append(left.pop(0))
+        else:
+            flags.append(token)
+    return flags + ordered
 
 
 def _open_store(path):

@@ -221,7 +221,8 @@ def check_overrides(args, config_dir: Path = CONFIG_DIR) -> str | None:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    cli_args = get_args_parser().parse_args(args)  # as Hydra's main reads it (abbreviations too)
+    # as Hydra's main reads it (abbreviations too), flags also after the overrides
+    cli_args = get_args_parser().parse_intermixed_args(args)
     trusted = os.environ.get(TRUST_ENV) == "1"
     other_configs = (cli_args.config_dir, cli_args.config_path, cli_args.config_name,
                      cli_args.experimental_rerun)

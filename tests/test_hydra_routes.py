@@ -241,3 +241,12 @@ def test_mccard_config_dir_on_the_command_line(tmp_path):
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "name: smoke" in proc.stdout
+
+
+def test_hydra_gets_its_flags_before_the_overrides():
+    from mccard_dist.cli import _flags_first
+
+    argv = ["experiment=smoke", "-m", "data.n_features=20,30", "--cfg", "job", "run.progress=false"]
+    assert _flags_first(argv, ["experiment=smoke", "data.n_features=20,30",
+                               "run.progress=false"]) == [
+        "-m", "--cfg", "job", "experiment=smoke", "data.n_features=20,30", "run.progress=false"]
