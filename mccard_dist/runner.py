@@ -136,12 +136,7 @@ def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunRep
     context = contextlib.nullcontext(client) if client is not None else connect(spec.cluster)
     with _signals_interrupt(), context as client:
         if store is None:  # created once the cluster is up: a failed start leaves nothing behind
-            import dask
-
-            # the template's few computed values are made here, not by the cluster's workers
-            # (the client is Dask's default scheduler now, and may have no worker yet)
-            with dask.config.set(scheduler="synchronous"):
-                store = ResultsStore.open_or_create(spec)
+            store = ResultsStore.open_or_create(spec)
             lock.hold_store()
         index = store.start_run(_now())
         ended = "interrupted"

@@ -110,6 +110,15 @@ def package_versions() -> dict:
     return out
 
 
+def _here():
+    """Dask's synchronous scheduler: the template's few computed values are made in this process,
+    never sent to a cluster whose client is the default scheduler (and which may have no worker
+    yet)."""
+    import dask
+
+    return dask.config.set(scheduler="synchronous")
+
+
 def _consolidate(path: Path) -> None:
     """Rebuild ``.zmetadata`` from the arrays' own metadata. The driver's lock file inside the
     store (:data:`mccard_dist.lock.INNER_LOCK`) is no zarr object: zarr's warning about it is
@@ -161,7 +170,8 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec, group) -> list[str
             var = var.drop_vars([c for c in var.coords if c != stored])
             var.attrs = {}
             part = Path(tmp, stored + ".zarr")
-            var.to_zarr(str(part), compute=False, zarr_format=2, consolidated=False)
+            with _here():
+                var.to_zarr(str(part), compute=False, zarr_format=2, consolidated=False)
             shutil.rmtree(path / stored, ignore_errors=True)
             if stored in template.data_vars:  # metadata only: its chunks count as lost
                 (path / stored).mkdir()
@@ -270,7 +280,9 @@ class ResultsStore:
                 import shutil
 
                 shutil.rmtree(tmp)
-            _template(spec).to_zarr(str(tmp), compute=False, zarr_format=2, consolidated=True)
+            with _here():
+                _template(spec).to_zarr(str(tmp), compute=False, zarr_format=2,
+                                        consolidated=True)
             tmp.rename(path)  # a store appears whole or not at all
             log.info("created results store %s", path)
         return cls(path, spec)
