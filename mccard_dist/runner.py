@@ -138,26 +138,16 @@ def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunRep
         if store is None:  # created once the cluster is up: a failed start leaves nothing behind
             store = ResultsStore.open_or_create(spec)
             lock.hold_store()
-        index = store.start_run(_now())
-        ended = "interrupted"
-        try:
+        with _recorded(store, report, start) as outcome:
             _drive(spec, client, store, blocks, report, stop_after_blocks,
                    spec.run.progress if progress is None else progress)
             if report.stopped_early:
-                ended = "stopped early"
+                outcome["ended"] = "stopped early"
             elif report.block_errors:
-                ended = f"finished with {len(report.block_errors)} block(s) left pending"
+                outcome["ended"] = (f"finished with {len(report.block_errors)} block(s) left "
+                                    "pending")
             else:
-                ended = "finished"
-        except KeyboardInterrupt as exc:
-            ended = f"interrupted ({exc})" if str(exc) else "interrupted"
-            raise
-        except Exception as exc:
-            ended = _failed(exc)
-            raise
-        finally:
-            report.seconds = time.perf_counter() - start
-            _end_run(store, index, report, ended)
+                outcome["ended"] = "finished"
     for key, message in report.block_errors:
         log.error("block %s did not finish (%s); its cells stay pending: rerun to resume", key,
                   message)
@@ -384,32 +374,39 @@ def _run_serial_locked(spec, store_path, lock) -> RunReport:
     report = RunReport(store.path, len(all_cells(spec)), len(pending))
     blocks = make_blocks(spec, pending)
     report.n_blocks = len(blocks)
-    index = store.start_run(_now())
-    ended = "interrupted"
-    try:
+    with _recorded(store, report, start) as outcome:
         source = spec.data.load_source()
         for block in blocks:
             results = run_block(spec, block, source)
             store.write_block(block, results)
             report.n_blocks_written += 1
             report.n_failed_cells += sum(r.status == STATUS_FAILED for r in results)
-        ended = "finished (serial)"
-    except Exception as exc:
-        ended = _failed(exc)
-        raise
-    finally:
-        report.seconds = time.perf_counter() - start
-        _end_run(store, index, report, ended)
+        outcome["ended"] = "finished (serial)"
     return report
 
 
-def _end_run(store, index: int, report: RunReport, ended: str) -> None:
-    """Record how the run ended; a store that can no longer be written (the error that stopped
-    the run, often) leaves the record ``running``, counted by the next run."""
+@contextlib.contextmanager
+def _recorded(store, report: RunReport, start: float):
+    """The run's record in the store: started on entry, ended on exit with what the body put in
+    ``outcome["ended"]``, or as its exception says (interrupted, failed: <first line>). A store
+    that can no longer be written (often the error that stopped the run) leaves the record
+    ``running``, and the next run counts it."""
+    index = store.start_run(_now())
+    outcome = {"ended": "interrupted"}
     try:
-        store.end_run(index, _now(), report.n_blocks_written, ended)
-    except StoreAccessError as exc:
-        log.warning("the run's end could not be recorded: %s", exc)
+        yield outcome
+    except KeyboardInterrupt as exc:
+        outcome["ended"] = f"interrupted ({exc})" if str(exc) else "interrupted"
+        raise
+    except Exception as exc:
+        outcome["ended"] = _failed(exc)
+        raise
+    finally:
+        report.seconds = time.perf_counter() - start
+        try:
+            store.end_run(index, _now(), report.n_blocks_written, outcome["ended"])
+        except StoreAccessError as exc:
+            log.warning("the run's end could not be recorded: %s", exc)
 
 
 def _failed(exc: BaseException) -> str:
