@@ -78,23 +78,22 @@ def test_a_dashboard_beyond_loopback_is_warned_about(configs, monkeypatch, caplo
 
     from mccard_dist.cluster import connect
 
-    class Stop(Exception):
-        pass
+    from mccard_dist.errors import ClusterError
 
     def no_cluster(**kwargs):  # the warning comes before the cluster starts
-        raise Stop
+        raise RuntimeError("not started here")
 
     monkeypatch.setattr(distributed, "LocalCluster", no_cluster)
     d = configs("local")
     d["cluster"]["dashboard_address"] = ":8787"
     spec = spec_from_dict(d)
-    with caplog.at_level(logging.WARNING, logger="mccard_dist"), pytest.raises(Stop), connect(
+    with caplog.at_level(logging.WARNING, logger="mccard_dist"), pytest.raises(ClusterError), connect(
             spec.cluster):
         pass
     assert "cluster.dashboard_address=:8787" in caplog.text
     caplog.clear()
     d["cluster"]["dashboard_address"] = "127.0.0.1:0"
-    with caplog.at_level(logging.WARNING, logger="mccard_dist"), pytest.raises(Stop), connect(
+    with caplog.at_level(logging.WARNING, logger="mccard_dist"), pytest.raises(ClusterError), connect(
             spec_from_dict(d).cluster):
         pass
     assert "dashboard" not in caplog.text
