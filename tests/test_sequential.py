@@ -184,3 +184,31 @@ def test_d_far_above_n_converges_and_finds_the_features():
             model = MCCARDRegressor(kernel_width="auto", solver="sequential").fit(
                 data.X_train, data.y_train)
         assert (model.active_ & (data.coef_true != 0)).sum() >= 27
+
+
+def test_a_relevance_whose_optimum_reaches_the_threshold_prunes_its_feature():
+    X, t, beta = problem(seed=4)
+    engine = SequentialARD(X, fit_intercept=True, relevance_max=1e12)
+    engine.set_precisions(beta, t)
+    engine.run(1000, 1e-9)
+    optimum = engine._inside(capped=False)
+    weakest = int(np.argmax(optimum))
+    engine.relevance_max = float(optimum[weakest]) * 0.9  # now above the threshold
+    feature = int(engine.active[weakest])
+    engine.run(1000, 1e-9)
+    assert feature not in engine.active
+    assert np.all(engine._inside(capped=False) < engine.relevance_max)
+
+
+def test_a_column_the_intercept_explains_and_weightless_samples_do_no_harm():
+    X, t, _ = problem(seed=5)
+    X[:, 2] = 3.7  # constant: the intercept explains it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow or invalid-value warning either
+        model = MCCARDRegressor(kernel_width=0.5, solver="sequential").fit(X, t)
+    assert not model.active_[2] and model.active_[[0, 1, 3]].all()
+    rng = np.random.default_rng(0)
+    with pytest.warns(Warning, match="zero weight"):  # every residual far beyond the width
+        model = MCCARDRegressor(kernel_width=1e-300, solver="sequential").fit(
+            X, 1e160 * rng.normal(size=len(t)))
+    assert not model.active_.any()

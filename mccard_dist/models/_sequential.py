@@ -77,6 +77,7 @@ class SequentialARD:
         self.relevance_max = relevance_max
         self.active = np.empty(0, dtype=np.intp)
         self.relevance = np.empty(0)
+        self.sigma, self.mu = np.zeros((0, 0)), np.zeros(0)
         self._beta = None
 
     # -- the precisions and what depends on them ----------------------------------------------
@@ -149,7 +150,9 @@ class SequentialARD:
         # outside the model (s = S, q = Q): add where q^2 > s
         s_out = np.maximum(S, tiny)
         theta = np.square(Q) - s_out
-        add = theta > 0.0
+        # a column the model already explains (S ~ 0 by rounding, e.g. a constant one next to
+        # the intercept) has no information to add
+        add = (theta > 0.0) & (S > 1e-10 * self._d)
         add[self.active] = False
         ratio = np.square(Q[add]) / s_out[add]
         gain[add] = ratio - 1.0 - np.log(ratio)
@@ -173,6 +176,7 @@ class SequentialARD:
             g[~np.isfinite(g)] = -np.inf
             gain[self.active] = g
             new[self.active] = a_new
+        gain[~np.isfinite(gain)] = -np.inf
         return gain, new
 
     def _take(self, d: int, a_new: float) -> None:
@@ -231,9 +235,10 @@ class SequentialARD:
             self.active = np.append(self.active, d)
             self.relevance = np.append(self.relevance, a_new)
 
-    def _inside(self):
+    def _inside(self, capped: bool = True):
         """The relevance that maximises the evidence in each active feature alone (``inf``: it
-        leaves the model), from the active set's posterior only."""
+        leaves the model; with ``capped``, also where it reaches ``relevance_max``), from the
+        active set's posterior only."""
         k = self.active.size
         tiny = np.finfo(float).tiny
         a = self.relevance
@@ -244,7 +249,8 @@ class SequentialARD:
         a_new = np.full(k, np.inf)
         stay = th > 0.0
         a_new[stay] = np.square(s_in[stay]) / th[stay]
-        a_new[a_new >= self.relevance_max] = np.inf
+        if capped:
+            a_new[a_new >= self.relevance_max] = np.inf
         return a_new
 
     def _state(self):
@@ -291,6 +297,13 @@ class SequentialARD:
         barred = np.zeros(self.X.shape[1], dtype=bool)
         updates = 0
         for n_steps in range(max_steps + 1):
+            if n_steps < max_steps and self.active.size:
+                # a relevance whose optimum reaches relevance_max prunes its feature, whatever
+                # the evidence says of deleting it at its current value (the pruning rule)
+                over = np.flatnonzero(self._inside(capped=False) >= self.relevance_max)
+                if over.size:
+                    self._take(int(self.active[over[0]]), np.inf)
+                    continue
             gain, new = self._actions()
             gain[barred] = -np.inf
             useful = gain > _MIN_GAIN
@@ -329,7 +342,7 @@ class SequentialARD:
 
     @property
     def intercept(self) -> float:
-        return float(self.mu[-1]) if self.fit_intercept else 0.0
+        return float(self.mu[-1]) if self.fit_intercept and self.mu.size else 0.0
 
     def residuals(self) -> np.ndarray:
         return self._t - self.intercept - self.X[:, self.active] @ self.coef
