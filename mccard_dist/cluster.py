@@ -111,8 +111,9 @@ def _started_whole():
             raise
         raise ClusterError(
             f"cluster=local: the local cluster did not start ({type(exc).__name__}: "
-            f"{_first_line(exc)}); a worker process died while it started: check the free "
-            "memory against cluster.n_workers x cluster.memory_limit, and try again") from None
+            f"{_first_line(exc)}); check cluster.host and cluster.dashboard_address (a port in "
+            "use), and the free memory against cluster.n_workers x cluster.memory_limit (a "
+            "worker process that died while it started)") from None
 
 
 @contextlib.contextmanager

@@ -86,14 +86,16 @@ def _separator(path: Path, name: str) -> str:
 
 def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int],
                      full: bool = False,
-                     required: tuple[str, ...] = done_cell_values(True)) -> list[str]:
+                     required: tuple[str, ...] = done_cell_values(True),
+                     lost: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """Check every chunk of the store at ``path`` (an open zarr group) and repair what was lost.
 
     ``methods``: the names along ``model``; ``cv_methods``: indices of the methods that write
     ``cv_score``; ``full``: also decompress every chunk of ``cv_score`` and ``coef`` holding
     finished cells (slower: they are most of the store); ``required``: the per-cell variables
     every done cell has (:func:`~mccard_dist.records.done_cell_values`: the selection counts only
-    for data with true coefficients), so a done cell without one of them was lost. Returns one
+    for data with true coefficients), so a done cell without one of them was lost; ``lost``:
+    variables whose every chunk is gone (their folder was recreated empty). Returns one
     message per problem found (empty if the store is whole); each is also logged as a warning.
     """
     path = Path(path)
@@ -168,7 +170,7 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
                 continue
             file = _chunk_file(path, name, idx, separator)
             if not file.exists():
-                if every_chunk or (name in required and done[region].any()):
+                if every_chunk or name in lost or (name in required and done[region].any()):
                     reset[damaged(name, idx, region, "is missing")] = True
                 continue
             try:

@@ -59,6 +59,7 @@ class RunReport:
     n_pending_before: int
     n_blocks: int = 0
     n_blocks_written: int = 0
+    n_cells_written: int = 0
     n_failed_cells: int = 0
     block_errors: list = field(default_factory=list)
     seconds: float = 0.0
@@ -247,6 +248,7 @@ def _drive_blocks(spec, client, store, blocks, report, stop_after_blocks, show_p
             else:
                 store.write_block(block, results)
                 report.n_blocks_written += 1
+                report.n_cells_written += len(results)
                 report.n_failed_cells += sum(r.status == STATUS_FAILED for r in results)
                 n_cells_done += len(results)
             future.release()
@@ -331,6 +333,7 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
                 elif kind == "finish":
                     store.write_block(cell_block(cell), [result])
                     report.n_blocks_written += 1
+                    report.n_cells_written += 1
                     report.n_failed_cells += int(result.status == STATUS_FAILED)
                     n_cells_done += 1
                     bar.update(1)
@@ -380,6 +383,7 @@ def _run_serial_locked(spec, store_path, lock) -> RunReport:
             results = run_block(spec, block, source)
             store.write_block(block, results)
             report.n_blocks_written += 1
+            report.n_cells_written += len(results)
             report.n_failed_cells += sum(r.status == STATUS_FAILED for r in results)
         outcome["ended"] = "finished (serial)"
     return report
@@ -404,7 +408,8 @@ def _recorded(store, report: RunReport, start: float):
     finally:
         report.seconds = time.perf_counter() - start
         try:
-            store.end_run(index, _now(), report.n_blocks_written, outcome["ended"])
+            store.end_run(index, _now(), report.n_blocks_written, outcome["ended"],
+                          n_cells=report.n_cells_written)
         except StoreAccessError as exc:
             log.warning("the run's end could not be recorded: %s", exc)
 

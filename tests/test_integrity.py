@@ -171,3 +171,15 @@ def test_a_deleted_coordinate_is_recreated(reference, tmp_path):
     assert_same(path, reference[1])
     np.testing.assert_array_equal(open_results(path)["psi"].values,
                                   open_results(reference[1])["psi"].values)
+
+
+def test_a_coordinate_lost_with_its_metadata_keeps_this_versions_name(reference, tmp_path):
+    import zarr
+
+    spec, path = copy_of(reference, tmp_path)
+    shutil.rmtree(path / "model")
+    zarr.consolidate_metadata(str(path), zarr_format=2)  # the metadata forgets it too
+    assert run_serial(spec).n_pending_before == 0
+    assert not (path / "method").exists()
+    assert list(open_results(path)["model"].values) == ["mcc_ard", "ls_ard"]
+

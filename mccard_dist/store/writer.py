@@ -33,6 +33,7 @@ from ..config import ExperimentSpec
 from ..errors import StoreAccessError, UsageError
 from ..lock import INNER_LOCK
 from ..records import (
+    LEGACY_NAMES,
     SCALARS,
     STATUS_FAILED,
     STATUS_PENDING,
@@ -149,7 +150,7 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec, group) -> list[str
     every chunk of it missing, so its finished cells are recomputed (``status`` and ``error`` are
     rebuilt from the others instead). A coordinate is written whole from the grid. The arrays keep
     the names this store uses (:data:`~mccard_dist.records.LEGACY_NAMES`). Returns one message per
-    array recreated.
+    array recreated, and the data variables recreated (their chunks all count as lost).
     """
     import shutil
     import tempfile
@@ -157,10 +158,13 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec, group) -> list[str
 
     template = _template(spec)
     names = [n for n in template.variables if n in template.dims or n in template.data_vars]
-    on_disk = {n: stored_name(group, n) for n in names}
+    # a store of an earlier version keeps its earlier names (LEGACY_NAMES): known from the arrays
+    # still on disk, not from the metadata, which may already have lost the missing array
+    legacy = any((path / old / ".zarray").is_file() for old in LEGACY_NAMES)
+    on_disk = {n: stored_name(group, n) if legacy else n for n in names}
     missing = [n for n in names if not (path / on_disk[n] / ".zarray").is_file()]
     if not missing:
-        return []
+        return [], []
     template = template.rename({n: on_disk[n] for n in template.variables if on_disk.get(n, n) != n})
     messages = []
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.restore-") as tmp:
@@ -184,7 +188,7 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec, group) -> list[str
     _consolidate(path)
     for message in messages:
         log.warning("store %s: %s", path, message)
-    return messages
+    return messages, [on_disk[n] for n in missing if on_disk[n] in template.data_vars]
 
 
 def _now() -> str:
@@ -295,14 +299,15 @@ class ResultsStore:
 
         if full is None:
             full = self.spec.store.verify == "full"
-        restored = _restore_missing_arrays(self.path, self.spec, self._group)
+        restored, lost = _restore_missing_arrays(self.path, self.spec, self._group)
         if restored:
             self._group = zarr.open_group(str(self.path), mode="r+", zarr_format=2)
         cv_methods = {i for i, m in enumerate(self.spec.methods) if self._cv_pos[m.name]}
         required = done_cell_values(self.spec.data.knows_true_coef)
         with zarr.config.set({"array.write_empty_chunks": True}):
             return restored + integrity.check_and_repair(
-                self._group, self.path, list(self.spec.method_names), cv_methods, full, required)
+                self._group, self.path, list(self.spec.method_names), cv_methods, full, required,
+                lost=set(lost))
 
     @staticmethod
     def check_compatible(path: Path, spec: ExperimentSpec) -> None:
@@ -439,8 +444,9 @@ class ResultsStore:
         import os
         import socket
 
-        runs = self.runs()
-        n_finished = self._n_finished()
+        with self._writing():
+            runs = self.runs()
+            n_finished = self._n_finished()
         for run in runs:
             if run.get("ended") == "running":
                 written = n_finished - run.get("finished_cells_at_start", n_finished)
@@ -452,10 +458,15 @@ class ResultsStore:
         self._write_runs(runs)
         return len(runs) - 1
 
-    def end_run(self, index: int, finished: str, n_blocks: int, ended: str) -> None:
+    def end_run(self, index: int, finished: str, n_blocks: int, ended: str,
+                n_cells: int | None = None) -> None:
         """Say how the run ``index`` ended: ``finished``, ``interrupted``, ``stopped early``,
-        ``failed: <first line of the error>``..., with the blocks and cells it wrote."""
-        runs = self.runs()
-        written = self._n_finished() - runs[index].get("finished_cells_at_start", 0)
-        runs[index].update(finished=finished, blocks=n_blocks, cells=max(written, 0), ended=ended)
-        self._write_runs(runs)
+        ``failed: <first line of the error>``..., with the blocks and cells it wrote (``n_cells``,
+        or counted from the store: the cells finished since it started)."""
+        with self._writing():
+            runs = self.runs()
+            if n_cells is None:
+                n_cells = max(self._n_finished() - runs[index].get("finished_cells_at_start", 0),
+                              0)
+            runs[index].update(finished=finished, blocks=n_blocks, cells=n_cells, ended=ended)
+            self._write_runs(runs)
