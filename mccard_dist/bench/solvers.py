@@ -44,6 +44,8 @@ def compare_solvers(ds, out=sys.stdout):
             results[(tau, low)] = rows
             print(f"\n{label}", file=out)
             print(method_comparison_markdown(rows), file=out)
+    print("\nsummary (sequential minus pruning, 95% intervals over seeds):", file=out)
+    print(summary_markdown(results), file=out)
     seconds = cell_values(ds, "cell_seconds")
     for base, other in pairs:
         a = float(seconds.sel(model=base).sum())
@@ -51,3 +53,25 @@ def compare_solvers(ds, out=sys.stdout):
         print(f"\ncell time (CV and final fit, summed over cells): {base} {a:.0f} s, "
               f"{other} {b:.0f} s, ratio {a / b:.1f}x", file=out)
     return results
+
+
+def summary_markdown(results) -> str:
+    """One row per (tau, psi block) of :func:`compare_solvers`'s results (first solver pair):
+    the differences of r and F1 with their intervals over seeds, and the features kept."""
+
+    def diff(row):
+        return f"{row.diff:+.3f} [{row.seed_low:+.3f}, {row.seed_high:+.3f}]"
+
+    lines = ["| tau | psi | r: seq - pruning [95% over seeds] | F1: seq - pruning [95% over "
+             "seeds] | features kept: pruning, seq |", "|---|---|---|---|---|"]
+    for (tau, low), rows in results.items():
+        by = {r.metric: r for r in rows}
+        if "r" not in by:
+            continue
+        block = "all" if low is None else next(f"{a:g}-{b:g}" for a, b in PSI_BLOCKS if a == low)
+        f1 = diff(by["f1"]) if "f1" in by else "n/a"
+        kept = by.get("n_selected")
+        kept = f"{kept.base_mean:.1f}, {kept.other_mean:.1f}" if kept else "n/a"
+        lines.append(f"| {tau:g} | {block} | {diff(by['r'])} | {f1} | {kept} |")
+    return "\n".join(lines)
+
