@@ -291,8 +291,8 @@ class SequentialARD:
         of every feature are refreshed. An addition after which the feature's own optimum is to
         leave again (its outside factors were rounding: those of a feature that nearly repeats
         active ones are differences of close numbers) is undone and the feature is left out for
-        the rest of this call. The rank-one updates
-        of :meth:`_take` are replaced by a fresh factorisation every ``_REFRESH`` steps.
+        the rest of this call. The rank-one updates of :meth:`_take` are replaced by a fresh
+        factorisation every ``_REFRESH`` steps.
         """
         barred = np.zeros(self.X.shape[1], dtype=bool)
         updates = 0
