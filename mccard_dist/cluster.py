@@ -61,21 +61,21 @@ def connect(spec: ClusterSpec):
             log.warning("cluster.dashboard_address=%s: the dashboard (no login) is open beyond "
                         "this machine; use 127.0.0.1:0 and an SSH tunnel to keep it to yourself",
                         spec.dashboard_address)
-        with _worker_allocator_defaults(), _started_whole():
-            cluster = LocalCluster(
-                # True: temporary TLS certificates of this run only; None: Dask's configured
-                # security (plain TCP unless the user's Dask config asks for TLS)
-                security=None if spec.tls is False else True,
-                n_workers=spec.n_workers,
-                threads_per_worker=spec.threads_per_worker,
-                processes=True,
-                memory_limit=spec.memory_limit,
-                host=spec.host,
-                dashboard_address=spec.dashboard_address,
-                env=dict(BLAS_ENV),
-                **options,
-            )
         with _worker_allocator_defaults():
+            with _started_whole():
+                cluster = LocalCluster(
+                    # True: temporary TLS certificates of this run only; None: Dask's configured
+                    # security (plain TCP unless the user's Dask config asks for TLS)
+                    security=None if spec.tls is False else True,
+                    n_workers=spec.n_workers,
+                    threads_per_worker=spec.threads_per_worker,
+                    processes=True,
+                    memory_limit=spec.memory_limit,
+                    host=spec.host,
+                    dashboard_address=spec.dashboard_address,
+                    env=dict(BLAS_ENV),
+                    **options,
+                )
             try:
                 with Client(cluster) as client:
                     yield client

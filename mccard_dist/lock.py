@@ -87,7 +87,7 @@ class _LockFile:
             previous = self.read()
             if previous.get("pid") is not None:
                 log.warning("taking over %s, left by %s, which ended without releasing it",
-                            self.path, describe(previous))
+                            self.path, _describe(previous))
             os.ftruncate(fd, 0)
             os.write(fd, json.dumps(self.token).encode())
             self.fd = fd
@@ -104,7 +104,8 @@ class _LockFile:
         self.fd = -1
 
 
-def describe(holder: dict) -> str:
+def _describe(holder: dict) -> str:
+    """The holder of a lock file, as a refusal names it."""
     return (f"the driver on host {holder.get('host', '?')} with PID {holder.get('pid', '?')} "
             f"(since {holder.get('since', '?')})")
 
@@ -123,7 +124,7 @@ class StoreLock:
         self._inside = _LockFile(self.store / INNER_LOCK, token)
 
     def _refuse(self, holder: dict):
-        who = describe(holder) if holder else "another driver"
+        who = _describe(holder) if holder else "another driver"
         return StoreLockedError(f"the store {self.store} is in use by {who}; wait for it to "
                                 "finish, or stop it")
 

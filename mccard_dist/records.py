@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["DONE_CELL_VALUES", "LEGACY_NAMES", "SCALARS", "SELECTION_COUNTS", "STATUS_DONE",
-           "STATUS_FAILED", "STATUS_NAMES", "STATUS_PENDING", "CellResult", "done_cell_values", "stored_name"]
+           "STATUS_FAILED", "STATUS_NAMES", "STATUS_PENDING", "CellResult", "done_cell_values",
+           "stored_name"]
 
 #: a cell's status in the store
 STATUS_PENDING, STATUS_DONE, STATUS_FAILED = 0, 1, 2

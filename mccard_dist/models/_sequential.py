@@ -336,6 +336,12 @@ class SequentialARD:
         return False, max_steps
 
     # -- results -------------------------------------------------------------------------------
+    def in_feature_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The active features, their coefficients and relevances, by feature index (the engine
+        keeps them in the order they entered)."""
+        order = np.argsort(self.active)
+        return self.active[order], self.coef[order], self.relevance[order]
+
     @property
     def coef(self) -> np.ndarray:
         return self.mu[: self.active.size]
@@ -365,12 +371,23 @@ class SequentialFit:
     """What a sequential fit ends with."""
 
     engine: SequentialARD
-    precisions: np.ndarray  # the noise precisions of the last inner maximisation
     kernel_width: float  # the width of the last one (robust fits), else nan
     noise_var: float  # the noise variance of the last one (Gaussian fits), else nan
     n_iter: int
     converged: bool
     degenerate: bool  # every sample had zero precision
+
+
+def _changes(engine: SequentialARD, coef_prev: np.ndarray, active_prev):
+    """The engine's coefficients (all features) and sorted active set, the largest change of a
+    coefficient since ``coef_prev`` relative to the largest coefficient, and whether the active
+    set is ``active_prev``."""
+    coef = np.zeros(coef_prev.size)
+    coef[engine.active] = engine.coef
+    active = np.sort(engine.active)
+    dw = np.max(np.abs(coef - coef_prev), initial=0.0) / max(np.max(np.abs(coef), initial=0.0),
+                                                              1e-12)
+    return coef, active, dw, active_prev is not None and np.array_equal(active, active_prev)
 
 
 def _max_steps(n_features: int) -> int:
@@ -403,7 +420,6 @@ def fit_robust(X, y, *, precisions, kernel_width, schedule, final_ratio, max_ite
     coef_prev = np.zeros(X.shape[1])
     active_prev = None
     converged = degenerate = False
-    beta = None
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         beta = precisions(e, h)
@@ -413,11 +429,7 @@ def fit_robust(X, y, *, precisions, kernel_width, schedule, final_ratio, max_ite
         engine.set_precisions(beta, y)
         settled, _ = engine.run(_max_steps(X.shape[1]), tol)
         e = engine.residuals()
-        coef = np.zeros(X.shape[1])
-        coef[engine.active] = engine.coef
-        scale_w = max(np.max(np.abs(coef), initial=0.0), 1e-12)
-        dw = np.max(np.abs(coef - coef_prev), initial=0.0) / scale_w
-        same = active_prev is not None and np.array_equal(np.sort(engine.active), active_prev)
+        coef_prev, active_prev, dw, same = _changes(engine, coef_prev, active_prev)
         moved = False
         if schedule is not None and not schedule.settled:
             h = schedule.update(loo_from_leverage(e, engine.leverage()))
@@ -428,10 +440,9 @@ def fit_robust(X, y, *, precisions, kernel_width, schedule, final_ratio, max_ite
             h = max(kernel_width, h / 2.0)
             moved = True
         converged = bool(settled and same and dw <= tol and not moved)
-        coef_prev, active_prev = coef, np.sort(engine.active)
         if converged:
             break
-    return SequentialFit(engine, beta, float(h), float("nan"), n_iter, converged, degenerate)
+    return SequentialFit(engine, float(h), float("nan"), n_iter, converged, degenerate)
 
 
 def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept) -> SequentialFit:
@@ -464,18 +475,14 @@ def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept) -> Sequen
         if engine.active.size >= dof - 1:
             noise_var = new_var
             break  # the model interpolates: the noise variance has collapsed
-        coef = np.zeros(X.shape[1])
-        coef[engine.active] = engine.coef
-        dw = np.max(np.abs(coef - coef_prev), initial=0.0) / max(
-            np.max(np.abs(coef), initial=0.0), 1e-12)
-        same = active_prev is not None and np.array_equal(np.sort(engine.active), active_prev)
+        coef_prev, active_prev, dw, same = _changes(engine, coef_prev, active_prev)
         dv = abs(np.log(new_var / noise_var))
         converged = bool(settled and same and dw <= tol and dv <= tol)
-        coef_prev, active_prev, noise_var = coef, np.sort(engine.active), new_var
+        noise_var = new_var
         if converged:
             break
     # the posterior at the final variance
     beta = np.full(n, 1.0 / noise_var)
     engine.set_precisions(beta, y)
     collapsed = engine.active.size >= dof - 1
-    return SequentialFit(engine, beta, float("nan"), noise_var, n_iter, converged, collapsed)
+    return SequentialFit(engine, float("nan"), noise_var, n_iter, converged, collapsed)

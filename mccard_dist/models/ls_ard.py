@@ -206,10 +206,9 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        engine = fit.engine
-        order = np.argsort(engine.active)
-        return self._finish(X, engine.active[order], engine.coef[order], engine.intercept,
-                            engine.relevance[order], fit.noise_var, fit.n_iter, fit.converged)
+        active, coef, relevance = fit.engine.in_feature_order()
+        return self._finish(X, active, coef, fit.engine.intercept, relevance, fit.noise_var,
+                            fit.n_iter, fit.converged)
 
     def _finish(self, X, active, coef, intercept, relevance, noise_var, n_iter, converged):
         """The fitted attributes, for either solver."""

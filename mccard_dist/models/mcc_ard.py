@@ -400,19 +400,15 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         if self.curvature != "fisher":
             raise ValueError("curvature='exact' needs solver='pruning': the sequential solver "
                              "uses the Fisher curvature (sample weights that are never negative)")
-        fit = fit_robust(X, y, precisions=lambda e, h: self._sample_weight(e, h),
+        fit = fit_robust(X, y, precisions=self._sample_weight,
                          kernel_width=None if schedule else self.kernel_width,
                          schedule=schedule, final_ratio=self._final_width_ratio(),
                          max_iter=self.max_iter, tol=self.tol,
                          relevance_max=self.relevance_max, fit_intercept=self.fit_intercept)
-        engine = fit.engine
-        active = np.sort(engine.active)
-        order = np.argsort(engine.active)
-        coef = engine.coef[order] if not fit.degenerate else np.zeros(0)
-        relevance = engine.relevance[order] if not fit.degenerate else np.zeros(0)
+        active, coef, relevance = fit.engine.in_feature_order()
         if fit.degenerate:
-            active = active[:0]
-        return self._finish(X, y, active, coef, engine.intercept, relevance, fit.kernel_width,
+            active, coef, relevance = active[:0], coef[:0], relevance[:0]
+        return self._finish(X, y, active, coef, fit.engine.intercept, relevance, fit.kernel_width,
                             schedule, fit.n_iter, fit.converged, fit.degenerate, 0)
 
     def _finish(self, X, y, active, coef, intercept, relevance, h, schedule, n_iter, converged,

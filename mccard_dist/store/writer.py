@@ -143,18 +143,18 @@ def _restore_consolidated_metadata(path: Path) -> None:
         log.warning("store %s: .zmetadata was missing; rebuilt from the arrays' metadata", path)
 
 
-def _restore_missing_arrays(path: Path, spec: ExperimentSpec, group) -> list[str]:
+def _restore_missing_arrays(path: Path, spec: ExperimentSpec,
+                            group) -> tuple[list[str], list[str]]:
     """Recreate the arrays of the template whose folder (or its ``.zarray``) is gone.
 
     A data variable gets its metadata only, no chunks: :mod:`~mccard_dist.integrity` then finds
     every chunk of it missing, so its finished cells are recomputed (``status`` and ``error`` are
     rebuilt from the others instead). A coordinate is written whole from the grid. The arrays keep
     the names this store uses (:data:`~mccard_dist.records.LEGACY_NAMES`). Returns one message per
-    array recreated, and the data variables recreated (their chunks all count as lost).
+    array recreated, and the names of the data variables recreated (all their chunks are lost).
     """
     import shutil
     import tempfile
-
 
     template = _template(spec)
     names = [n for n in template.variables if n in template.dims or n in template.data_vars]
@@ -165,7 +165,8 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec, group) -> list[str
     missing = [n for n in names if not (path / on_disk[n] / ".zarray").is_file()]
     if not missing:
         return [], []
-    template = template.rename({n: on_disk[n] for n in template.variables if on_disk.get(n, n) != n})
+    template = template.rename({n: on_disk[n] for n in template.variables
+                                if on_disk.get(n, n) != n})
     messages = []
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.restore-") as tmp:
         for name in missing:
