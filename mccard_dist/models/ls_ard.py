@@ -186,7 +186,7 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
 
     def _fit_sequential(self, X, y):
         """``solver="sequential"``: :func:`~mccard_dist.models._sequential.fit_gaussian`."""
-        from ._sequential import fit_gaussian
+        from ._sequential_fits import fit_gaussian
 
         fit = fit_gaussian(X, y, max_iter=self.max_iter, tol=self.tol,
                            relevance_max=self.relevance_max, fit_intercept=self.fit_intercept)

@@ -395,7 +395,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
 
     def _fit_sequential(self, X, y, schedule):
         """``solver="sequential"``: :func:`~mccard_dist.models._sequential.fit_robust`."""
-        from ._sequential import fit_robust
+        from ._sequential_fits import fit_robust
 
         if self.curvature != "fisher":
             raise ValueError("curvature='exact' needs solver='pruning': the sequential solver "

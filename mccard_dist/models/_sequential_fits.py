@@ -1,0 +1,177 @@
+"""MCC-ARD and LS-ARD fits by the sequential solver: outer loops around :class:`SequentialARD`.
+
+The outer loop of a robust fit refreshes the per-sample noise precisions (the half-quadratic
+weights, and the auto width) from the residuals; that of a Gaussian fit re-estimates the noise
+variance. Each runs the evidence maximisation of :mod:`._sequential` for the precisions it holds.
+
+The whole fit runs with one BLAS thread: its products are matrix-vector or ``N x K`` and
+``D x K`` thin ones, which threads slow down rather than speed up.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._linalg import loo_from_leverage
+from ._sequential import SequentialARD
+
+__all__ = ["SequentialFit", "fit_gaussian", "fit_robust"]
+
+#: the relevances' tolerance (in log) of the inner maximisation while the outer loop still moves
+_LOOSE = 0.1
+
+
+
+@functools.cache
+def _controller():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _one_blas_thread(fit):
+    """Run ``fit`` with one BLAS thread (the caller's limits are restored after it)."""
+    @functools.wraps(fit)
+    def wrapped(*args, **kwargs):
+        with _controller().limit(limits=1, user_api="blas"):
+            return fit(*args, **kwargs)
+    return wrapped
+
+
+@dataclass
+class SequentialFit:
+    """What a sequential fit ends with."""
+
+    engine: SequentialARD
+    kernel_width: float  # the width of the last one (robust fits), else nan
+    noise_var: float  # the noise variance of the last one (Gaussian fits), else nan
+    n_iter: int
+    converged: bool
+    degenerate: bool  # every sample had zero precision
+
+
+def _changes(engine: SequentialARD, coef_prev: np.ndarray, active_prev):
+    """The engine's coefficients (all features) and sorted active set, the largest change of a
+    coefficient since ``coef_prev`` relative to the largest coefficient, and whether the active
+    set is ``active_prev``."""
+    coef = np.zeros(coef_prev.size)
+    coef[engine.active] = engine.coef
+    active = np.sort(engine.active)
+    dw = np.max(np.abs(coef - coef_prev), initial=0.0) / max(np.max(np.abs(coef), initial=0.0),
+                                                              1e-12)
+    return coef, active, dw, active_prev is not None and np.array_equal(active, active_prev)
+
+
+def _inner_tol(dw: float, tol: float, moved: bool) -> float:
+    """How far the relevances are settled for the next precisions: loosely while the outer
+    loop still moves (the width, or coefficients by more than ``10 tol``), ``tol`` near its end.
+    A maximisation for precisions that the next iteration replaces needs no more accuracy than
+    the change it is about to see; the fit converges only after one at ``tol``."""
+    if moved:
+        return _LOOSE
+    return float(min(max(tol, 0.1 * dw), _LOOSE))
+
+
+def _max_steps(n_features: int) -> int:
+    """Steps of one inner maximisation: enough to add every feature a well-posed problem keeps
+    several times over; an outer iteration that stops early resumes where it stopped."""
+    return 200 + 4 * min(n_features, 1000)
+
+
+@_one_blas_thread
+def fit_robust(X, y, *, precisions, kernel_width, schedule, final_ratio, max_iter, tol,
+               relevance_max, fit_intercept) -> SequentialFit:
+    """MCC-ARD by the sequential solver: an outer loop that refreshes the per-sample precisions
+    ``precisions(e, h)`` from the residuals (the half-quadratic step) around the evidence
+    maximisation for fixed precisions.
+
+    The model starts empty, so its residuals start as large as ``y``: at a width far below
+    ``var(y)`` every sample would have weight ~0. A fixed width is therefore reached by halving
+    from ``var(y)`` (a continuation over the width: the wide kernels see every sample as an
+    inlier and the first features entered are the ones the clean samples agree on); the auto
+    width (``schedule``) anneals from ``var(y)`` by its own rule and is widened by
+    ``final_ratio`` once settled. The fit has converged when the width has reached its value, the
+    inner maximisation has settled, the active set is that of the previous iteration and no
+    coefficient moved by more than ``tol`` times the largest.
+    """
+    scale = float(np.var(y))
+    if not (np.isfinite(scale) and scale > 0.0):
+        scale = 1.0
+    h = schedule.h if schedule is not None else max(kernel_width, scale)
+    engine = SequentialARD(X, fit_intercept=fit_intercept, relevance_max=relevance_max)
+    e = y - np.median(y) if fit_intercept else y
+    coef_prev = np.zeros(X.shape[1])
+    active_prev = None
+    converged = degenerate = False
+    n_iter = 0
+    inner_tol = _LOOSE
+    for n_iter in range(1, max_iter + 1):
+        beta = precisions(e, h)
+        if not beta.any():
+            degenerate = True
+            break
+        engine.set_precisions(beta, y)
+        settled, _ = engine.run(_max_steps(X.shape[1]), inner_tol)
+        e = engine.residuals()
+        coef_prev, active_prev, dw, same = _changes(engine, coef_prev, active_prev)
+        moved = False
+        if schedule is not None and not schedule.settled:
+            h = schedule.update(loo_from_leverage(e, engine.leverage()))
+            if schedule.settled:
+                h = schedule.widen(final_ratio)
+            moved = True
+        elif schedule is None and h > kernel_width:
+            h = max(kernel_width, h / 2.0)
+            moved = True
+        converged = bool(settled and inner_tol <= tol and same and dw <= tol and not moved)
+        if converged:
+            break
+        inner_tol = _inner_tol(dw, tol, moved)
+    return SequentialFit(engine, float(h), float("nan"), n_iter, converged, degenerate)
+
+
+@_one_blas_thread
+def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept) -> SequentialFit:
+    """LS-ARD by the sequential solver: the evidence maximisation in the relevances for a fixed
+    noise variance, then ``sigma^2 = ||t - Z mu||^2 / (N - sum gamma)`` (one degree of freedom
+    fewer with an intercept), until the variance, the active set and the coefficients settle.
+    The variance starts at ``var(y)``.
+
+    With more features than samples the evidence can grow without bound as the variance falls
+    and features are added until the model interpolates the training data: the fit stops there
+    (``degenerate``), at ``K = N - 2`` active features (``N - 1`` with no intercept).
+    """
+    n = X.shape[0]
+    dof = n - (1 if fit_intercept else 0)
+    tiny = np.finfo(float).tiny
+    noise_var = float(np.var(y)) + np.finfo(float).eps
+    floor = 1e-12 * noise_var
+    engine = SequentialARD(X, fit_intercept=fit_intercept, relevance_max=relevance_max)
+    coef_prev = np.zeros(X.shape[1])
+    active_prev = None
+    converged = False
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        beta = np.full(n, 1.0 / noise_var)
+        engine.set_precisions(beta, y)
+        settled, _ = engine.run(_max_steps(X.shape[1]), tol)
+        e = engine.residuals()
+        new_var = max(float(e @ e), tiny) / max(dof - float(engine.gamma().sum()), tiny)
+        new_var = max(new_var, floor)
+        if engine.active.size >= dof - 1:
+            noise_var = new_var
+            break  # the model interpolates: the noise variance has collapsed
+        coef_prev, active_prev, dw, same = _changes(engine, coef_prev, active_prev)
+        dv = abs(np.log(new_var / noise_var))
+        converged = bool(settled and same and dw <= tol and dv <= tol)
+        noise_var = new_var
+        if converged:
+            break
+    # the posterior at the final variance
+    beta = np.full(n, 1.0 / noise_var)
+    engine.set_precisions(beta, y)
+    collapsed = engine.active.size >= dof - 1
+    return SequentialFit(engine, float("nan"), noise_var, n_iter, converged, collapsed)
