@@ -212,3 +212,47 @@ def test_a_column_the_intercept_explains_and_weightless_samples_do_no_harm():
         model = MCCARDRegressor(kernel_width=1e-300, solver="sequential").fit(
             X, 1e160 * rng.normal(size=len(t)))
     assert not model.active_.any()
+
+
+def test_a_converged_robust_fit_ends_at_a_maximum_for_its_last_precisions():
+    # the inner maximisation runs loosely while the outer loop moves: a converged fit must
+    # still end where no relevance moves by more than tol and no feature is to be added
+    from mccard_dist.models._sequential_fits import fit_robust
+
+    data = make_paper_data(seed=31, psi=0.4, tau=5.0, n_features=200)
+    model = MCCARDRegressor(kernel_width=0.5, solver="sequential")
+    fit = fit_robust(data.X_train, data.y_train, precisions=model._sample_weight,
+                     kernel_width=0.5, schedule=None, final_ratio=1.0, max_iter=300, tol=1e-4,
+                     relevance_max=1e6, fit_intercept=True)
+    assert fit.converged
+    engine = fit.engine
+    moves = np.abs(np.log(engine._inside() / engine.relevance))
+    assert np.max(moves) <= 1e-4
+    gain, new = engine._actions()
+    outside = np.ones(gain.size, dtype=bool)
+    outside[engine.active] = False
+    assert not (outside & np.isfinite(new) & (gain > 1e-8)).any()
+
+
+def test_a_sequential_fit_runs_on_one_blas_thread_and_restores_the_callers(monkeypatch):
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen = []
+    run = SequentialARD.run
+
+    def spy(self, *args, **kwargs):
+        seen.append({i["filepath"]: i["num_threads"] for i in threadpool_info()
+                     if i["user_api"] == "blas"})
+        return run(self, *args, **kwargs)
+
+    monkeypatch.setattr(SequentialARD, "run", spy)
+    X, t, _ = problem()
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = {i["filepath"]: i["num_threads"] for i in threadpool_info()
+                  if i["user_api"] == "blas"}
+        MCCARDRegressor(kernel_width=1.0, solver="sequential").fit(X, t)
+        LSARDRegressor(solver="sequential").fit(X, t)
+        after = {i["filepath"]: i["num_threads"] for i in threadpool_info()
+                 if i["user_api"] == "blas"}
+    assert seen and all(set(s.values()) == {1} for s in seen)
+    assert after == before and set(before.values()) == {2}
