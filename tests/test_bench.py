@@ -2,6 +2,7 @@
 
 import io
 
+import numpy as np
 import pytest
 
 from mccard_dist import bench
@@ -139,3 +140,13 @@ def test_bench_solvers_pairs_the_two_solvers_of_a_method_per_tau_and_psi_block(s
     assert rows["r"].diff == pytest.approx(float((r.sel(model="mcc_ard_seq")
                                                   - r.sel(model="mcc_ard")).mean()))
     assert "`mcc_ard_seq` vs `mcc_ard`" in out.getvalue() and "ratio" in out.getvalue()
+
+
+@pytest.mark.slow  # two paper-size fits
+def test_bench_evidence_fits_both_solvers_per_cell_seed_and_width():
+    out = io.StringIO()
+    rows = bench.evidence_gap(cells=((0.1, 2.0),), seeds=(7,), widths=(1.0,), out=out)
+    assert [(r["psi"], r["tau"], r["seed"], r["h"]) for r in rows] == [(0.1, 2.0, 7, 1.0)]
+    assert all(k >= 20 for k in rows[0]["kept"])  # 30 relevant features, light contamination
+    assert np.isfinite([rows[0]["gap_pruning_b"], rows[0]["gap_seq_b"]]).all()
+    assert "of 1 fits" in out.getvalue()
