@@ -120,6 +120,19 @@ def test_figures_a_store_cannot_make_are_skipped_with_a_note(smoke_spec, tmp_pat
     assert all(c.verdict in (analysis.NOT_IN_GRID, analysis.NOT_TESTABLE) for c in out.claims)
 
 
+def test_a_grid_left_by_its_edge_is_counted_in_the_report_and_warned_after_the_run(
+        smoke_spec, tmp_path, caplog):
+    # smoke's data want a width far outside 0.01-0.03: every cell picks an edge
+    spec = smoke_spec("experiment.methods=[mcc_ard]",
+                      "methods.mcc_ard.kernel_width=[0.01,0.02,0.03]")
+    with caplog.at_level("WARNING", logger="mccard_dist"):
+        cli.run_from_spec(spec)
+    assert "mcc_ard: CV chose an edge of its kernel_width grid in 4 of 4 cells" in caplog.text
+    text = analysis.write_report(open_results(store_path(spec)), tmp_path / "out").path.read_text()
+    assert "## CV grid edges" in text
+    assert "| `mcc_ard` | kernel_width | 0.01: " in text and "| 4 | 100% **> 10%** |" in text
+
+
 def test_report_compare_prints_the_paired_table(store, capsys):
     cli.report([str(store), "--compare", str(store)])
     out = capsys.readouterr().out

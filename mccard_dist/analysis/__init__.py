@@ -62,6 +62,7 @@ from .figures import (
     fig_selection,
     write_figures,
 )
+from .edges import EDGE_SHARE, GridEdges, edge_warnings, grid_edges, grid_edges_markdown
 from .report import (
     Report,
     check_one_grid,
@@ -82,7 +83,8 @@ from .values import (
 )
 
 __all__ = [
-    "BETTER", "ClaimPart", "ClaimResult", "FAILS", "FIGURES", "FigureFile", "FigureUnavailable", "HOLDS",
+    "BETTER", "EDGE_SHARE", "GridEdges", "edge_warnings", "grid_edges", "grid_edges_markdown",
+    "ClaimPart", "ClaimResult", "FAILS", "FIGURES", "FigureFile", "FigureUnavailable", "HOLDS",
     "METRICS", "MethodComparison", "NOT_APPLICABLE", "NOT_IN_GRID", "NOT_TESTABLE", "NO_DATA", "PAPER_TAUS", "PARTIAL", "ROLES", "Report",
     "SIMILAR_TOLERANCE", "UNDEFINED_R", "VERDICTS", "cell_values", "check_claims",
     "check_one_grid",

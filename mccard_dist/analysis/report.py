@@ -12,6 +12,7 @@ from ..errors import UsageError
 from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
 from .claims import check_claims, claims_markdown
 from .compare import compare_methods, method_comparison_markdown, width_pairs
+from .edges import EDGE_SHARE, edge_warnings, grid_edges, grid_edges_markdown
 from .figures import method_style, write_figures
 from .values import _config, scenario, summarize, summary_markdown
 
@@ -107,6 +108,17 @@ def report_markdown(ds, claims, figures, store_path=None) -> str:
             f"- seeds: {ds.sizes['seed']} ({ds['seed'].values.min()}–{ds['seed'].values.max()})",
             "- data: " + (scenario(ds) or "the paper's problem (Laplace outliers in y)"),
             "", "## Cells", "", _cells_markdown(ds), ""]
+    edges = grid_edges(ds)
+    if edges:
+        out += ["## CV grid edges", "",
+                "Finished cells whose cross-validated choice is the smallest or the largest "
+                f"value of the method's grid. A grid left by its edge in more than "
+                f"{EDGE_SHARE:.0%} of cells is too narrow: the best value may lie outside it, and "
+                "a comparison with that method compares it under-tuned.", "",
+                grid_edges_markdown(edges), ""]
+        out += [f"- **{w}**" for w in edge_warnings(edges)]
+        if any(e.flagged for e in edges):
+            out.append("")
     if n_undefined:
         out += [f"{n_undefined} finished cell(s) predict a constant (no feature kept): their r is "
                 "undefined and counts as 0 in the tables, figures and claims.", ""]

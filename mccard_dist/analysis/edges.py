@@ -1,0 +1,89 @@
+"""How often cross-validation chose an edge of a method's grid.
+
+A candidate grid that CV leaves by its edge in many cells was too narrow there: the best value may
+lie beyond it, and a method compared at the edge of its grid is compared under-tuned. For every
+method with a grid of at least three values on an axis (``kernel_width``: the width, or Huber's
+epsilon; ``alpha_ratio``: the penalty), :func:`grid_edges` counts the finished cells whose chosen
+value is the grid's smallest or largest; a share above :data:`EDGE_SHARE` flags the grid.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .values import _config, cell_values
+
+__all__ = ["EDGE_SHARE", "GridEdges", "edge_warnings", "grid_edges", "grid_edges_markdown"]
+
+#: share of finished cells at an edge above which a grid is flagged
+EDGE_SHARE = 0.10
+
+#: (config key of the grid, store variable of the chosen value)
+_AXES = (("kernel_width", "chosen_h"), ("alpha_ratio", "chosen_alpha_ratio"))
+
+
+@dataclass(frozen=True)
+class GridEdges:
+    """Edge choices of one method on one axis of its grid."""
+
+    method: str
+    axis: str  # the config key: kernel_width or alpha_ratio
+    low: float  # the grid's smallest value
+    high: float  # and its largest
+    n_cells: int  # finished cells with a chosen value
+    n_low: int  # cells that chose ``low``
+    n_high: int  # cells that chose ``high``
+
+    @property
+    def share(self) -> float:
+        return (self.n_low + self.n_high) / self.n_cells if self.n_cells else math.nan
+
+    @property
+    def flagged(self) -> bool:
+        return self.n_cells > 0 and self.share > EDGE_SHARE
+
+
+def grid_edges(ds) -> list[GridEdges]:
+    """Edge choices per method and grid axis, for every grid of three or more values whose
+    chosen values the store holds (methods with one candidate, or a width set inside the fit,
+    have nothing to count)."""
+    methods = _config(ds).get("methods", {})
+    out = []
+    for axis, variable in _AXES:
+        if variable not in ds:
+            continue
+        chosen = cell_values(ds, variable)
+        for name in (str(m) for m in ds["model"].values):
+            grid = (methods.get(name) or {}).get(axis)
+            if not isinstance(grid, list) or len(grid) < 3:
+                continue
+            grid = np.asarray(grid, dtype=float)
+            values = chosen.sel(model=name).values
+            values = values[np.isfinite(values)]
+            low, high = float(grid.min()), float(grid.max())
+            out.append(GridEdges(name, axis, low, high, int(values.size),
+                                 int(np.isclose(values, low, rtol=1e-9, atol=0.0).sum()),
+                                 int(np.isclose(values, high, rtol=1e-9, atol=0.0).sum())))
+    return out
+
+
+def edge_warnings(edges) -> list[str]:
+    """One line per flagged grid: which method and axis, how often, and what to widen."""
+    return [f"{e.method}: CV chose an edge of its {e.axis} grid in {e.n_low + e.n_high} of "
+            f"{e.n_cells} cells ({e.share:.0%}: {e.n_low} at {e.low:g}, {e.n_high} at "
+            f"{e.high:g}); the best value may lie outside it: widen "
+            f"methods.{e.method}.{e.axis}" for e in edges if e.flagged]
+
+
+def grid_edges_markdown(edges) -> str:
+    """A table of :func:`grid_edges`, flagged rows marked."""
+    lines = ["| method | grid | smallest: cells | largest: cells | finished cells | at an edge |",
+             "|---|---|---:|---:|---:|---:|"]
+    for e in edges:
+        mark = f" **> {EDGE_SHARE:.0%}**" if e.flagged else ""
+        lines.append(f"| `{e.method}` | {e.axis} | {e.low:g}: {e.n_low} | {e.high:g}: "
+                     f"{e.n_high} | {e.n_cells} | {e.share:.0%}{mark} |")
+    return "\n".join(lines)

@@ -1,0 +1,59 @@
+"""Edge choices of CV grids: counted per method and axis, flagged above 10%, reported."""
+
+import json
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from mccard_dist.analysis import edge_warnings, grid_edges, grid_edges_markdown
+from mccard_dist.records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
+
+
+def store(chosen_h, chosen_ratio, status, methods):
+    dims = ("model", "tau", "psi", "seed")
+    coords = {"model": list(methods), "tau": [5.0], "psi": [0.0, 0.5],
+              "seed": list(range(len(chosen_h[0][0][0])))}
+    ds = xr.Dataset({"chosen_h": (dims, np.asarray(chosen_h, float)),
+                     "chosen_alpha_ratio": (dims, np.asarray(chosen_ratio, float)),
+                     "status": (dims, np.asarray(status, np.int8))}, coords=coords)
+    ds.attrs["config"] = json.dumps({"methods": methods})
+    return ds
+
+
+def test_edges_are_counted_on_finished_cells_per_method_and_axis():
+    methods = {"mcc_ard": {"kernel_width": [0.1, 1.0, 10.0], "alpha_ratio": []},
+               "mcc_l1": {"kernel_width": [0.3, 3.0], "alpha_ratio": [0.6, 0.3, 0.1, 0.03]}}
+    h = [[[[10.0, 1.0, 0.1, 1.0, 1.0], [1.0, 1.0, 1.0, 10.0, 1.0]]],
+         [[[0.3, 0.3, 3.0, 3.0, 0.3], [3.0, 3.0, 3.0, 3.0, 3.0]]]]
+    ratio = [[[[np.nan] * 5, [np.nan] * 5]],
+             [[[0.03, 0.3, 0.1, 0.6, 0.3], [0.03, 0.03, 0.3, 0.3, 0.03]]]]
+    done, failed, pending = STATUS_DONE, STATUS_FAILED, STATUS_PENDING
+    status = [[[[done] * 5, [done, done, done, failed, done]]],
+              [[[done] * 5, [done, done, pending, done, done]]]]
+    edges = {(e.method, e.axis): e for e in grid_edges(store(h, ratio, status, methods))}
+    # mcc_l1's width grid has 2 values (every choice is an edge): not counted; mcc_ard has no
+    # alpha_ratio grid
+    assert set(edges) == {("mcc_ard", "kernel_width"), ("mcc_l1", "alpha_ratio")}
+    ard = edges[("mcc_ard", "kernel_width")]
+    # the failed cell that chose 10 does not count
+    assert (ard.n_cells, ard.n_low, ard.n_high) == (9, 1, 1)
+    assert ard.share == pytest.approx(2 / 9) and ard.flagged
+    l1 = edges[("mcc_l1", "alpha_ratio")]
+    assert (l1.low, l1.high, l1.n_cells, l1.n_low, l1.n_high) == (0.03, 0.6, 9, 4, 1)
+    lines = edge_warnings(edges.values())
+    assert len(lines) == 2
+    assert lines[0].startswith("mcc_ard: CV chose an edge of its kernel_width grid in 2 of 9 "
+                               "cells (22%: 1 at 0.1, 1 at 10)")
+    assert "widen methods.mcc_ard.kernel_width" in lines[0]
+    assert "**> 10%**" in grid_edges_markdown(edges.values())
+
+
+def test_a_grid_chosen_inside_is_not_flagged():
+    methods = {"lasso": {"alpha_ratio": [0.3, 0.1, 0.03, 0.01]}}
+    ratio = [[[[0.1] * 10, [0.03] * 9 + [0.01]]]]
+    h = [[[[np.nan] * 10, [np.nan] * 10]]]
+    status = [[[[STATUS_DONE] * 10, [STATUS_DONE] * 10]]]
+    (edge,) = grid_edges(store(h, ratio, status, methods))
+    assert edge.share == pytest.approx(0.05) and not edge.flagged
+    assert edge_warnings([edge]) == []
