@@ -64,11 +64,11 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
 
     rows = []
     too_slow = {}  # solver -> sizes where it took longer than cap
-    print(f"MCC-ARD kernel_width='auto', psi={psi}, tau={tau}, 30 relevant, seeds {list(seeds)}; "
-          f"BLAS threads: 1 ({_blas_report()})", file=out)
-    print(f"{'N':>6} {'D':>6} {'solver':>10} {'seconds':>9} {'MiB':>7} {'r':>6} {'found':>5} "
-          f"{'kept':>5} {'conv':>5}", file=out)
     with threadpool_limits(limits=1):
+        print(f"MCC-ARD kernel_width='auto', psi={psi}, tau={tau}, 30 relevant, seeds "
+              f"{list(seeds)}; BLAS threads: {_blas_report()}", file=out)
+        print(f"{'N':>6} {'D':>6} {'solver':>10} {'seconds':>9} {'MiB':>7} {'r':>6} "
+              f"{'found':>5} {'kept':>5} {'conv':>5}", file=out)
         for n in ns:
             for d in ds:
                 data = [make_paper_data(seed, psi, tau, n_train=n, n_test=1000, n_features=d)
