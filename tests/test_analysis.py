@@ -475,6 +475,27 @@ def test_claims_with_roles_judge_another_method_in_a_role():
                                   ds["r"].sel({"model": "mcc_ard"}).values)
 
 
+def test_claims_with_auto_widths_keep_the_baselines_k_fold():
+    pairs = [("mcc_ard", "mcc_ard_auto"), ("mcc_ard_proper", "mcc_ard_proper_auto"),
+             ("mcc_l1", "mcc_l1_auto")]
+    assert analysis.auto_roles(pairs) == {"mcc_ard": "mcc_ard_auto",
+                                          "mcc_ard_proper": "mcc_ard_proper_auto"}
+    # in a store whose auto MCC-L1 beats MCC-ARD everywhere, the claims with auto widths still
+    # judge MCC-ARD against the K-fold MCC-L1, as the paper does
+    ds = constructed()
+    auto = ds.sel({"model": ["mcc_ard", "mcc_l1"]}).assign_coords(
+        model=["mcc_ard_auto", "mcc_l1_auto"])
+    for name, change in (("r", lambda v: np.minimum(v + 0.05, 1.0)), ("rmse", lambda v: v / 2)):
+        auto[name].loc[{"model": "mcc_l1_auto"}] = change(ds[name].sel({"model": "mcc_ard"}))
+    both = xr.concat([ds, auto], dim="model")
+    roles = analysis.auto_roles([("mcc_ard", "mcc_ard_auto"), ("mcc_l1", "mcc_l1_auto")])
+    kept = check_claims(both, roles=roles)
+    plain = check_claims(ds)
+    assert [(c.claim, c.verdict) for c in kept] == [(c.claim, c.verdict) for c in plain]
+    swapped = check_claims(both, roles={**roles, "mcc_l1": "mcc_l1_auto"})
+    assert [c.verdict for c in swapped] != [c.verdict for c in plain]
+
+
 def test_compare_methods_is_the_paired_difference_with_intervals_over_seeds_and_cells():
     ds = constructed()
     ds["rmse"].loc[{"model": "ls_ard", "tau": 2.0, "psi": 0.3, "seed": 1}] = np.nan  # unfinished

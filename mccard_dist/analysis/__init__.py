@@ -42,6 +42,7 @@ from .claims import (
 )
 from .compare import (
     MethodComparison,
+    auto_roles,
     compare_methods,
     compare_stores,
     comparison_table,
@@ -93,6 +94,7 @@ __all__ = [
     "fig_prediction", "fig_selection", "method_comparison_markdown", "method_style",
     "n_relevant", "paired_interval", "parse_cell", "report_markdown", "resolve_cell",
     "scenario", "summarize", "summary_markdown", "summary_table", "solver_pairs", "width_pairs",
+    "auto_roles",
     "with_roles",
     "write_figures", "write_report",
 ]

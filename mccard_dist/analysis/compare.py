@@ -196,6 +196,17 @@ def width_pairs(ds) -> list[tuple[str, str]]:
     return pairs
 
 
+#: the roles of the paper's proposal: only these take an auto-width method's place in the claims
+PROPOSED_ROLES = ("mcc_ard", "mcc_ard_proper")
+
+
+def auto_roles(pairs) -> dict[str, str]:
+    """``{role: auto_method}`` for the claims with auto widths, from :func:`width_pairs`: the
+    auto-width variants of the proposed methods play them; the baselines (MCC-L1, LS-ARD) keep
+    their K-fold CV, the tuning the paper compares against."""
+    return {kfold: auto for kfold, auto in pairs if kfold in PROPOSED_ROLES}
+
+
 #: parameters that only select or tune a solver
 _SOLVER_ONLY = ("solver", "w_steps", "init", "form")
 
