@@ -601,3 +601,23 @@ def test_summary_cells_never_mix_precisions():
     assert cells
     for _, mean_decimals, _, std_decimals in cells:
         assert len(mean_decimals) == len(std_decimals)
+
+
+def test_a_method_is_labelled_by_what_its_stored_config_says_it_is():
+    ds = constructed()
+    ds.attrs["config"] = json.dumps({"methods": {
+        "mcc_ard": {"estimator": "mcc_ard", "params": {"likelihood": "deviant"},
+                    "kernel_width": "auto"},
+        "mcc_ard_proper": {"estimator": "mcc_ard", "params": {"likelihood": "proper"},
+                           "kernel_width": [0.1, 1.0]},
+        "ls_ard": {"estimator": "ls_ard", "params": {"solver": "sequential"}},
+        "mcc_l1": {"estimator": "mcc_l1", "kernel_width": [0.3, 3.0]}}})
+    labels = {m: analysis.method_style(m, METHODS, ds)["label"] for m in METHODS}
+    assert labels == {"mcc_ard": "MCC-ARD, auto h", "mcc_ard_proper": "MCC-ARD, proper C'",
+                      "ls_ard": "LS-ARD, sequential solver", "mcc_l1": "MCC-L1"}
+    # colours stay those of the name; without a store, the name's label
+    assert (analysis.method_style("mcc_ard", METHODS, ds)["color"]
+            == analysis.method_style("mcc_ard")["color"])
+    assert analysis.method_style("mcc_ard")["label"] == "MCC-ARD"
+    summary = analysis.summary_markdown(ds)
+    assert "| psi | MCC-ARD, auto h | MCC-ARD, proper C' |" in summary

@@ -111,7 +111,7 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
         for i, (metric, ylabel, log) in enumerate(rows):
             ax = axes[i, j]
             for k, m in enumerate(shown):
-                style = method_style(m, all_methods)
+                style = method_style(m, all_methods, ds)
                 sel = {"model": m, "tau": tau}
                 mean = s[f"{metric}_mean"].sel(sel).values
                 std = s[f"{metric}_std"].sel(sel).values
@@ -302,7 +302,7 @@ def fig_cv_curves(ds, cell=None):
     fig, axes = _figure(1, len(methods), 4.8 * len(methods) + 0.3, 4.2)
     for ax, m in zip(axes[0], methods):
         sel = {"model": m, "tau": tau, "psi": psi, "seed": seed}
-        style = method_style(m, all_methods)
+        style = method_style(m, all_methods, ds)
         ax.set_title(f"{style['label']}: τ = {tau:g}, ψ = {psi:g}, seed {seed}", fontsize=10)
         ax.set_xlabel("kernel width h (units of y², log scale)")
         ax.set_ylabel(f"validation {score.upper()}{unit}, mean over folds")
@@ -400,7 +400,7 @@ def fig_chosen_h(ds):
         ax.set_yticks(np.arange(len(taus)), [f"{t:g}" for t in taus])
         ax.set_xlabel(_PSI_LABEL)
         ax.set_ylabel("τ (Laplace scale of the outliers)")
-        ax.set_title(method_style(m, all_methods)["label"], fontsize=10)
+        ax.set_title(method_style(m, all_methods, ds)["label"], fontsize=10)
         if len(psi) <= 11:
             for ti in range(len(taus)):
                 for pi in range(len(psi)):

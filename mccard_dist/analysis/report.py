@@ -71,7 +71,7 @@ def _cells_markdown(ds) -> str:
         st = status.sel({"model": m}).values
         counts = np.array([(st == s).sum() for s in (STATUS_DONE, STATUS_FAILED, STATUS_PENDING)])
         totals += counts
-        label = method_style(m, methods)["label"]
+        label = method_style(m, methods, ds)["label"]
         lines.append(f"| {label} (`{m}`) | " + " | ".join(str(c) for c in counts) +
                      f" | {st.size} |")
     lines.append("| **all** | " + " | ".join(str(c) for c in totals) + f" | {status.size} |")
@@ -101,7 +101,7 @@ def report_markdown(ds, claims, figures, store_path=None) -> str:
         out.append(f"- store: `{store_path}`")
     out += [f"- grid hash: `{attrs.get('grid_hash', '?')}`",
             f"- created: {attrs.get('created', '?')}",
-            "- methods: " + ", ".join(f"{method_style(m, methods)['label']} (`{m}`)"
+            "- methods: " + ", ".join(f"{method_style(m, methods, ds)['label']} (`{m}`)"
                                       for m in methods),
             "- tau: " + ", ".join(f"{t:g}" for t in ds["tau"].values),
             "- psi: " + ", ".join(f"{p:g}" for p in ds["psi"].values),

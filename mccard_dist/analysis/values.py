@@ -177,7 +177,7 @@ def summary_markdown(ds, summary=None) -> str:
     """
     s = summarize(ds) if summary is None else summary
     methods = [str(m) for m in ds["model"].values]
-    labels = [method_style(m, methods)["label"] for m in methods]
+    labels = [method_style(m, methods, ds)["label"] for m in methods]
     parts = []
     for tau in ds["tau"].values:
         parts.append(f"### tau = {tau:g}\n")
@@ -255,7 +255,7 @@ _KNOWN_METHODS = {
     "ls_ard": ("LS-ARD", "tab:red", "^"),
     "mcc_l1": ("MCC-L1", "tab:green", "D"),
     "mcc_ard_auto": ("MCC-ARD, auto h", "tab:cyan", "o"),
-    "mcc_ard_proper_auto": ("MCC-ARD proper, auto h", "tab:pink", "s"),
+    "mcc_ard_proper_auto": ("MCC-ARD, proper C', auto h", "tab:pink", "s"),
     "mcc_l1_auto": ("MCC-L1, auto h", "tab:olive", "D"),
     "lasso": ("Lasso", "tab:orange", "v"),
     "huber": ("Huber", "tab:brown", "P"),
@@ -268,13 +268,45 @@ _SPARE_COLORS = ("tab:orange", "tab:brown", "tab:pink", "tab:gray", "tab:olive",
 _SPARE_MARKERS = ("v", "P", "X", "*", "<", ">")
 
 
-def method_style(method: str, methods=()) -> dict:
-    """``{"label", "color", "marker"}`` of a method: fixed for the paper's four methods; other
-    methods get spare colours in the order they appear in ``methods``."""
+#: labels of the estimators (registry keys of ``mccard_dist.config``), by likelihood where it
+#: matters
+_ESTIMATOR_LABELS = {
+    ("mcc_ard", "deviant"): "MCC-ARD", ("mcc_ard", "proper"): "MCC-ARD, proper C'",
+    ("ls_ard", None): "LS-ARD", ("mcc_l1", None): "MCC-L1", ("lasso", None): "Lasso",
+    ("huber", None): "Huber", ("mcc_ard_authors", None): "MCC-ARD (authors' algorithm)",
+    ("ls_ard_authors", None): "LS-ARD (authors' algorithm)",
+}
+
+
+def method_label(config: dict | None) -> str | None:
+    """What a method is, from its stored config: the estimator (and likelihood), then ``auto h``
+    for a width set inside the fit and ``sequential solver`` for that solver; None when the
+    estimator is not one the project names."""
+    if not isinstance(config, dict):
+        return None
+    params = config.get("params") or {}
+    estimator = config.get("estimator")
+    likelihood = params.get("likelihood", "deviant") if estimator == "mcc_ard" else None
+    label = _ESTIMATOR_LABELS.get((estimator, likelihood))
+    if label is None:
+        return None
+    if config.get("kernel_width") == "auto":
+        label += ", auto h"
+    if params.get("solver") == "sequential":
+        label += ", sequential solver"
+    return label
+
+
+def method_style(method: str, methods=(), ds=None) -> dict:
+    """``{"label", "color", "marker"}`` of a method: colours and markers fixed for the shipped
+    methods, spare ones for others in the order they appear in ``methods``. With ``ds`` (the
+    store), the label says what the method is from its stored config (:func:`method_label`), so
+    ``methods.mcc_ard.kernel_width=auto`` is not labelled as the K-fold MCC-ARD."""
+    label = method_label(_config(ds).get("methods", {}).get(method)) if ds is not None else None
     if method in _KNOWN_METHODS:
-        label, color, marker = _KNOWN_METHODS[method]
-        return {"label": label, "color": color, "marker": marker}
+        known, color, marker = _KNOWN_METHODS[method]
+        return {"label": label or known, "color": color, "marker": marker}
     others = [m for m in methods if m not in _KNOWN_METHODS]
     i = others.index(method) if method in others else 0
-    return {"label": method, "color": _SPARE_COLORS[i % len(_SPARE_COLORS)],
+    return {"label": label or method, "color": _SPARE_COLORS[i % len(_SPARE_COLORS)],
             "marker": _SPARE_MARKERS[i % len(_SPARE_MARKERS)]}
