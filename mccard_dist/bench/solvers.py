@@ -80,14 +80,11 @@ def summary_markdown(results) -> str:
 def fit_evidence(X, y, beta, model) -> float:
     """The log evidence of a fitted MCC-ARD model's features and relevances at precisions
     ``beta``, up to a constant that depends on ``beta`` only (intercept under a flat prior)."""
-    from ..models._sequential import SequentialARD
+    from ..models import ard_evidence
 
-    engine = SequentialARD(X, fit_intercept=model.fit_intercept,
-                           relevance_max=model.relevance_max)
-    engine.active = np.flatnonzero(model.active_)
-    engine.relevance = np.asarray(model.relevance_[engine.active], dtype=float)
-    engine.set_precisions(beta, y)
-    return engine.log_evidence
+    features = np.flatnonzero(model.active_)
+    return ard_evidence(X, y, beta, features, model.relevance_[features],
+                        fit_intercept=model.fit_intercept)
 
 
 def evidence_gap(cells=((0.1, 2.0), (0.3, 5.0), (0.9, 10.0)), seeds=(300, 301),
@@ -126,7 +123,7 @@ def evidence_gap(cells=((0.1, 2.0), (0.3, 5.0), (0.9, 10.0)), seeds=(300, 301),
                     gaps = []
                     for source in ("pruning", "sequential"):
                         model = fits[source]
-                        beta = model._sample_weight(y - model.predict(X), h)
+                        beta = model.noise_precisions_
                         gaps.append(evidence(X, y, beta, fits["sequential"])
                                     - evidence(X, y, beta, fits["pruning"]))
                     kept = [int(fits[s].active_.sum()) for s in ("pruning", "sequential")]

@@ -3,6 +3,7 @@ and Huber regression as peer baselines."""
 
 from ._likelihoods import log_density
 from ._linalg import floor_flops, trace_solves
+from ._sequential import ard_evidence
 from ._width import AUTO as AUTO_WIDTH
 from .authors import AuthorsLSARDRegressor, AuthorsMCCARDRegressor
 from .cv import MCCARDRegressorCV
@@ -21,6 +22,7 @@ __all__ = [
     "MCCARDRegressor",
     "MCCARDRegressorCV",
     "MCCL1Regressor",
+    "ard_evidence",
     "floor_flops",
     "lasso_alpha_max",
     "log_density",

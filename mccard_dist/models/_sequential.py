@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-__all__ = ["SequentialARD"]
+__all__ = ["SequentialARD", "ard_evidence"]
 
 #: rows of ``X`` per block when ``sum_n beta_n x_nd^2`` is accumulated (bounds the temporary)
 _ROWS = 2048
@@ -371,3 +371,15 @@ class SequentialARD:
         """``1 - a_d Sigma_dd`` of the active features (their well-determinedness)."""
         k = self.active.size
         return 1.0 - self.relevance * np.diag(self.sigma)[:k]
+
+
+def ard_evidence(X, t, precisions, features, relevances, fit_intercept: bool = True) -> float:
+    """``log N(t | 0, B^-1 + Z A^-1 Z^T)`` of the columns ``features`` of ``X`` with relevances
+    ``relevances`` (and an intercept under a flat prior), ``B = diag(precisions)``, up to a
+    constant that depends on ``B`` only: values at one ``B`` compare two models."""
+    engine = SequentialARD(np.ascontiguousarray(X, dtype=float), fit_intercept=fit_intercept,
+                           relevance_max=np.inf)
+    engine.active = np.asarray(features, dtype=np.intp)
+    engine.relevance = np.asarray(relevances, dtype=float)
+    engine.set_precisions(np.asarray(precisions, dtype=float), np.asarray(t, dtype=float))
+    return engine.log_evidence

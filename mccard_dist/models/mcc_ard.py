@@ -114,6 +114,9 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     outlier_weights_ : ndarray of shape (n_samples,)
         Final kernel values ``kappa_n = exp(-e_n^2/2h)`` of the training samples: near 1 for samples
         the fit treats as inliers, near 0 for outliers.
+    noise_precisions_ : ndarray of shape (n_samples,)
+        The w-step's sample weights at the final residuals (``omega_n / h``, or ``omega_n`` with
+        ``h_factor="printed"``): the per-sample noise precisions of the final posterior.
     sigma_ : ndarray of shape (n_active, n_active)
         Posterior covariance (Laplace approximation, Fisher curvature) of the kept coefficients.
     objective_ : float
@@ -450,6 +453,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         e = y - self.intercept_ - Xa @ coef
         self.outlier_weights_ = kernel(e, h)
         weights = self._sample_weight(e, h)
+        self.noise_precisions_ = weights
         self.sigma_ = posterior_covariance(Xa, weights, relevance,
                                            fit_intercept=self.fit_intercept)
         self._keep_predictive(Xa, weights)
