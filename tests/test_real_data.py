@@ -314,7 +314,9 @@ def test_a_diabetes_store_reports_without_selection_scores_and_judges_no_claim(c
     run_serial(spec)
     ds = open_results(tmp_path / "d.zarr")
     assert (ds["status"] == 1).all() and ds.sizes["feature"] == 30
-    assert np.isnan(ds["f1"].values).all() and (ds["n_selected"] > 0).all()
+    # F1 needs true coefficients; the counts are recorded (a Lasso may choose the empty model)
+    assert np.isnan(ds["f1"].values).all() and ds["n_selected"].notnull().all()
+    assert (ds["n_selected"].sel(model="mcc_ard") > 0).all()
     assert analysis.scenario(ds) == ("scikit-learn's diabetes data with 20 noise features, "
                                      "laplace outliers")
     assert all(c.verdict == analysis.NOT_APPLICABLE for c in analysis.check_claims(ds))
