@@ -24,7 +24,6 @@ __all__ = ["SequentialFit", "fit_gaussian", "fit_robust"]
 _LOOSE = 0.1
 
 
-
 @functools.cache
 def _controller():
     from threadpoolctl import ThreadpoolController
@@ -94,8 +93,8 @@ def fit_robust(X, y, *, precisions, kernel_width, schedule, final_ratio, max_ite
     inlier and the first features entered are the ones the clean samples agree on); the auto
     width (``schedule``) anneals from ``var(y)`` by its own rule and is widened by
     ``final_ratio`` once settled. The fit has converged when the width has reached its value, the
-    inner maximisation has settled, the active set is that of the previous iteration and no
-    coefficient moved by more than ``tol`` times the largest.
+    inner maximisation has settled at ``tol`` (:func:`_inner_tol`), the active set is that of
+    the previous iteration and no coefficient moved by more than ``tol`` times the largest.
     """
     scale = float(np.var(y))
     if not (np.isfinite(scale) and scale > 0.0):
