@@ -118,7 +118,20 @@ def test_bench_scaling_skips_a_solver_past_its_cap():
     out = io.StringIO()
     rows = bench.bench_scaling(ns=(60, 120), ds=(80,), seeds=(0,), cap=0.0, out=out)
     assert {(r["n"], r["solver"]) for r in rows} == {(60, "pruning"), (60, "sequential")}
-    assert out.getvalue().count("skipped: took over 0 s at N=60, D=80") == 2
+    assert out.getvalue().count("skipped: projected over 0 s (") == 2
+    assert "s at N=60, D=80)" in out.getvalue()
+
+
+def test_bench_scaling_projects_a_size_from_the_smaller_ones_it_ran():
+    from mccard_dist.bench.scaling import _projection
+
+    # 113 s at 10000 x 3000 projects 10000 x 10000 to over 376 s: past a cap of 120 although
+    # no size it ran took 120 s
+    ran = [(3000, 3000, 65.0), (10000, 1000, 13.0), (10000, 3000, 113.0)]
+    projected, seconds, n0, d0 = _projection(ran, 10000, 10000)
+    assert (seconds, n0, d0) == (113.0, 10000, 3000)
+    assert projected == pytest.approx(113.0 * 10000 / 3000)
+    assert _projection(ran, 1000, 1000) is None  # nothing smaller ran
 
 
 def test_bench_solvers_pairs_the_two_solvers_of_a_method_per_tau_and_psi_block(smoke_spec):

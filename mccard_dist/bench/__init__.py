@@ -74,7 +74,8 @@ def main(argv=None):
     scaling.add_argument("--d", default="1000,3000,10000", help="feature counts, comma-separated")
     scaling.add_argument("--seeds", default="0", help="datasets per size, comma-separated seeds")
     scaling.add_argument("--cap", type=float, default=120.0,
-                         help="skip a solver at larger sizes once one fit took longer (s)")
+                         help="skip a solver at a size where its time, projected from a smaller "
+                              "size, exceeds this (s)")
     scaling.add_argument("--plot", default=None, metavar="PNG", help="log-log plot of fit time")
     solvers = sub.add_parser("solvers", help="the sequential solver against the pruning one, "
                                              "paired on the cells of a store holding both")

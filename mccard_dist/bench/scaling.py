@@ -2,9 +2,9 @@
 
 Paper-like data (30 relevant features, psi of the training targets with Laplace outliers), one
 core, MCC-ARD with the width set inside the fit. Each (N, D) is one fresh dataset per seed;
-the pruning solver is skipped at a size where it is projected to exceed ``cap`` seconds (it
-already took longer at a smaller size of the same row or column). The growth exponents come from
-a least-squares fit of ``log t = c + a log N + b log D`` over the sizes each solver ran.
+a solver is skipped at a size where it is projected to exceed ``cap`` seconds from a smaller
+size it ran (:func:`_projection`). The growth exponents come from a least-squares fit of
+``log t = c + a log N + b log D`` over the sizes each solver ran.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
     from ..metrics import correlation
 
     rows = []
-    too_slow = {}  # solver -> sizes where it took longer than cap
+    ran = {}  # solver -> [(N, D, seconds)] of the sizes it ran
     with threadpool_limits(limits=1):
         print(f"MCC-ARD kernel_width='auto', psi={psi}, tau={tau}, 30 relevant, seeds "
               f"{list(seeds)}; BLAS threads: {_blas_report()}", file=out)
@@ -74,10 +74,11 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
                 data = [make_paper_data(seed, psi, tau, n_train=n, n_test=1000, n_features=d)
                         for seed in seeds]
                 for solver in SOLVERS:
-                    slow = [s for s in too_slow.get(solver, []) if s[0] <= n and s[1] <= d]
-                    if slow:
-                        print(f"{n:6d} {d:6d} {solver:>10} skipped: took over {cap:g} s at "
-                              f"N={slow[0][0]}, D={slow[0][1]}", file=out)
+                    projected = _projection(ran.get(solver, []), n, d)
+                    if projected is not None and projected[0] > cap:
+                        seconds, n0, d0 = projected[1:]
+                        print(f"{n:6d} {d:6d} {solver:>10} skipped: projected over {cap:g} s "
+                              f"({seconds:.1f} s at N={n0}, D={d0})", file=out)
                         continue
                     times, rs, found, kept, conv = [], [], [], [], []
                     for dset in data:
@@ -100,8 +101,7 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
                     print(f"{n:6d} {d:6d} {solver:>10} {seconds:9.2f} {mib:>7} {row['r']:6.3f} "
                           f"{row['found']:5.1f} {row['kept']:5.1f} {sum(conv):>2d}/{len(conv)}",
                           file=out, flush=True)
-                    if seconds > cap:
-                        too_slow.setdefault(solver, []).append((n, d))
+                    ran.setdefault(solver, []).append((n, d, seconds))
                 del data
     print("", file=out)
     for solver in SOLVERS:
@@ -117,6 +117,20 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
         _plot(rows, plot)
         print(f"plot: {plot}", file=out)
     return rows
+
+
+def _projection(ran, n, d):
+    """``(projected seconds, seconds, N, D)`` of the largest projection at size ``(n, d)`` from
+    the sizes already run that are no larger in either, or None: a time is assumed to grow at
+    least linearly in the larger of the two steps (both solvers grow faster in D, and the
+    pruning solver in N too)."""
+    best = None
+    for n0, d0, seconds in ran:
+        if n0 <= n and d0 <= d:
+            projected = seconds * max(n / n0, d / d0)
+            if best is None or projected > best[0]:
+                best = (projected, seconds, n0, d0)
+    return best
 
 
 def _plot(rows, path):
