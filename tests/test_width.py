@@ -80,6 +80,48 @@ def test_schedule_anneals_from_var_y_and_settles():
     assert schedule.update(np.ones(500) * 100) == schedule.h  # settled: no more updates
 
 
+def test_schedule_probes_below_its_first_fixed_point_then_settles_where_the_rule_returns():
+    y = np.random.default_rng(3).normal(0.0, 3.0, 500)
+    residuals = np.random.default_rng(4).normal(0.0, 0.5, 500)  # the same fit at every update
+    schedule = WidthSchedule(y)
+    while not schedule.settled and len(schedule.path) < 100:
+        schedule.update(residuals)
+    path = np.array(schedule.path)
+    assert schedule.settled
+    steps = path[1:] / path[:-1]
+    first = int(np.argmax(np.abs(np.log(steps)) <= 0.02)) + 1  # where the rule first settled
+    h1 = path[first]
+    assert h1 == pytest.approx(WELSCH_95 * 0.25, rel=0.1)
+    # the probe: halving down to h1 / 9, then the rule from there, free to rise back to h1
+    low = int(np.argmin(path))
+    assert path[low] == pytest.approx(h1 / 9.0)
+    np.testing.assert_allclose(steps[first:low - 1], 0.5)
+    assert schedule.h == pytest.approx(h1, rel=0.05)
+    # probe=1: the first fixed point ends the schedule
+    plain = WidthSchedule(y, probe=1.0)
+    while not plain.settled:
+        plain.update(residuals)
+    assert len(plain.path) == first + 1
+
+
+@pytest.mark.parametrize("seed", [5, 8, 9])
+def test_probe_reaches_the_lower_fixed_point_of_a_contaminated_fit(seed, monkeypatch):
+    # half the samples carry Laplace(0, 10) noise; from var(y) the rule first settles at a width
+    # whose fit still follows part of them, and the probe finds the lower fixed point
+    import functools
+
+    import mccard_dist.models.mcc_ard as mcc_ard_module
+
+    data = make_paper_data(seed, psi=0.5, tau=10.0, n_train=150, n_features=200, n_relevant=10)
+    probed = MCCARDRegressor("auto", final_width_ratio=1.0).fit(data.X_train, data.y_train)
+    monkeypatch.setattr(mcc_ard_module, "WidthSchedule",
+                        functools.partial(WidthSchedule, probe=1.0))
+    plain = MCCARDRegressor("auto", final_width_ratio=1.0).fit(data.X_train, data.y_train)
+    assert probed.kernel_width_ < 0.5 * plain.kernel_width_
+    error = [np.linalg.norm(m.coef_ - data.coef_true) for m in (probed, plain)]
+    assert error[0] < 0.8 * error[1]
+
+
 # -- the hat diagonal of the solves, against explicit leave-one-out refits ------------------------
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("n_active", [12, 60], ids=["primal", "dual"])

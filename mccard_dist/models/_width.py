@@ -16,6 +16,14 @@ the inlier residual variance, made from the fit itself:
 :class:`WidthSchedule` anneals ``h`` from ``var(y)`` (every sample an inlier) towards
 ``WELSCH_95 * sigma^2``, falling by at most a factor ``max_fall`` per update, and reports when it
 has settled.
+
+The rule has a fixed point wherever the fit it makes leaves residuals that give back the same width,
+and there can be several: under heavy contamination the first one reached from ``var(y)`` can be a
+wide width whose fit still follows part of the outliers, so its inliers' residuals are large and
+keep the width wide (a fit annealed further down would leave them small). The schedule therefore
+probes below the first fixed point ``h1``: it lowers the width by ``max_fall`` per update to
+``h1 / probe`` and runs the rule again from there, free to rise. Where ``h1`` was the only fixed
+point the rule climbs back to it; where a lower one exists the fit ends there.
 """
 
 from __future__ import annotations
@@ -74,6 +82,9 @@ class WidthSchedule:
         ``h`` has settled once an update changes ``log h`` by at most this.
     floor : float
         Smallest ``h``, as a fraction of ``var(y)``.
+    probe : float
+        After the rule first settles at ``h1``, lower the width to ``h1 / probe`` and run the rule
+        again from there (see the module notes); ``1`` settles at ``h1``.
 
     Attributes
     ----------
@@ -87,7 +98,7 @@ class WidthSchedule:
     """
 
     def __init__(self, y, *, factor: float = WELSCH_95, max_fall: float = 2.0,
-                 settle: float = 0.02, floor: float = 1e-3):
+                 settle: float = 0.02, floor: float = 1e-3, probe: float = 9.0):
         scale = float(np.var(y))
         if not (np.isfinite(scale) and scale > 0.0):
             scale = 1.0  # constant targets: any width fits them exactly
@@ -95,6 +106,9 @@ class WidthSchedule:
         self.max_fall = max_fall
         self.settle = settle
         self.floor = floor * scale
+        self.probe = probe
+        self._target = None  # while probing: the width the schedule descends to
+        self._probed = probe <= 1.0
         self.h = scale
         self.path = [scale]
         self.settled = False
@@ -109,9 +123,19 @@ class WidthSchedule:
         """One step of the rule from the current fit's leave-one-out residuals; returns ``h``."""
         if self.settled:
             return self.h
-        sigma2 = inlier_variance(loo_residuals, self.h / self.factor)
-        h_new = max(self.factor * sigma2, self.h / self.max_fall, self.floor)
-        self.settled = abs(math.log(h_new / self.h)) <= self.settle
+        if self._target is not None:  # the probe's descent, then the rule again
+            h_new = max(self._target, self.h / self.max_fall)
+            if h_new <= self._target:
+                self._target = None
+        else:
+            sigma2 = inlier_variance(loo_residuals, self.h / self.factor)
+            h_new = max(self.factor * sigma2, self.h / self.max_fall, self.floor)
+            if abs(math.log(h_new / self.h)) <= self.settle:
+                if self._probed:
+                    self.settled = True
+                else:
+                    self._probed = True
+                    self._target = max(h_new / self.probe, self.floor)
         self.h = h_new
         self.path.append(h_new)
         return h_new

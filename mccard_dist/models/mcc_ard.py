@@ -169,10 +169,13 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     update: a fit that starts at a small width keeps the outliers that the ridge start
     interpolates (D > N) as inliers. While ``h`` still moves (``|log|`` change above 0.02)
     relevances that reach ``relevance_max`` are held there instead of pruned, because pruning is
-    irreversible and features pruned at a wide width may be needed at the final one. Once an
-    update changes ``h`` by 2% or less, the annealed width has done its job (the outliers carry
-    ~0 weight) and the fit goes on as a fixed-width fit, pruning as usual, at
-    ``final_width_ratio`` times that width. Under the consistent reading ``h`` is also the noise
+    irreversible and features pruned at a wide width may be needed at the final one. The first
+    time an update changes ``h`` by 2% or less the width may sit at a fixed point whose fit still
+    follows part of the outliers (their pull keeps the inliers' residuals, and so the width,
+    large); the width is then lowered by 2x per update to a ninth of it and the rule runs again
+    from there, free to rise (:class:`~mccard_dist.models._width.WidthSchedule`). The second time
+    it settles, the annealed width has done its job (the outliers carry ~0 weight) and the fit
+    goes on as a fixed-width fit, pruning as usual, at ``final_width_ratio`` times that width. Under the consistent reading ``h`` is also the noise
     variance of ARD's evidence, and at the Welsch width ARD keeps small spurious features; a
     wider final width prunes them while gross outliers, many ``sigma`` away, stay out. The
     proper likelihood gives every sample a weight of at least ``1/h`` and needs the wider ratio.
