@@ -545,7 +545,7 @@ def test_auto_width_methods_have_no_cv_over_h(compose):
     assert fits_per_cell(l1, spec.cv) == len(l1.alpha_ratio) * spec.cv.n_folds + 1
     assert AUTO_H in coords(spec)["h"]
     assert spec.method("mcc_ard").to_dict()["kernel_width"] == [0.1, 0.3, 1.0, 3.0, 10.0, 30.0,
-                                                                 100.0]
+                                                                 100.0, 300.0, 1000.0]
     assert ard.to_dict()["kernel_width"] == "auto"
     assert spec_from_dict(spec.to_dict()) == spec
 
@@ -565,7 +565,11 @@ def test_auto_width_from_the_command_line(compose):
 @pytest.mark.parametrize("overrides, digest", [
     (["experiment=smoke"], "d600f6241f194a6f38049b1a66d3c12b1a915c66e0df1c4a4f72bb688fbd28a4"),
     (["experiment=paper"], "597bac29888dd5c612b7a1c11607ea9cd3d082f0c25d34b5145aa4e6818a68af"),
-    (["experiment=reproduce", "cv.race=0.25"],
+    # the reproduce grid before its widths reached 1000: the store the README's tables came from
+    (["experiment=reproduce", "cv.race=0.25",
+      "methods.mcc_ard.kernel_width=[0.1,0.3,1.0,3.0,10.0,30.0,100.0]",
+      "methods.mcc_ard_proper.kernel_width=[0.1,0.3,1.0,3.0,10.0,30.0,100.0]",
+      "methods.mcc_l1.kernel_width=[0.3,2.0,12.0,80.0]"],
      "db7f62735c937eed3dea5e72f8c8f8af7ba40472157ae455ce512bdc8837813e"),
 ], ids=["smoke", "paper", "reproduce-race"])
 def test_grid_hash_of_a_fixed_spec_is_pinned(compose, overrides, digest):

@@ -41,6 +41,7 @@ from ..records import (
     done_cell_values,
     stored_name,
 )
+from .reuse import code_fingerprint, fill_from_siblings
 
 __all__ = ["ResultsStore", "StoreDamagedError", "StoreMismatchError", "check_writable",
            "package_versions", "store_path"]
@@ -237,6 +238,7 @@ def _template(spec: ExperimentSpec):
         grid_description=json.dumps(grid.grid_description(spec), sort_keys=True),
         config=json.dumps(spec.to_dict(), sort_keys=True),
         save_coef=int(spec.run.save_coef),
+        code=code_fingerprint(),
         versions=json.dumps(package_versions(), sort_keys=True),
         created=_now(),
         runs="[]",
@@ -290,7 +292,9 @@ class ResultsStore:
                                         consolidated=True)
             tmp.rename(path)  # a store appears whole or not at all
             log.info("created results store %s", path)
-        return cls(path, spec)
+        store = cls(path, spec)
+        fill_from_siblings(store, spec)  # methods unchanged from a store beside it
+        return store
 
     def check_and_repair(self, full: bool | None = None) -> list[str]:
         """Find lost or damaged chunks and put their finished cells back to pending

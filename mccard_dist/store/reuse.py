@@ -1,0 +1,132 @@
+"""Results of unchanged methods taken from the other stores under ``store.root``.
+
+A store holds one grid, and its name carries the hash of the whole grid, so an override that changes
+one method (``methods.mcc_l1.alpha_ratio=[...]``) makes a new store. The methods the override did
+not touch would give the same numbers again: when the new store is created, their finished cells
+are copied from any store under the same root whose results are the same computation:
+
+- the same code (:func:`code_fingerprint`, a hash of this package's source, kept in every store's
+  attributes; a store of other code is never a source),
+- the same method description (estimator, params, CV candidates), data description and CV settings
+  (``grid_description``), and the same ``save_coef``.
+
+A block of the new store is copied only when every one of its cells is done in the source, through
+:meth:`ResultsStore.write_block` (status last), so a copy interrupted halfway leaves the rest
+pending, to be computed. Cells of other ``tau``, ``psi`` or ``seed`` values are computed as usual.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from .. import grid
+from ..records import SCALARS, STATUS_DONE, CellResult
+
+__all__ = ["code_fingerprint", "fill_from_siblings"]
+
+log = logging.getLogger(__name__)
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """SHA-256 over the path and bytes of every ``.py`` file of the installed ``mccard_dist``."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _same_computation(old: dict, new: dict, method: str) -> bool:
+    keys = ("grid_version", "data", "cv")
+    return (all(old.get(k) == new.get(k) for k in keys)
+            and old.get("methods", {}).get(method) == new["methods"][method])
+
+
+def _sources(store, spec) -> list[tuple[Path, object, dict]]:
+    """Stores under the new store's folder made by the same code: (path, group, description)."""
+    import zarr
+
+    found = []
+    for path in sorted(store.path.parent.glob("*.zarr")):
+        if path.resolve() == store.path.resolve():
+            continue
+        try:
+            group = zarr.open_consolidated(str(path), mode="r", zarr_format=2)
+            attrs = group.attrs.asdict()
+        except Exception as exc:  # noqa: BLE001 - not a store, or damaged: never a source
+            log.debug("%s is not a source of results: %s", path, exc)
+            continue
+        if (attrs.get("code") != code_fingerprint()
+                or int(attrs.get("save_coef", -1)) != int(spec.run.save_coef)):
+            continue
+        found.append((path, group, json.loads(attrs["grid_description"])))
+    return found
+
+
+def fill_from_siblings(store, spec) -> dict[str, tuple[str, int]]:
+    """Copy the finished cells of unchanged methods into the new ``store``.
+
+    Returns ``{method: (source path, cells copied)}`` for every method that took cells.
+    """
+    new = grid.grid_description(spec)
+    copied: dict[str, tuple[str, int]] = {}
+    sources = _sources(store, spec)
+    if not sources:
+        return copied
+    for method_spec in spec.methods:
+        method = method_spec.name
+        for path, group, old in sources:
+            if not _same_computation(old, new, method):
+                continue
+            n = _copy_method(store, spec, method_spec, group)
+            if n:
+                copied[method] = (str(path), n)
+                log.info("%s: %d finished cells taken from %s (same code, method, data and CV)",
+                         method, n, path)
+                break
+    return copied
+
+
+def _index(values) -> dict[float, int]:
+    return {float(v): i for i, v in enumerate(np.asarray(values))}
+
+
+def _copy_method(store, spec, method_spec, group) -> int:
+    method = method_spec.name
+    models = [str(m) for m in np.asarray(group["model"][...])]
+    if method not in models:
+        return 0
+    mi = models.index(method)
+    tau, psi, seed = (_index(group[k][...]) for k in ("tau", "psi", "seed"))
+    h, ratio = _index(group["h"][...]), _index(group["alpha_ratio"][...])
+    candidates = [(h.get(float(a)), ratio.get(float(b)))
+                  for a, b in grid.cv_candidates(method_spec)]
+    if any(a is None or b is None for a, b in candidates):
+        return 0
+    status = np.asarray(group["status"][mi])
+    mine = [c for c in grid.cells(spec) if c.method == method]
+    n = 0
+    for block in grid.make_blocks(spec, mine):
+        where = [(tau.get(c.tau), psi.get(c.psi), seed.get(c.seed)) for c in block.cells]
+        if any(None in w or status[w] != STATUS_DONE for w in where):
+            continue
+        results = []
+        for cell, (t, p, s) in zip(block.cells, where):
+            scalars = {name: float(group[name][mi, t, p, s]) for name in SCALARS}
+            cv = None
+            if candidates:
+                scores = np.asarray(group["cv_score"][mi, t, p, s])
+                cv = np.stack([scores[a, b] for a, b in candidates])
+            coef = np.asarray(group["coef"][mi, t, p, s]) if "coef" in group else None
+            results.append(CellResult(cell.index, STATUS_DONE, "", scalars, cv, coef))
+        store.write_block(block, results)
+        n += len(results)
+    return n

@@ -1,0 +1,73 @@
+"""An override that changes one method reruns that method only: the new store takes the finished
+cells of the unchanged methods from a store beside it made by the same code, and those cells equal
+a run that computes them afresh."""
+
+import json
+
+import numpy as np
+import pytest
+import xarray as xr
+import zarr
+
+from mccard_dist.config import from_dictconfig
+from mccard_dist.runner import run_serial
+from mccard_dist.store import ResultsStore, store_path
+from mccard_dist.store.reuse import code_fingerprint
+
+pytestmark = pytest.mark.slow  # runs small grids into stores
+
+BASE = ["experiment=smoke", "experiment.methods=[mcc_ard,ls_ard,mcc_l1]", "experiment.psi=[0.2]",
+        "run.progress=false", "run.fits_per_block=4"]
+CHANGED_L1 = "methods.mcc_l1.alpha_ratio=[0.6,0.2]"
+
+
+def spec_at(compose, root, *overrides):
+    return from_dictconfig(compose([*BASE, f"store.root={root}", *overrides]))
+
+
+def cells_per_method(spec):
+    return len(spec.tau) * len(spec.psi) * len(spec.seeds)
+
+
+def test_an_override_of_one_method_runs_only_that_method(compose, tmp_path):
+    first = spec_at(compose, tmp_path / "shared")
+    run_serial(first)
+    changed = spec_at(compose, tmp_path / "shared", CHANGED_L1)
+    assert store_path(changed) != store_path(first)
+    summary = run_serial(changed)
+    assert summary.n_pending_before == cells_per_method(changed)  # mcc_l1's cells only
+    # the copied cells are what a run without any store beside it computes
+    fresh = spec_at(compose, tmp_path / "alone", CHANGED_L1)
+    assert run_serial(fresh).n_pending_before == 3 * cells_per_method(fresh)
+    got, want = xr.open_zarr(store_path(changed)), xr.open_zarr(store_path(fresh))
+    assert (got["status"] == 1).all()
+    for name in ("r", "rmse", "f1", "n_selected", "chosen_h", "chosen_alpha_ratio", "coef",
+                 "cv_score"):
+        np.testing.assert_allclose(got[name].values, want[name].values, rtol=1e-12,
+                                   equal_nan=True, err_msg=name)
+    assert ResultsStore(store_path(changed), changed).check_and_repair() == []
+
+
+def _set_attr(path, **attrs):
+    group = zarr.open_group(str(path), mode="r+", zarr_format=2)
+    group.attrs.update(attrs)
+    zarr.consolidate_metadata(str(path))
+
+
+@pytest.mark.parametrize("why", ["other code", "other data", "no coefficients"])
+def test_a_store_of_another_computation_is_never_a_source(compose, tmp_path, why):
+    extra = {"other data": ["data.n_features=25"], "no coefficients": ["run.save_coef=false"]}
+    first = spec_at(compose, tmp_path, *extra.get(why, []))
+    run_serial(first)
+    if why == "other code":
+        _set_attr(store_path(first), code="0" * 64)
+    changed = spec_at(compose, tmp_path, CHANGED_L1)
+    assert run_serial(changed).n_pending_before == 3 * cells_per_method(changed)
+
+
+def test_a_store_records_the_code_that_made_it(compose, tmp_path):
+    spec = spec_at(compose, tmp_path)
+    run_serial(spec)
+    attrs = xr.open_zarr(store_path(spec)).attrs
+    assert attrs["code"] == code_fingerprint()
+    assert len(attrs["code"]) == 64 and json.loads(attrs["grid_description"])["methods"]
