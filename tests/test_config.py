@@ -545,7 +545,8 @@ def test_auto_width_methods_have_no_cv_over_h(compose):
     assert fits_per_cell(l1, spec.cv) == len(l1.alpha_ratio) * spec.cv.n_folds + 1
     assert AUTO_H in coords(spec)["h"]
     assert spec.method("mcc_ard").to_dict()["kernel_width"] == [0.1, 0.3, 1.0, 3.0, 10.0, 30.0,
-                                                                 100.0, 300.0, 1000.0]
+                                                                 100.0, 300.0, 1000.0,
+                                                                 3000.0, 10000.0]
     assert ard.to_dict()["kernel_width"] == "auto"
     assert spec_from_dict(spec.to_dict()) == spec
 
