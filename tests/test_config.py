@@ -570,7 +570,8 @@ def test_auto_width_from_the_command_line(compose):
     (["experiment=reproduce", "cv.race=0.25",
       "methods.mcc_ard.kernel_width=[0.1,0.3,1.0,3.0,10.0,30.0,100.0]",
       "methods.mcc_ard_proper.kernel_width=[0.1,0.3,1.0,3.0,10.0,30.0,100.0]",
-      "methods.mcc_l1.kernel_width=[0.3,2.0,12.0,80.0]"],
+      "methods.mcc_l1.kernel_width=[0.3,2.0,12.0,80.0]",
+      "methods.mcc_l1.alpha_ratio=[0.6,0.4,0.2]"],
      "db7f62735c937eed3dea5e72f8c8f8af7ba40472157ae455ce512bdc8837813e"),
 ], ids=["smoke", "paper", "reproduce-race"])
 def test_grid_hash_of_a_fixed_spec_is_pinned(compose, overrides, digest):
