@@ -134,7 +134,7 @@ def test_bench_scaling_projects_a_size_from_the_smaller_ones_it_ran():
     assert _projection(ran, 1000, 1000) is None  # nothing smaller ran
 
 
-def test_bench_solvers_pairs_the_two_solvers_of_a_method_per_tau_and_psi_block(smoke_spec):
+def test_bench_solvers_and_widths_pair_two_versions_of_a_method_per_tau_and_psi_block(smoke_spec):
     from mccard_dist.analysis import solver_pairs
     from mccard_dist.runner import run_serial
     from mccard_dist.store import open_results
@@ -153,6 +153,17 @@ def test_bench_solvers_pairs_the_two_solvers_of_a_method_per_tau_and_psi_block(s
     assert rows["r"].diff == pytest.approx(float((r.sel(model="mcc_ard_seq")
                                                   - r.sel(model="mcc_ard")).mean()))
     assert "`mcc_ard_seq` vs `mcc_ard`" in out.getvalue() and "ratio" in out.getvalue()
+    # bench widths: the same tables for the (K-fold, auto width) pair, then the grid edges
+    out = io.StringIO()
+    results = bench.compare_widths(ds, out=out)
+    assert set(results) == {(5.0, None), (5.0, 0.0)}
+    rows = {r.metric: r for r in results[(5.0, 0.0)]}
+    assert (rows["f1"].base, rows["f1"].other) == ("mcc_ard", "mcc_ard_auto")
+    f1 = ds["f1"].sel(tau=5.0)
+    assert rows["f1"].diff == pytest.approx(float((f1.sel(model="mcc_ard_auto")
+                                                   - f1.sel(model="mcc_ard")).mean()))
+    assert "`mcc_ard_auto` vs `mcc_ard` | 5 | 0-0.35 |" in out.getvalue()
+    assert "CV grid edges" in out.getvalue()
 
 
 @pytest.mark.slow  # two paper-size fits

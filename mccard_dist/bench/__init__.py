@@ -10,6 +10,7 @@ Usage::
     python -m mccard_dist.bench units [--n-train 2000] [--n-features 4000] [--widths 4] [--folds 5]
     python -m mccard_dist.bench scaling [--n 300,1000,3000] [--d 1000,3000,10000] [--seeds 0]
     python -m mccard_dist.bench solvers STORE
+    python -m mccard_dist.bench widths STORE
     python -m mccard_dist.bench evidence [--cells 0.1:2,0.3:5,0.9:10] [--seeds 300,301]
 
 Timings are medians over datasets on one core (BLAS threads pinned to 1, reported).
@@ -26,11 +27,12 @@ from .paper import bench_paper
 from .pipeline import bench_pipeline
 from .race import replay_race
 from .scaling import bench_scaling
-from .solvers import compare_solvers, evidence_gap
+from .solvers import compare_solvers, compare_widths, evidence_gap
 from .units import bench_units
 
 __all__ = ["AUTO", "CURRENT", "PREVIOUS", "RACE", "bench_estimators", "bench_floor", "bench_paper",
-           "bench_pipeline", "bench_scaling", "bench_units", "compare_solvers", "evidence_gap",
+           "bench_pipeline", "bench_scaling", "bench_units", "compare_solvers", "compare_widths",
+           "evidence_gap",
            "main", "replay_race"]
 
 
@@ -80,6 +82,9 @@ def main(argv=None):
     solvers = sub.add_parser("solvers", help="the sequential solver against the pruning one, "
                                              "paired on the cells of a store holding both")
     solvers.add_argument("store")
+    widths = sub.add_parser("widths", help="the kernel width set inside the fit against K-fold "
+                                           "CV, paired on the cells of a store holding both")
+    widths.add_argument("store")
     evid = sub.add_parser("evidence", help="the ARD evidence of either solver's MCC-ARD fit, at "
                                            "the same noise precisions")
     evid.add_argument("--cells", default="0.1:2,0.3:5,0.9:10", help="psi:tau pairs")
@@ -102,6 +107,10 @@ def main(argv=None):
         from ..store import open_results
 
         compare_solvers(open_results(args.store))
+    elif args.command == "widths":
+        from ..store import open_results
+
+        compare_widths(open_results(args.store))
     elif args.command == "evidence":
         cells = [tuple(float(v) for v in c.split(":")) for c in args.cells.split(",")]
         evidence_gap(cells=cells, seeds=[int(v) for v in args.seeds.split(",")],

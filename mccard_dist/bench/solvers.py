@@ -1,9 +1,11 @@
-"""``bench solvers STORE``: the sequential solver against the pruning one, on a store's cells.
+"""``bench solvers STORE`` and ``bench widths STORE``: two versions of a method, paired on a
+store's cells.
 
-The store holds both versions of a method (e.g. ``mcc_ard`` and ``mcc_ard_seq``, the same
-candidates and CV folds: the cells pair exactly). Printed per tau and per block of psi: the mean
-difference (sequential minus pruning) of r, RMSE, F1 and the features kept, with its 95%
-interval over seeds, and the fit time of the two.
+``solvers``: the sequential solver against the pruning one (e.g. ``mcc_ard`` and ``mcc_ard_seq``,
+the same candidates and CV folds). ``widths``: the kernel width set inside each fit against K-fold
+CV over a grid (e.g. ``mcc_ard`` and ``mcc_ard_auto``), then the store's CV grid edges. Printed per
+tau and per block of psi: the mean difference of r, RMSE, F1 and the features kept, with its 95%
+interval over seeds, and the time of the two.
 """
 
 from __future__ import annotations
@@ -15,21 +17,46 @@ import numpy as np
 #: psi blocks of the comparison (inclusive bounds)
 PSI_BLOCKS = ((0.0, 0.25), (0.3, 0.5), (0.55, 0.75), (0.8, 1.0))
 
+#: psi blocks of ``bench widths``: the auto width's hard cells (psi >= 0.4) in three blocks
+WIDTH_BLOCKS = ((0.0, 0.35), (0.4, 0.55), (0.6, 0.75), (0.8, 1.0))
+
 
 def compare_solvers(ds, out=sys.stdout):
     """Rows of :func:`~mccard_dist.analysis.compare_methods` for every solver pair of ``ds``, per
     tau and per (tau, psi block); printed as tables, returned as ``{(tau, block): rows}``."""
-    from ..analysis import compare_methods, method_comparison_markdown, solver_pairs
+    from ..analysis import solver_pairs
+
+    return compare_by_block(ds, solver_pairs(ds), PSI_BLOCKS, ("pruning", "seq"), out,
+                            none="no pair of methods that differ only in their solver")
+
+
+def compare_widths(ds, out=sys.stdout):
+    """Like :func:`compare_solvers` for the (K-fold, auto width) pairs of ``ds``
+    (:func:`~mccard_dist.analysis.width_pairs`), per (tau, :data:`WIDTH_BLOCKS` block), followed
+    by the store's CV grid edges."""
+    from ..analysis import grid_edges, grid_edges_markdown, width_pairs
+
+    results = compare_by_block(ds, width_pairs(ds), WIDTH_BLOCKS, ("kfold", "auto"), out,
+                               none="no pair of methods that differ only in how h is chosen")
+    print("\nCV grid edges:", file=out)
+    print(grid_edges_markdown(grid_edges(ds)), file=out)
+    return results
+
+
+def compare_by_block(ds, pairs, psi_blocks, names, out=sys.stdout, none="no pair of methods"):
+    """:func:`~mccard_dist.analysis.compare_methods` for ``pairs`` per tau and per (tau, psi
+    block), printed as tables with a summary (``names``: the base's and the other's short names),
+    and the cells' time per method; returns ``{(tau, block low end or None): rows}``."""
+    from ..analysis import compare_methods, method_comparison_markdown
     from ..analysis.values import cell_values
 
-    pairs = solver_pairs(ds)
     if not pairs:
-        print("no pair of methods that differ only in their solver", file=out)
+        print(none, file=out)
         return {}
     psi = np.asarray(ds["psi"].values, dtype=float)
     results = {}
     for tau in [float(t) for t in ds["tau"].values]:
-        blocks = [(None, None)] + list(PSI_BLOCKS)
+        blocks = [(None, None)] + list(psi_blocks)
         for low, high in blocks:
             where = {"tau": tau}
             label = f"tau = {tau:g}, every psi"
@@ -44,37 +71,44 @@ def compare_solvers(ds, out=sys.stdout):
             results[(tau, low)] = rows
             print(f"\n{label}", file=out)
             print(method_comparison_markdown(rows), file=out)
-    print("\nsummary (sequential minus pruning, 95% intervals over seeds):", file=out)
-    print(summary_markdown(results), file=out)
+    base, other = names
+    print(f"\nsummary ({other} minus {base}, 95% intervals over seeds):", file=out)
+    print(summary_markdown(results, psi_blocks, names), file=out)
     seconds = cell_values(ds, "cell_seconds")
-    for base, other in pairs:
-        a = float(seconds.sel(model=base).sum())
-        b = float(seconds.sel(model=other).sum())
-        print(f"\ncell time (CV and final fit, summed over cells): {base} {a:.0f} s, "
-              f"{other} {b:.0f} s, ratio {a / b:.1f}x", file=out)
+    for a_name, b_name in pairs:
+        a = float(seconds.sel(model=a_name).sum())
+        b = float(seconds.sel(model=b_name).sum())
+        print(f"\ncell time (CV and final fit, summed over cells): {a_name} {a:.0f} s, "
+              f"{b_name} {b:.0f} s, ratio {a / b:.1f}x", file=out)
     return results
 
 
-def summary_markdown(results) -> str:
-    """One row per (tau, psi block) of :func:`compare_solvers`'s results (first solver pair):
-    the differences of r and F1 with their intervals over seeds, and the features kept."""
+def summary_markdown(results, psi_blocks=PSI_BLOCKS, names=("pruning", "seq")) -> str:
+    """One row per pair and (tau, psi block) of :func:`compare_by_block`'s results: the
+    differences of r, RMSE and F1 with their intervals over seeds, and the features kept."""
 
     def diff(row):
         return f"{row.diff:+.3f} [{row.seed_low:+.3f}, {row.seed_high:+.3f}]"
 
-    lines = ["| tau | psi | r: seq - pruning [95% over seeds] | F1: seq - pruning [95% over "
-             "seeds] | features kept: pruning, seq |", "|---|---|---|---|---|"]
-    for (tau, low), rows in results.items():
-        by = {r.metric: r for r in rows}
-        if "r" not in by:
-            continue
-        block = "all" if low is None else next(f"{a:g}-{b:g}" for a, b in PSI_BLOCKS if a == low)
-        f1 = diff(by["f1"]) if "f1" in by else "n/a"
-        kept = by.get("n_selected")
-        kept = f"{kept.base_mean:.1f}, {kept.other_mean:.1f}" if kept else "n/a"
-        lines.append(f"| {tau:g} | {block} | {diff(by['r'])} | {f1} | {kept} |")
+    base, other = names
+    lines = [f"| {other} vs {base} | tau | psi | r: {other} - {base} | RMSE: {other} - {base} | "
+             f"F1: {other} - {base} | features kept: {base}, {other} |",
+             "|---|---|---|---|---|---|---|"]
+    pairs = list(dict.fromkeys((r.base, r.other) for rows in results.values() for r in rows))
+    for pair in pairs:
+        for (tau, low), rows in results.items():
+            by = {r.metric: r for r in rows if (r.base, r.other) == pair}
+            if "r" not in by:
+                continue
+            block = ("all" if low is None
+                     else next(f"{a:g}-{b:g}" for a, b in psi_blocks if a == low))
+            f1 = diff(by["f1"]) if "f1" in by else "n/a"
+            rmse = diff(by["rmse"]) if "rmse" in by else "n/a"
+            kept = by.get("n_selected")
+            kept = f"{kept.base_mean:.1f}, {kept.other_mean:.1f}" if kept else "n/a"
+            lines.append(f"| `{pair[1]}` vs `{pair[0]}` | {tau:g} | {block} | {diff(by['r'])} | "
+                         f"{rmse} | {f1} | {kept} |")
     return "\n".join(lines)
-
 
 
 def fit_evidence(X, y, beta, model) -> float:
