@@ -10,13 +10,15 @@ from mccard_dist.analysis import edge_warnings, grid_edges, grid_edges_markdown
 from mccard_dist.records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
 
 
-def store(chosen_h, chosen_ratio, status, methods):
+def store(chosen_h, chosen_ratio, status, methods, n_selected=None):
     dims = ("model", "tau", "psi", "seed")
     coords = {"model": list(methods), "tau": [5.0], "psi": [0.0, 0.5],
               "seed": list(range(len(chosen_h[0][0][0])))}
     ds = xr.Dataset({"chosen_h": (dims, np.asarray(chosen_h, float)),
                      "chosen_alpha_ratio": (dims, np.asarray(chosen_ratio, float)),
                      "status": (dims, np.asarray(status, np.int8))}, coords=coords)
+    if n_selected is not None:
+        ds["n_selected"] = (dims, np.asarray(n_selected, float))
     ds.attrs["config"] = json.dumps({"methods": methods})
     return ds
 
@@ -57,3 +59,29 @@ def test_a_grid_chosen_inside_is_not_flagged():
     (edge,) = grid_edges(store(h, ratio, status, methods))
     assert edge.share == pytest.approx(0.05) and not edge.flagged
     assert edge_warnings([edge]) == []
+
+
+def test_edges_a_wider_grid_cannot_change_are_counted_apart():
+    # Lasso at its largest penalty with an empty model (any larger penalty: the same model), and
+    # Huber at epsilon = 1, the parameter's bound, say nothing about the grids' width
+    methods = {"lasso": {"estimator": "lasso", "alpha_ratio": [0.99, 0.5, 0.1]},
+               "huber": {"estimator": "huber", "kernel_width": [1.0, 1.35, 2.0],
+                         "alpha_ratio": [1.0, 10.0]}}
+    ratio = [[[[0.99, 0.99, 0.99, 0.5], [0.1, 0.5, 0.5, 0.5]]],
+             [[[1.0, 10.0, 1.0, 1.0], [10.0, 10.0, 1.0, 1.0]]]]
+    h = [[[[np.nan] * 4, [np.nan] * 4]],
+         [[[1.0, 1.0, 1.35, 2.0], [1.35, 1.35, 1.35, 1.35]]]]
+    n_selected = [[[[0, 0, 3, 4], [5, 4, 4, 4]]], [[[9] * 4, [9] * 4]]]
+    status = [[[[STATUS_DONE] * 4] * 2]] * 2
+    edges = {(e.method, e.axis): e
+             for e in grid_edges(store(h, ratio, status, methods, n_selected))}
+    lasso = edges[("lasso", "alpha_ratio")]
+    # two empty fits at 0.99 settled; the non-empty fit at 0.99 and the one at 0.1 count
+    assert (lasso.n_high, lasso.n_settled, lasso.n_low, lasso.n_cells) == (1, 2, 1, 8)
+    huber = edges[("huber", "kernel_width")]
+    assert (huber.n_low, huber.n_settled, huber.n_high) == (0, 2, 1)
+    assert huber.share == pytest.approx(1 / 8) and huber.flagged
+    # without n_selected in the store every edge counts
+    plain = {(e.method, e.axis): e for e in grid_edges(store(h, ratio, status, methods))}
+    assert plain[("lasso", "alpha_ratio")].n_high == 3
+    assert "at a bound or empty" in grid_edges_markdown(edges.values())

@@ -5,6 +5,11 @@ lie beyond it, and a method compared at the edge of its grid is compared under-t
 method with a grid of at least three values on an axis (``kernel_width``: the width, or Huber's
 epsilon; ``alpha_ratio``: the penalty), :func:`grid_edges` counts the finished cells whose chosen
 value is the grid's smallest or largest; a share above :data:`EDGE_SHARE` flags the grid.
+
+Two edge choices say nothing about the grid's width and are counted apart (``n_settled``): a value
+at the parameter's own bound (:data:`BOUNDS`: Huber's epsilon >= 1), beyond which there is nothing
+to try, and the largest penalty of an ``alpha_ratio`` grid where the chosen fit selects no feature:
+every larger penalty gives the same empty model.
 """
 
 from __future__ import annotations
@@ -16,13 +21,16 @@ import numpy as np
 
 from .values import _config, cell_values
 
-__all__ = ["EDGE_SHARE", "GridEdges", "edge_warnings", "grid_edges", "grid_edges_markdown"]
+__all__ = ["BOUNDS", "EDGE_SHARE", "GridEdges", "edge_warnings", "grid_edges", "grid_edges_markdown"]
 
 #: share of finished cells at an edge above which a grid is flagged
 EDGE_SHARE = 0.10
 
 #: (config key of the grid, store variable of the chosen value)
 _AXES = (("kernel_width", "chosen_h"), ("alpha_ratio", "chosen_alpha_ratio"))
+
+#: ``{(estimator, axis): (lowest, highest)}``: the values a parameter can take (None: unbounded)
+BOUNDS = {("huber", "kernel_width"): (1.0, None)}
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,7 @@ class GridEdges:
     n_cells: int  # finished cells with a chosen value
     n_low: int  # cells that chose ``low``
     n_high: int  # cells that chose ``high``
+    n_settled: int = 0  # edge choices that a wider grid cannot change (not in n_low, n_high)
 
     @property
     def share(self) -> float:
@@ -51,22 +60,36 @@ def grid_edges(ds) -> list[GridEdges]:
     chosen values the store holds (methods with one candidate, or a width set inside the fit,
     have nothing to count)."""
     methods = _config(ds).get("methods", {})
+    empty = None
+    if "n_selected" in ds:
+        empty = cell_values(ds, "n_selected") == 0
     out = []
     for axis, variable in _AXES:
         if variable not in ds:
             continue
         chosen = cell_values(ds, variable)
         for name in (str(m) for m in ds["model"].values):
-            grid = (methods.get(name) or {}).get(axis)
+            config = methods.get(name) or {}
+            grid = config.get(axis)
             if not isinstance(grid, list) or len(grid) < 3:
                 continue
             grid = np.asarray(grid, dtype=float)
-            values = chosen.sel(model=name).values
-            values = values[np.isfinite(values)]
+            values = chosen.sel(model=name).values.ravel()
+            finite = np.isfinite(values)
             low, high = float(grid.min()), float(grid.max())
-            out.append(GridEdges(name, axis, low, high, int(values.size),
-                                 int(np.isclose(values, low, rtol=1e-9, atol=0.0).sum()),
-                                 int(np.isclose(values, high, rtol=1e-9, atol=0.0).sum())))
+            at_low = np.isclose(values, low, rtol=1e-9, atol=0.0) & finite
+            at_high = np.isclose(values, high, rtol=1e-9, atol=0.0) & finite
+            bound = BOUNDS.get((config.get("estimator"), axis), (None, None))
+            settled = np.zeros_like(finite)
+            if bound[0] is not None and low <= bound[0]:
+                settled |= at_low
+            if bound[1] is not None and high >= bound[1]:
+                settled |= at_high
+            if axis == "alpha_ratio" and empty is not None:
+                settled |= at_high & empty.sel(model=name).values.ravel()
+            out.append(GridEdges(name, axis, low, high, int(finite.sum()),
+                                 int((at_low & ~settled).sum()), int((at_high & ~settled).sum()),
+                                 int(settled.sum())))
     return out
 
 
@@ -80,10 +103,11 @@ def edge_warnings(edges) -> list[str]:
 
 def grid_edges_markdown(edges) -> str:
     """A table of :func:`grid_edges`, flagged rows marked."""
-    lines = ["| method | grid | smallest: cells | largest: cells | finished cells | at an edge |",
-             "|---|---|---:|---:|---:|---:|"]
+    lines = ["| method | grid | smallest: cells | largest: cells | at a bound or empty (not "
+             "counted) | finished cells | at an edge |",
+             "|---|---|---:|---:|---:|---:|---:|"]
     for e in edges:
         mark = f" **> {EDGE_SHARE:.0%}**" if e.flagged else ""
         lines.append(f"| `{e.method}` | {e.axis} | {e.low:g}: {e.n_low} | {e.high:g}: "
-                     f"{e.n_high} | {e.n_cells} | {e.share:.0%}{mark} |")
+                     f"{e.n_high} | {e.n_settled} | {e.n_cells} | {e.share:.0%}{mark} |")
     return "\n".join(lines)
