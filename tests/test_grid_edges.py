@@ -85,3 +85,16 @@ def test_edges_a_wider_grid_cannot_change_are_counted_apart():
     plain = {(e.method, e.axis): e for e in grid_edges(store(h, ratio, status, methods))}
     assert plain[("lasso", "alpha_ratio")].n_high == 3
     assert "at a bound or empty" in grid_edges_markdown(edges.values())
+
+
+def test_an_empty_mcc_ard_fit_at_the_widest_width_is_settled_but_not_mcc_l1s():
+    # the width is ARD's noise variance: wider only prunes more; MCC-L1's width has no such order
+    methods = {"ard": {"estimator": "mcc_ard", "kernel_width": [0.1, 10.0, 1000.0]},
+               "l1": {"estimator": "mcc_l1", "kernel_width": [0.1, 10.0, 1000.0]}}
+    h = [[[[1000.0, 1000.0, 10.0, 10.0], [10.0] * 4]]] * 2
+    ratio = [[[[np.nan] * 4, [np.nan] * 4]]] * 2
+    n_selected = [[[[0, 3, 3, 3], [3] * 4]]] * 2
+    status = [[[[STATUS_DONE] * 4] * 2]] * 2
+    edges = {e.method: e for e in grid_edges(store(h, ratio, status, methods, n_selected))}
+    assert (edges["ard"].n_high, edges["ard"].n_settled) == (1, 1)
+    assert (edges["l1"].n_high, edges["l1"].n_settled) == (2, 0)

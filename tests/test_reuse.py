@@ -71,3 +71,18 @@ def test_a_store_records_the_code_that_made_it(compose, tmp_path):
     attrs = xr.open_zarr(store_path(spec)).attrs
     assert attrs["code"] == code_fingerprint()
     assert len(attrs["code"]) == 64 and json.loads(attrs["grid_description"])["methods"]
+
+
+def test_the_fingerprint_covers_the_computing_code_only():
+    import mccard_dist.store.reuse as reuse
+
+    code_fingerprint.cache_clear()
+    base = code_fingerprint()
+    try:
+        reuse._NOT_COMPUTING = ("analysis", "bench", "models")
+        code_fingerprint.cache_clear()
+        assert code_fingerprint() != base  # the estimators are part of it
+    finally:
+        reuse._NOT_COMPUTING = ("analysis", "bench")
+        code_fingerprint.cache_clear()
+    assert code_fingerprint() == base

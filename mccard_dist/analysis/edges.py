@@ -8,8 +8,12 @@ value is the grid's smallest or largest; a share above :data:`EDGE_SHARE` flags 
 
 Two edge choices say nothing about the grid's width and are counted apart (``n_settled``): a value
 at the parameter's own bound (:data:`BOUNDS`: Huber's epsilon >= 1), beyond which there is nothing
-to try, and the largest penalty of an ``alpha_ratio`` grid where the chosen fit selects no feature:
-every larger penalty gives the same empty model.
+to try, and the largest value of a grid along which the model only gets sparser
+(:data:`SPARSER_UPWARDS`) where the chosen fit selects no feature: every larger value also selects
+none. That holds for any penalty (``alpha_ratio``), and for MCC-ARD's width, the noise variance of
+its evidence: a feature enters an ARD model when ``q^2 > s``, and with noise precisions
+``omega_n / h`` the ratio ``q^2 / s`` falls in proportion to ``1/h`` (for fixed weights
+``omega_n``).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import numpy as np
 
 from .values import _config, cell_values
 
-__all__ = ["BOUNDS", "EDGE_SHARE", "GridEdges", "edge_warnings", "grid_edges", "grid_edges_markdown"]
+__all__ = ["BOUNDS", "EDGE_SHARE", "SPARSER_UPWARDS", "GridEdges", "edge_warnings", "grid_edges", "grid_edges_markdown"]
 
 #: share of finished cells at an edge above which a grid is flagged
 EDGE_SHARE = 0.10
@@ -31,6 +35,9 @@ _AXES = (("kernel_width", "chosen_h"), ("alpha_ratio", "chosen_alpha_ratio"))
 
 #: ``{(estimator, axis): (lowest, highest)}``: the values a parameter can take (None: unbounded)
 BOUNDS = {("huber", "kernel_width"): (1.0, None)}
+
+#: (estimator or None for any, axis) along which larger values give sparser models
+SPARSER_UPWARDS = {(None, "alpha_ratio"), ("mcc_ard", "kernel_width")}
 
 
 @dataclass(frozen=True)
@@ -85,7 +92,8 @@ def grid_edges(ds) -> list[GridEdges]:
                 settled |= at_low
             if bound[1] is not None and high >= bound[1]:
                 settled |= at_high
-            if axis == "alpha_ratio" and empty is not None:
+            sparser = {(None, axis), (config.get("estimator"), axis)} & SPARSER_UPWARDS
+            if sparser and empty is not None:
                 settled |= at_high & empty.sel(model=name).values.ravel()
             out.append(GridEdges(name, axis, low, high, int(finite.sum()),
                                  int((at_low & ~settled).sum()), int((at_high & ~settled).sum()),

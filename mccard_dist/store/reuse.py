@@ -5,8 +5,9 @@ one method (``methods.mcc_l1.alpha_ratio=[...]``) makes a new store. The methods
 not touch would give the same numbers again: when the new store is created, their finished cells
 are copied from any store under the same root whose results are the same computation:
 
-- the same code (:func:`code_fingerprint`, a hash of this package's source, kept in every store's
-  attributes; a store of other code is never a source),
+- the same code (:func:`code_fingerprint`, a hash of this package's source outside its report and
+  benchmark subpackages, kept in every store's attributes; a store of other code is never a
+  source),
 - the same method description (estimator, params, CV candidates), data description and CV settings
   (``grid_description``), and the same ``save_coef``.
 
@@ -33,12 +34,19 @@ __all__ = ["code_fingerprint", "fill_from_siblings"]
 log = logging.getLogger(__name__)
 
 
+#: subpackages that never run inside a cell (reports, benchmarks): not part of the fingerprint
+_NOT_COMPUTING = ("analysis", "bench")
+
+
 @functools.cache
 def code_fingerprint() -> str:
-    """SHA-256 over the path and bytes of every ``.py`` file of the installed ``mccard_dist``."""
+    """SHA-256 over the path and bytes of every ``.py`` file of the installed ``mccard_dist``
+    that can shape a result (all but :data:`_NOT_COMPUTING`)."""
     root = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).parts[0] in _NOT_COMPUTING:
+            continue
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
