@@ -139,6 +139,13 @@ def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunRep
         if store is None:  # created once the cluster is up: a failed start leaves nothing behind
             store = ResultsStore.open_or_create(spec)
             lock.hold_store()
+            # a new store may have taken cells of unchanged methods from a store beside it
+            pending = store.pending_cells(spec.run.retry_failed)
+            if len(pending) < report.n_pending_before:
+                blocks = submission_order(make_blocks(spec, pending))
+                report.n_pending_before, report.n_blocks = len(pending), len(blocks)
+                log.info("%d of %d cells left to run in %d blocks", len(pending),
+                         report.n_cells, len(blocks))
         with _recorded(store, report, start) as outcome:
             _drive(spec, client, store, blocks, report, stop_after_blocks,
                    spec.run.progress if progress is None else progress)

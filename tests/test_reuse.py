@@ -10,6 +10,7 @@ import xarray as xr
 import zarr
 
 from mccard_dist.config import from_dictconfig
+from mccard_dist.grid import cells, make_blocks
 from mccard_dist.runner import run_serial
 from mccard_dist.store import ResultsStore, store_path
 from mccard_dist.store.reuse import code_fingerprint
@@ -46,6 +47,24 @@ def test_an_override_of_one_method_runs_only_that_method(compose, tmp_path):
         np.testing.assert_allclose(got[name].values, want[name].values, rtol=1e-12,
                                    equal_nan=True, err_msg=name)
     assert ResultsStore(store_path(changed), changed).check_and_repair() == []
+
+
+def test_a_run_on_a_cluster_submits_only_the_changed_methods_cells(compose, tmp_path):
+    from distributed import Client
+
+    from mccard_dist.runner import run_experiment
+
+    first = spec_at(compose, tmp_path)
+    run_serial(first)
+    changed = spec_at(compose, tmp_path, CHANGED_L1)
+    with Client(processes=False, n_workers=1, threads_per_worker=1,
+                dashboard_address=None) as client:
+        report = run_experiment(changed, client=client, progress=False)
+    assert report.n_pending_before == cells_per_method(changed)
+    assert report.n_blocks_written == report.n_blocks
+    l1_cells = [c for c in cells(changed) if c.method == "mcc_l1"]
+    assert report.n_blocks == len(make_blocks(changed, l1_cells))
+    assert (xr.open_zarr(store_path(changed))["status"] == 1).all()
 
 
 def _set_attr(path, **attrs):
