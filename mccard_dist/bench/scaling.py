@@ -55,8 +55,9 @@ def exponents(rows, solver):
 
 def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=0.2, tau=5.0,
                   cap=120.0, memory_cap=30.0, plot=None, out=sys.stdout):
-    """Time (median over ``seeds``), peak traced memory, test r, true features found (of 30),
-    features kept and convergence of each solver at each (N, D); returns the rows."""
+    """Time (median over ``seeds``), peak traced memory, test r, true features found (of 30: the
+    mean and the fewest over ``seeds``), features kept and convergence of each solver at each
+    (N, D); returns the rows."""
     from threadpoolctl import threadpool_limits
 
     from ..data import make_paper_data
@@ -68,7 +69,7 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
         print(f"MCC-ARD kernel_width='auto', psi={psi}, tau={tau}, 30 relevant, seeds "
               f"{list(seeds)}; BLAS threads: {_blas_report()}", file=out)
         print(f"{'N':>6} {'D':>6} {'solver':>10} {'seconds':>9} {'MiB':>7} {'r':>6} "
-              f"{'found':>5} {'kept':>5} {'conv':>5}", file=out)
+              f"{'found':>5} {'min':>4} {'kept':>5} {'conv':>5}", file=out)
         for n in ns:
             for d in ds:
                 data = [make_paper_data(seed, psi, tau, n_train=n, n_test=1000, n_features=d)
@@ -95,17 +96,22 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
                     row = dict(n=n, d=d, solver=solver, seconds=seconds,
                                mib=None if peak is None else peak / 2**20,
                                r=float(np.mean(rs)), found=float(np.mean(found)),
+                               found_min=min(found),
                                kept=float(np.mean(kept)), converged=sum(conv), fits=len(conv))
                     rows.append(row)
                     mib = "-" if peak is None else f"{peak / 2**20:.0f}"
                     print(f"{n:6d} {d:6d} {solver:>10} {seconds:9.2f} {mib:>7} {row['r']:6.3f} "
-                          f"{row['found']:5.1f} {row['kept']:5.1f} {sum(conv):>2d}/{len(conv)}",
+                          f"{row['found']:5.1f} {min(found):4d} {row['kept']:5.1f} "
+                          f"{sum(conv):>2d}/{len(conv)}",
                           file=out, flush=True)
                     ran.setdefault(solver, []).append((n, d, seconds))
                 del data
     print("", file=out)
     for solver in SOLVERS:
         a, b = exponents(rows, solver)
+        if math.isnan(a):
+            print(f"{solver:>10}: growth of time not fitted (N and D must both vary)", file=out)
+            continue
         print(f"{solver:>10}: time grows as N^{a:.2f} D^{b:.2f} (least squares over the sizes it "
               "ran)", file=out)
     pairs = [(p, s) for p in rows for s in rows if p["solver"] == "pruning"
