@@ -120,6 +120,12 @@ def _copy_method(store, spec, method_spec, group) -> int:
     if any(a is None or b is None for a, b in candidates):
         return 0
     status = np.asarray(group["status"][mi])
+    if not (status == STATUS_DONE).any():
+        return 0
+    # the method's slab of each variable, read once
+    scalars = {name: np.asarray(group[name][mi]) for name in SCALARS}
+    scores = np.asarray(group["cv_score"][mi]) if candidates else None
+    coefs = np.asarray(group["coef"][mi]) if "coef" in group else None
     mine = [c for c in grid.cells(spec) if c.method == method]
     n = 0
     for block in grid.make_blocks(spec, mine):
@@ -127,14 +133,11 @@ def _copy_method(store, spec, method_spec, group) -> int:
         if any(None in w or status[w] != STATUS_DONE for w in where):
             continue
         results = []
-        for cell, (t, p, s) in zip(block.cells, where):
-            scalars = {name: float(group[name][mi, t, p, s]) for name in SCALARS}
-            cv = None
-            if candidates:
-                scores = np.asarray(group["cv_score"][mi, t, p, s])
-                cv = np.stack([scores[a, b] for a, b in candidates])
-            coef = np.asarray(group["coef"][mi, t, p, s]) if "coef" in group else None
-            results.append(CellResult(cell.index, STATUS_DONE, "", scalars, cv, coef))
+        for cell, w in zip(block.cells, where):
+            values = {name: float(v[w]) for name, v in scalars.items()}
+            cv = None if scores is None else np.stack([scores[w][a, b] for a, b in candidates])
+            coef = None if coefs is None else coefs[w].copy()
+            results.append(CellResult(cell.index, STATUS_DONE, "", values, cv, coef))
         store.write_block(block, results)
         n += len(results)
     return n
