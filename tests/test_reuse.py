@@ -73,6 +73,12 @@ def _set_attr(path, **attrs):
     zarr.consolidate_metadata(str(path))
 
 
+def test_a_store_given_its_own_path_is_computed_whole(compose, tmp_path):
+    run_serial(spec_at(compose, tmp_path))
+    changed = spec_at(compose, tmp_path, CHANGED_L1, f"store.path={tmp_path}/mine.zarr")
+    assert run_serial(changed).n_pending_before == 3 * cells_per_method(changed)
+
+
 @pytest.mark.parametrize("why", ["other code", "other data", "no coefficients"])
 def test_a_store_of_another_computation_is_never_a_source(compose, tmp_path, why):
     extra = {"other data": ["data.n_features=25"], "no coefficients": ["run.save_coef=false"]}

@@ -11,6 +11,10 @@ are copied from any store under the same root whose results are the same computa
 - the same method description (estimator, params, CV candidates), data description and CV settings
   (``grid_description``), and the same ``save_coef``.
 
+Only a store named by its grid (``store.path`` unset, ``<store.root>/<name>-<grid hash>.zarr``)
+takes cells: a store given its own ``store.path`` is a deliberate separate computation (a benchmark
+timing a run, a test of resuming), and is computed whole.
+
 A block of the new store is copied only when every one of its cells is done in the source, through
 :meth:`ResultsStore.write_block` (status last), so a copy interrupted halfway leaves the rest
 pending, to be computed. Cells of other ``tau``, ``psi`` or ``seed`` values are computed as usual.

@@ -293,7 +293,8 @@ class ResultsStore:
             tmp.rename(path)  # a store appears whole or not at all
             log.info("created results store %s", path)
         store = cls(path, spec)
-        fill_from_siblings(store, spec)  # methods unchanged from a store beside it
+        if spec.store.path is None:  # a store named by its grid: variants of a grid sit together
+            fill_from_siblings(store, spec)  # methods unchanged from a store beside it
         return store
 
     def check_and_repair(self, full: bool | None = None) -> list[str]:
