@@ -25,7 +25,8 @@ import numpy as np
 
 from .values import _config, cell_values
 
-__all__ = ["BOUNDS", "EDGE_SHARE", "SPARSER_UPWARDS", "GridEdges", "edge_warnings", "grid_edges", "grid_edges_markdown"]
+__all__ = ["BOUNDS", "EDGE_SHARE", "SPARSER_UPWARDS", "GridEdges", "edge_warnings", "grid_edges",
+           "grid_edges_markdown"]
 
 #: share of finished cells at an edge above which a grid is flagged
 EDGE_SHARE = 0.10

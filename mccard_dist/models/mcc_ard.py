@@ -175,8 +175,9 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     large); the width is then lowered by 2x per update to a ninth of it and the rule runs again
     from there, free to rise (:class:`~mccard_dist.models._width.WidthSchedule`). The second time
     it settles, the annealed width has done its job (the outliers carry ~0 weight) and the fit
-    goes on as a fixed-width fit, pruning as usual, at ``final_width_ratio`` times that width. Under the consistent reading ``h`` is also the noise
-    variance of ARD's evidence, and at the Welsch width ARD keeps small spurious features; a
+    goes on as a fixed-width fit, pruning as usual, at ``final_width_ratio`` times that width.
+    Under the consistent reading ``h`` is also the noise variance of ARD's evidence, and at the
+    Welsch width ARD keeps small spurious features; a
     wider final width prunes them while gross outliers, many ``sigma`` away, stay out. The
     proper likelihood gives every sample a weight of at least ``1/h`` and needs the wider ratio.
     The ratios were set on development seeds that the README's comparison does not use.
