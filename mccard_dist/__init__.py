@@ -14,9 +14,12 @@ from .models import (
     LSARDRegressor,
     MCCARDRegressor,
     MCCARDRegressorCV,
+    MCCL1Path,
     MCCL1Regressor,
+    MCCL1RegressorCV,
     mcc_l1_alpha_max,
     mcc_l1_objective,
+    mcc_l1_path,
 )
 
 __all__ = [
@@ -26,13 +29,16 @@ __all__ = [
     "open_results",
     "MCCARDRegressor",
     "MCCARDRegressorCV",
+    "MCCL1Path",
     "MCCL1Regressor",
+    "MCCL1RegressorCV",
     "PaperData",
     "correlation",
     "evaluate",
     "make_paper_data",
     "mcc_l1_alpha_max",
     "mcc_l1_objective",
+    "mcc_l1_path",
     "rmse",
     "selection_scores",
 ]

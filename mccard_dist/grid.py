@@ -40,6 +40,7 @@ __all__ = [
     "cells",
     "coords",
     "cv_candidates",
+    "cv_units",
     "diff_descriptions",
     "fits_per_cell",
     "grid_description",
@@ -105,6 +106,22 @@ def cv_candidates(method_spec: MethodSpec) -> list[tuple[float, float]]:
     kind declares them (:meth:`mccard_dist.methods.MethodKind.candidates`): ratio 0.0 without an
     L1 penalty, none without a grid (one fit per cell), ``(AUTO_H, ratio)`` for an auto width."""
     return method_spec.candidates()
+
+
+def cv_units(method_spec: MethodSpec, cv_spec: CVSpec) -> list[tuple[int, ...]]:
+    """The candidates each K-fold task fits on one fold (indices into :func:`cv_candidates`):
+    one path per L1 ratio (``cv.paths=width``) or per kernel width (``penalty``) for a method
+    that fits paths (:meth:`~mccard_dist.config.MethodSpec.path_route`), else one candidate
+    per task."""
+    candidates = cv_candidates(method_spec)
+    route = method_spec.path_route(cv_spec)
+    if route == "none":
+        return [(c,) for c in range(len(candidates))]
+    shared = 0 if route == "penalty" else 1
+    groups: dict[float, list[int]] = {}
+    for c, candidate in enumerate(candidates):
+        groups.setdefault(candidate[shared], []).append(c)
+    return [tuple(group) for group in groups.values()]
 
 
 def fits_per_cell(method_spec: MethodSpec, cv_spec: CVSpec) -> int:
@@ -250,7 +267,7 @@ def grid_description(spec: ExperimentSpec) -> dict:
         },
         "methods": {m.name: m.to_dict() for m in spec.methods},
         "data": _data_description(spec.data),
-        "cv": _cv_description(spec.cv),
+        "cv": _cv_description(spec),
     }
 
 
@@ -271,16 +288,20 @@ def _data_description(data) -> dict:
     return description
 
 
-def _cv_description(cv: CVSpec) -> dict:
+def _cv_description(spec: ExperimentSpec) -> dict:
     """``cv`` for the hash; the defaults of keys added later (scheme kfold, no path_stop, no
     race) are left out, so stores written before them keep their hash, and a kfold store never
-    resumes an alo one."""
-    description = asdict(cv)
+    resumes an alo one. ``paths`` is in only where it changes results: a route other than
+    ``none`` taken by at least one method (so a grid without MCC-L1 keeps its hash, and
+    ``cv.paths=none`` gives the hash of the stores made before paths)."""
+    description = asdict(spec.cv)
     if description["scheme"] == "kfold":
         del description["scheme"]
     for key in ("path_stop", "race"):
         if description[key] is None:
             del description[key]
+    if all(m.path_route(spec.cv) == "none" for m in spec.methods):
+        del description["paths"]
     return description
 
 

@@ -26,6 +26,7 @@ from .models import (
     lasso_alpha_max,
     mcc_l1_alpha_max,
 )
+from .models.mcc_l1_path import iter_path, iter_width_path
 
 __all__ = ["AUTO_H", "KINDS", "MethodKind"]
 
@@ -42,6 +43,10 @@ class MethodKind:
     ``width_param``), chosen by CV over the method's ``kernel_width`` grid, or set inside each fit
     (``"auto"``) where ``auto_width``. ``penalty_scale``: it has a penalty ``alpha``, chosen by CV
     over fractions of ``penalty_scale(X, y, width)`` of the training data (None: no penalty).
+    ``path``: fits the penalties of one numeric width as a warm-started path, ``path(estimator,
+    X, y, alphas)`` yielding the estimator fitted at each of the decreasing ``alphas``;
+    ``width_path(estimator, X, y, widths, alphas)`` likewise over decreasing widths, each with
+    its penalty (None: one fit per candidate). Not used with ``no_path_solvers`` or an auto width.
     """
 
     cls: type
@@ -49,6 +54,9 @@ class MethodKind:
     penalty_scale: Callable | None = None
     width_param: str = "kernel_width"
     auto_width: bool = True
+    path: Callable | None = None
+    width_path: Callable | None = None
+    no_path_solvers: tuple[str, ...] = ()
 
     @property
     def alpha(self) -> bool:
@@ -87,13 +95,41 @@ class MethodKind:
             kwargs["alpha"] = float(alpha)
         return self.cls(**kwargs), alpha
 
+    def path_route(self, params: Mapping, auto_width: bool, route: str) -> str:
+        """``route`` (``width``, ``penalty`` or ``none``) if this estimator can fit its
+        candidates that way with ``params``, else ``none``."""
+        able = {"width": self.width_path, "penalty": self.path}.get(route)
+        if able is None or auto_width or params.get("solver") in self.no_path_solvers:
+            return "none"
+        return route
+
+    def path_fits(self, params: Mapping, route: str, members, X, y, cache: dict | None = None):
+        """Fit the candidates ``members`` (``(h, ratio)`` pairs sharing the width for route
+        ``penalty``, the ratio for route ``width``) as one warm-started path, from the largest
+        ratio (or width) down; yields ``(position in members, fitted estimator, alpha)``. The
+        estimator is the same object, refitted at each step (copy what you keep)."""
+        cache = {} if cache is None else cache
+        built = [self.build(params, h, r, False, X, y, cache) for h, r in members]
+        axis = 1 if route == "penalty" else 0
+        order = sorted(range(len(members)), key=lambda i: -members[i][axis])
+        first = built[order[0]][0]
+        alphas = [built[i][1] for i in order]
+        if route == "penalty":
+            fits = self.path(first, X, y, alphas)
+        else:
+            fits = self.width_path(first, X, y, [members[i][0] for i in order], alphas)
+        for i, fitted in zip(order, fits):
+            yield i, fitted, built[i][1]
+
 
 #: The fixed registry: ``methods.<name>.estimator`` must be one of these keys; no config key can
 #: name an arbitrary class.
 KINDS = MappingProxyType({
     "mcc_ard": MethodKind(MCCARDRegressor, kernel_width=True),
     "ls_ard": MethodKind(LSARDRegressor, kernel_width=False),
-    "mcc_l1": MethodKind(MCCL1Regressor, kernel_width=True, penalty_scale=mcc_l1_alpha_max),
+    "mcc_l1": MethodKind(MCCL1Regressor, kernel_width=True, penalty_scale=mcc_l1_alpha_max,
+                         path=iter_path, width_path=iter_width_path,
+                         no_path_solvers=("em",)),
     "mcc_ard_authors": MethodKind(AuthorsMCCARDRegressor, kernel_width=True),
     "ls_ard_authors": MethodKind(AuthorsLSARDRegressor, kernel_width=False),
     # peer baselines (scikit-learn): the Lasso's alpha as a fraction of its alpha_max; Huber's

@@ -37,7 +37,7 @@ import numpy as np
 from .cluster import Completed, broadcast, connect, preflight
 from .config import FIT_UNIT_CELLS_PER_WORKER, ExperimentSpec
 from .errors import StoreAccessError
-from .grid import cell_block, cv_candidates, grid_hash, make_blocks
+from .grid import cell_block, cv_candidates, cv_units, grid_hash, make_blocks
 from .grid import cells as all_cells
 from .lock import StoreLock
 from .records import STATUS_FAILED
@@ -278,13 +278,14 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
     stays at cell level: a cell is done only once its record is written)."""
     cells = [cell for block in blocks for cell in block.cells]
     n_candidates = {c.key: len(cv_candidates(spec.method(c.method))) for c in cells}
+    units = {m.name: cv_units(m, spec.cv) for m in spec.methods}
     scores = {c.key: np.full((n_candidates[c.key], spec.cv.n_folds), np.nan) for c in cells}
-    left = {c.key: n_candidates[c.key] * spec.cv.n_folds for c in cells}
+    left = {c.key: len(units[c.method]) * spec.cv.n_folds for c in cells}
     failures = dict.fromkeys(left, 0)
     seconds = dict.fromkeys(left, 0.0)
     broken: set[str] = set()
     # fits in cell order; a cell without candidates goes straight to its final fit
-    queue = _fit_queue(spec, cells, n_candidates)
+    queue = _fit_queue(spec, cells, units)
     in_flight = {}
     futures = Completed(client, spec.cluster)  # ends after cluster.no_worker_timeout idle
 
@@ -293,7 +294,7 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
         if kind == "fit":
             _, _, k, f = item
             future = client.submit(cv_fit, spec, cell, k, f, source,
-                                   key=f"fit-{token}-{cell.key}-c{k}-f{f}",
+                                   key=f"fit-{token}-{cell.key}-u{k}-f{f}",
                                    retries=spec.run.retries)
         else:  # ahead of the queued fits, so finished cells are written early
             key = cell.key
@@ -330,8 +331,8 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
             else:
                 if kind == "fit" and cell.key not in broken:
                     _, _, k, f = item
-                    score, failed, spent = result
-                    scores[cell.key][k, f] = score
+                    unit_scores, failed, spent = result
+                    scores[cell.key][list(units[cell.method][k]), f] = unit_scores
                     failures[cell.key] += int(failed)
                     seconds[cell.key] += spent
                     left[cell.key] -= 1
@@ -356,12 +357,12 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
                 submit_next()
 
 
-def _fit_queue(spec, cells, n_candidates):
+def _fit_queue(spec, cells, units):
     for cell in cells:
-        if not n_candidates[cell.key]:
+        if not units[cell.method]:
             yield ("finish", cell)
             continue
-        for k in range(n_candidates[cell.key]):
+        for k in range(len(units[cell.method])):
             for f in range(spec.cv.n_folds):
                 yield ("fit", cell, k, f)
 

@@ -20,6 +20,7 @@ fit: the cell's status becomes "failed" with the message); the block goes on.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 import traceback
@@ -30,11 +31,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
 from .config import CVSpec, ExperimentSpec
-from .grid import Block, Cell, cv_candidates
+from .grid import Block, Cell, cv_candidates, cv_units
 from .metrics import evaluate
 from .records import STATUS_DONE, STATUS_FAILED, CellResult
 
-__all__ = ["cv_fit", "cv_loss", "finish_cell", "race_survivors", "run_block", "run_cell"]
+__all__ = ["cv_fit", "cv_loss", "finish_cell", "kfold_scores", "race_survivors", "run_block",
+           "run_cell"]
 
 
 def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
@@ -55,10 +57,18 @@ def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
     raise ValueError(f"cv.score must be one of mae, medae, rmse, correntropy; got {cv.score!r}")
 
 
-def _fit(estimator, X, y):
+@contextlib.contextmanager
+def _quiet():
+    """Convergence and floating-point warnings of CV fits are not shown (the store records
+    failures and the final fit's convergence)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+def _fit(estimator, X, y):
+    with _quiet():
         return estimator.fit(X, y)
 
 
@@ -67,26 +77,52 @@ def folds(n_train: int, n_folds: int, seed: int):
     return list(KFold(n_splits=n_folds, shuffle=True, random_state=seed).split(np.empty(n_train)))
 
 
-def _kfold_scores(spec, method, X, y, candidates, seed):
+def kfold_scores(spec, method, X, y, candidates, seed):
     """(n_candidates, n_folds) validation losses (NaN where a fit failed, or where ``cv.race``
     dropped the candidate) and the failure count."""
     n_folds = spec.cv.n_folds
     scores = np.full((len(candidates), n_folds), np.nan)
     alive = np.ones(len(candidates), dtype=bool)
     n_failures = 0
+    units = cv_units(method, spec.cv)
     for f, (train, val) in enumerate(folds(len(y), n_folds, seed)):
         penalty_cache = {}  # per kernel width, for this training fold
-        for c in np.flatnonzero(alive):
-            h, ratio = candidates[c]
-            try:
-                est, _ = method.build(X[train], y[train], h, ratio, penalty_cache)
-                _fit(est, X[train], y[train])
-                scores[c, f] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
-            except (ValueError, ArithmeticError, np.linalg.LinAlgError):
-                n_failures += 1
+        for unit in units:
+            unit = [c for c in unit if alive[c]]
+            if unit:
+                n_failures += _score_unit(spec, method, X, y, train, val, candidates, unit,
+                                          scores[:, f], penalty_cache)
         if spec.cv.race is not None and f < n_folds - 1:
             alive = race_survivors(scores[:, : f + 1], alive, spec.cv.race)
     return scores, n_failures
+
+
+def _score_unit(spec, method, X, y, train, val, candidates, unit, out, penalty_cache) -> int:
+    """Fit the candidates ``unit`` (indices into ``candidates``) on ``train`` and put their
+    validation losses into ``out`` (NaN stays where a fit failed); returns the failed fits. A
+    unit of several candidates is one path (:func:`~mccard_dist.grid.cv_units`): a failure
+    stops the path, and the candidates not reached count as failed."""
+    Xt, yt = X[train], y[train]
+    route = method.path_route(spec.cv)
+    if route == "none":
+        h, ratio = candidates[unit[0]]
+        try:
+            est, _ = method.build(Xt, yt, h, ratio, penalty_cache)
+            _fit(est, Xt, yt)
+            out[unit[0]] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
+            return 0
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+            return 1
+    reached = 0
+    try:
+        with _quiet():
+            for i, est, _ in method.path_fits(route, [candidates[c] for c in unit], Xt, yt,
+                                              penalty_cache):
+                out[unit[i]] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
+                reached += 1
+    except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+        return len(unit) - reached
+    return 0
 
 
 def race_survivors(scores_so_far: np.ndarray, alive: np.ndarray, margin: float) -> np.ndarray:
@@ -170,9 +206,9 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
             h, ratio = candidates[c]
         else:
             if candidates:
-                scores, n_failures = _kfold_scores(spec, method, data.X_train, data.y_train,
+                scores, n_failures = kfold_scores(spec, method, data.X_train, data.y_train,
                                                    candidates, cell.seed)
-            h, ratio, est, alpha, fit_seconds = _choose_and_refit(method, data, candidates,
+            h, ratio, est, alpha, fit_seconds = _choose_and_refit(spec, method, data, candidates,
                                                                   scores, n_failures)
         metrics = _evaluate(est, data)
     except Exception as exc:  # recorded, not raised: one bad cell must not stop the run
@@ -181,7 +217,7 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
                  time.perf_counter() - start, n_failures, scores, save_coef)
 
 
-def _choose_and_refit(method, data, candidates, scores, n_failures):
+def _choose_and_refit(spec, method, data, candidates, scores, n_failures):
     """The candidate with the lowest mean K-fold loss (ties: the first), fitted on all the
     training data: ``(h, ratio, estimator, alpha, fit seconds)``."""
     if candidates:
@@ -192,9 +228,23 @@ def _choose_and_refit(method, data, candidates, scores, n_failures):
         h, ratio = candidates[int(np.nanargmin(mean))]
     else:
         h, ratio = np.nan, np.nan
-    est, alpha = method.build(data.X_train, data.y_train, h, ratio)
+    X, y = data.X_train, data.y_train
     fit_start = time.perf_counter()
-    _fit(est, data.X_train, data.y_train)
+    route = method.path_route(spec.cv) if candidates else "none"
+    if route != "none":
+        # the path the CV walked, on all the training data, down to the choice: the final fit
+        # is the kind of fit the CV scored (a warm fit can end elsewhere than one from w = 0)
+        axis = 1 if route == "penalty" else 0
+        shared = 0 if route == "penalty" else 1
+        chosen = (h, ratio)
+        members = [c for c in candidates
+                   if c[shared] == chosen[shared] and c[axis] >= chosen[axis]]
+        with _quiet():
+            steps = list(method.path_fits(route, members, X, y))  # one estimator, refitted
+        _, est, alpha = steps[-1]
+    else:
+        est, alpha = method.build(X, y, h, ratio)
+        _fit(est, X, y)
     return h, ratio, est, alpha, time.perf_counter() - fit_start
 
 
@@ -239,10 +289,12 @@ def _cached_data(data_spec, seed: int, psi: float, tau: float, source):
     return data_spec.make_data(seed, psi, tau, source)
 
 
-def cv_fit(spec: ExperimentSpec, cell: Cell, candidate: int, fold: int, source=None):
-    """One K-fold fit of a cell: ``(validation loss or NaN, failed, seconds)``.
+def cv_fit(spec: ExperimentSpec, cell: Cell, unit: int, fold: int, source=None):
+    """The K-fold fits of one unit (:func:`~mccard_dist.grid.cv_units`: one candidate, or one
+    kernel width's path) on one fold of a cell: ``(validation losses of the unit's candidates,
+    NaN where a fit failed; failed fits; seconds)``.
 
-    The same fit, on the same fold, as the cell's own loop in :func:`run_cell` makes, so the
+    The same fits, on the same fold, as the cell's own loop in :func:`run_cell` makes, so the
     scores, and the cell's choice from them, are the same.
     """
     from threadpoolctl import threadpool_limits
@@ -252,15 +304,12 @@ def cv_fit(spec: ExperimentSpec, cell: Cell, candidate: int, fold: int, source=N
     data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
     X, y = data.X_train, data.y_train
     train, val = folds(len(y), spec.cv.n_folds, cell.seed)[fold]
-    h, ratio = cv_candidates(method)[candidate]
+    members = list(cv_units(method, spec.cv)[unit])
+    candidates = cv_candidates(method)
+    out = np.full(len(candidates), np.nan)
     with threadpool_limits(limits=1):
-        try:
-            est, _ = method.build(X[train], y[train], h, ratio, {})
-            _fit(est, X[train], y[train])
-            score, failed = cv_loss(y[val] - est.predict(X[val]), spec.cv), False
-        except (ValueError, ArithmeticError, np.linalg.LinAlgError):
-            score, failed = np.nan, True
-    return score, failed, time.perf_counter() - start
+        failed = _score_unit(spec, method, X, y, train, val, candidates, members, out, {})
+    return out[members], failed, time.perf_counter() - start
 
 
 def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_seconds: float,
@@ -276,7 +325,7 @@ def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_se
     with threadpool_limits(limits=1):
         try:
             data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
-            h, ratio, est, alpha, fit_seconds = _choose_and_refit(method, data, candidates,
+            h, ratio, est, alpha, fit_seconds = _choose_and_refit(spec, method, data, candidates,
                                                                   scores, n_failures)
             metrics = _evaluate(est, data)
         except Exception as exc:  # recorded, not raised, as in run_cell

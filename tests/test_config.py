@@ -563,11 +563,14 @@ def test_auto_width_from_the_command_line(compose):
                                  "methods.mcc_l1.params.solver=em"]))
 
 
+# cv.paths=none: MCC-L1 fitted one candidate at a time, as the stores made before paths
 @pytest.mark.parametrize("overrides, digest", [
-    (["experiment=smoke"], "d600f6241f194a6f38049b1a66d3c12b1a915c66e0df1c4a4f72bb688fbd28a4"),
-    (["experiment=paper"], "597bac29888dd5c612b7a1c11607ea9cd3d082f0c25d34b5145aa4e6818a68af"),
+    (["experiment=smoke", "cv.paths=none"],
+     "d600f6241f194a6f38049b1a66d3c12b1a915c66e0df1c4a4f72bb688fbd28a4"),
+    (["experiment=paper", "cv.paths=none"],
+     "597bac29888dd5c612b7a1c11607ea9cd3d082f0c25d34b5145aa4e6818a68af"),
     # the reproduce grid before its widths reached 1000: the store the README's tables came from
-    (["experiment=reproduce", "cv.race=0.25",
+    (["experiment=reproduce", "cv.race=0.25", "cv.paths=none",
       "methods.mcc_ard.kernel_width=[0.1,0.3,1.0,3.0,10.0,30.0,100.0]",
       "methods.mcc_ard_proper.kernel_width=[0.1,0.3,1.0,3.0,10.0,30.0,100.0]",
       "methods.mcc_l1.kernel_width=[0.3,2.0,12.0,80.0]",
@@ -579,3 +582,33 @@ def test_grid_hash_of_a_fixed_spec_is_pinned(compose, overrides, digest):
     from mccard_dist.grid import grid_hash
 
     assert grid_hash(from_dictconfig(compose(overrides))) == digest
+
+
+@pytest.mark.slow  # 13 compositions
+def test_paths_enter_the_hash_only_where_a_method_fits_them(compose):
+    from mccard_dist.grid import grid_description, grid_hash
+
+    def spec(*overrides):
+        return from_dictconfig(compose(["experiment=smoke", *overrides]))
+
+    # MCC-L1 fits paths: each route is another grid, none is the grid from before paths
+    routes = {r: grid_hash(spec(f"cv.paths={r}")) for r in ("width", "penalty", "none")}
+    assert len(set(routes.values())) == 3
+    assert spec().cv.paths == "width" and grid_hash(spec()) == routes["width"]
+    assert "paths" not in grid_description(spec("cv.paths=none"))["cv"]
+    # no method fits paths (MCC-ARD only, or MCC-L1 with the EM solver or an auto width): the
+    # route changes nothing, and the hash does not move
+    for extra in (["experiment.methods=[mcc_ard,ls_ard]"],
+                  ["methods.mcc_l1.params.solver=em"],
+                  ["methods.mcc_l1.kernel_width=auto"]):
+        assert grid_hash(spec(*extra)) == grid_hash(spec(*extra, "cv.paths=none"))
+    assert spec("cv=alo").cv.paths == "none"
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["cv.paths=lambda"], r"^cv.paths: must be one of width, penalty, none"),
+    (["cv=alo", "cv.paths=width"], r"^cv.paths: is only used with cv.scheme=kfold"),
+])
+def test_bad_paths_are_refused(compose, overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        from_dictconfig(compose(["experiment=smoke", *overrides]))

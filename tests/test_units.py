@@ -73,7 +73,7 @@ def test_fit_units_give_the_cell_units_store_and_resume_by_cell(compose, tmp_pat
         same_results(serial, open_results(tmp_path / f"{name}.zarr"))
     # each worker built a cell's data once for all the fits of that cell it ran
     plain = spec("x", "fit")
-    n_tasks = fits.n_cells + sum(len(grid.cv_candidates(plain.method(c.method)))
+    n_tasks = fits.n_cells + sum(len(grid.cv_units(plain.method(c.method), plain.cv))
                                  * plain.cv.n_folds for c in grid.cells(plain))
     hits = sum(info.hits for info in cached.values())
     misses = sum(info.misses for info in cached.values())

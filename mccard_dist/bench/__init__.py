@@ -11,6 +11,8 @@ Usage::
     python -m mccard_dist.bench scaling [--n 300,1000,3000] [--d 1000,3000,10000] [--seeds 0]
     python -m mccard_dist.bench solvers STORE
     python -m mccard_dist.bench widths STORE
+    python -m mccard_dist.bench paths [--seeds 0] [--psi 0.1,0.5,0.9] [--tau 2,10] [--set K=V]
+    python -m mccard_dist.bench paths --stores NONE_STORE PATHS_STORE
     python -m mccard_dist.bench evidence [--cells 0.1:2,0.3:5,0.9:10] [--seeds 300,301]
 
 Timings are medians over datasets on one core (BLAS threads pinned to 1, reported).
@@ -24,6 +26,7 @@ from .common import AUTO, CURRENT, PREVIOUS, RACE
 from .estimators import bench_estimators
 from .floor import bench_floor
 from .paper import bench_paper
+from .paths import bench_paths, compare_stores
 from .pipeline import bench_pipeline
 from .race import replay_race
 from .scaling import bench_scaling
@@ -31,9 +34,8 @@ from .solvers import compare_solvers, compare_widths, evidence_gap
 from .units import bench_units
 
 __all__ = ["AUTO", "CURRENT", "PREVIOUS", "RACE", "bench_estimators", "bench_floor", "bench_paper",
-           "bench_pipeline", "bench_scaling", "bench_units", "compare_solvers", "compare_widths",
-           "evidence_gap",
-           "main", "replay_race"]
+           "bench_paths", "bench_pipeline", "bench_scaling", "bench_units", "compare_solvers",
+           "compare_stores", "compare_widths", "evidence_gap", "main", "replay_race"]
 
 
 def main(argv=None):
@@ -85,6 +87,15 @@ def main(argv=None):
     widths = sub.add_parser("widths", help="the kernel width set inside the fit against K-fold "
                                            "CV, paired on the cells of a store holding both")
     widths.add_argument("store")
+    paths = sub.add_parser("paths", help="MCC-L1's CV by warm-started paths against one fit "
+                                         "per candidate, on the same cells or two stores")
+    paths.add_argument("--seeds", default="0", help="comma-separated seeds")
+    paths.add_argument("--psi", default="0.1,0.5,0.9", help="comma-separated psi values")
+    paths.add_argument("--tau", default="2,10", help="comma-separated tau values")
+    paths.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="Hydra override (default experiment=reproduce), repeatable")
+    paths.add_argument("--stores", nargs=2, metavar=("NONE_STORE", "PATHS_STORE"),
+                       help="compare two stores instead (the first made with cv.paths=none)")
     evid = sub.add_parser("evidence", help="the ARD evidence of either solver's MCC-ARD fit, at "
                                            "the same noise precisions")
     evid.add_argument("--cells", default="0.1:2,0.3:5,0.9:10", help="psi:tau pairs")
@@ -111,6 +122,15 @@ def main(argv=None):
         from ..store import open_results
 
         compare_widths(open_results(args.store))
+    elif args.command == "paths":
+        if args.stores:
+            from ..store import open_results
+
+            compare_stores(*(open_results(path) for path in args.stores))
+        else:
+            bench_paths(seeds=[int(v) for v in args.seeds.split(",")],
+                        psi=[float(v) for v in args.psi.split(",")],
+                        tau=[float(v) for v in args.tau.split(",")], overrides=args.set)
     elif args.command == "evidence":
         cells = [tuple(float(v) for v in c.split(":")) for c in args.cells.split(",")]
         evidence_gap(cells=cells, seeds=[int(v) for v in args.seeds.split(",")],

@@ -15,7 +15,7 @@ ignored, any other top-level key is refused (``+psi=0.5`` on the command line: d
                  leverage, rho} (``source`` may be left out)
               | {source: file, path, target, test_fraction, standardize, outliers, df, sha256}
               | {source: diabetes, n_train, n_noise_features, standardize, outliers, df}
-    cv:         {scheme, n_folds, score, reference_width, path_stop, race}
+    cv:         {scheme, n_folds, score, reference_width, path_stop, race, paths}
     run:        {fits_per_block, blocks_per_worker, retries, save_coef, retry_failed, progress}
     store:      {root, path}
     cluster:    {kind, n_workers, threads_per_worker, memory_limit, host, dashboard_address, address,
@@ -46,6 +46,7 @@ from .parse import (
 from .specs import (
     CLUSTER_KINDS,
     CONFIG_DIR,
+    CV_PATHS,
     CV_SCHEMES,
     CV_SCORES,
     ESTIMATORS,
@@ -63,6 +64,7 @@ from .specs import (
 
 __all__ = [
     "CLUSTER_KINDS",
+    "CV_PATHS",
     "CV_SCHEMES",
     "CV_SCORES",
     "ESTIMATORS",

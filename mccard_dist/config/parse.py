@@ -32,6 +32,7 @@ from .checks import (
 from .cluster_rules import _parse_cluster
 from .data_specs import DiabetesDataSpec, FileDataSpec
 from .specs import (
+    CV_PATHS,
     CV_SCHEMES,
     CV_SCORES,
     ESTIMATORS,
@@ -158,12 +159,18 @@ def _parse_cv(d: Mapping, data) -> CVSpec:
     key = "cv"
     section = _section(d, key)
     _check_known(section, key, ("scheme", "n_folds", "score", "reference_width", "path_stop",
-                                "race"))
+                                "race", "paths"))
     scheme = section.get("scheme", "kfold")  # stores written before schemes existed: kfold
     if scheme not in CV_SCHEMES:
         _fail("cv.scheme", f"must be one of {', '.join(CV_SCHEMES)}", scheme)
     path_stop = _cv_margin(section, "path_stop", scheme, "alo")
     race = _cv_margin(section, "race", scheme, "kfold")
+    # configs written before the key: kfold fits paths (the default), alo never does
+    paths = section.get("paths", "width" if scheme == "kfold" else "none")
+    if paths not in CV_PATHS:
+        _fail("cv.paths", f"must be one of {', '.join(CV_PATHS)}", paths)
+    if scheme != "kfold" and paths != "none":
+        _fail("cv.paths", "is only used with cv.scheme=kfold (set none)", paths)
     n_folds = _as_int("cv.n_folds", _get(section, key, "n_folds"), 2)
     if data.source == "file":  # the training rows come from the file, not from a key
         rows = f"the {data.n_train} training rows of {data.path}"
@@ -182,7 +189,7 @@ def _parse_cv(d: Mapping, data) -> CVSpec:
     reference_width = _as_float("cv.reference_width", _get(section, key, "reference_width"))
     if reference_width <= 0:
         _fail("cv.reference_width", "must be > 0", reference_width)
-    return CVSpec(n_folds, score, reference_width, scheme, path_stop, race)
+    return CVSpec(n_folds, score, reference_width, scheme, path_stop, race, paths)
 
 
 def _parse_params(key: str, estimator: str, params, kernel_width, alpha_ratio) -> FrozenMap:

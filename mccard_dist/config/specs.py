@@ -21,6 +21,10 @@ ESTIMATORS = MappingProxyType({name: kind.cls for name, kind in KINDS.items()})
 #: CV validation losses (lower is better). ``correntropy`` is ``1 - mean exp(-e^2 / 2 reference_width)``.
 CV_SCORES = ("mae", "medae", "rmse", "correntropy")
 CV_SCHEMES = ("kfold", "alo")
+#: How K-fold CV fits the candidates of a method that can fit them as warm-started paths
+#: (MCC-L1): ``width``, one path per L1 ratio over the kernel widths, widest first; ``penalty``,
+#: one path per kernel width over the L1 ratios, largest first; ``none``, every candidate alone.
+CV_PATHS = ("width", "penalty", "none")
 
 #: Cluster backends (``slurm`` and ``pbs`` through dask-jobqueue, see :class:`ClusterSpec`).
 CLUSTER_KINDS = ("local", "address", "scheduler_file", "slurm", "pbs")
@@ -61,6 +65,12 @@ class CVSpec:
     validation loss so far exceeds ``(1 + race)`` times the lowest one among the candidates still
     in the race is not fitted on the remaining folds (its later scores stay NaN, so it cannot be
     chosen). The candidates that finish have exactly their plain K-fold scores.
+
+    ``paths`` (kfold only; one of :data:`CV_PATHS`): how the candidates of a method that can fit
+    them as warm-started paths (MCC-L1 at numeric widths) are fitted on each fold, and the final
+    fit made (the same path on all the training data, down to the choice). The objective is not
+    convex, so the routes can end at different fits at small widths; ``none`` gives the fits from
+    ``w = 0`` of every candidate.
     """
 
     n_folds: int
@@ -69,6 +79,7 @@ class CVSpec:
     scheme: str = "kfold"
     path_stop: float | None = None
     race: float | None = None
+    paths: str = "width"
 
     @property
     def n_columns(self) -> int:
@@ -121,6 +132,18 @@ class MethodSpec:
         """The estimator of candidate ``(h, ratio)`` for training data ``X, y`` and its absolute
         ``alpha`` (:meth:`MethodKind.build`)."""
         return self.kind.build(self.params, h, ratio, self.auto_width, X, y, cache)
+
+    def path_route(self, cv: CVSpec) -> str:
+        """The route (one of :data:`CV_PATHS`) by which K-fold CV under ``cv`` fits this
+        method's candidates: ``cv.paths`` where the method can fit paths, else ``none``."""
+        if cv.scheme != "kfold":
+            return "none"
+        return self.kind.path_route(self.params, self.auto_width, cv.paths)
+
+    def path_fits(self, route: str, members, X, y, cache: dict | None = None):
+        """The candidates ``members`` (``(h, ratio)`` pairs) fitted as one path
+        (:meth:`MethodKind.path_fits`)."""
+        return self.kind.path_fits(self.params, route, members, X, y, cache)
 
     @property
     def has_cv(self) -> bool:

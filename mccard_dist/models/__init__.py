@@ -10,6 +10,8 @@ from .cv import MCCARDRegressorCV
 from .ls_ard import LSARDRegressor
 from .mcc_ard import MCCARDRegressor
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max, mcc_l1_objective
+from .mcc_l1_cv import MCCL1RegressorCV
+from .mcc_l1_path import MCCL1Path, mcc_l1_path
 from .peers import HuberBaseline, LassoBaseline, lasso_alpha_max
 
 __all__ = [
@@ -21,12 +23,15 @@ __all__ = [
     "LSARDRegressor",
     "MCCARDRegressor",
     "MCCARDRegressorCV",
+    "MCCL1Path",
     "MCCL1Regressor",
+    "MCCL1RegressorCV",
     "ard_evidence",
     "floor_flops",
     "lasso_alpha_max",
     "log_density",
     "mcc_l1_alpha_max",
     "mcc_l1_objective",
+    "mcc_l1_path",
     "trace_solves",
 ]

@@ -19,6 +19,21 @@ __all__ = ["DEFAULT_KERNEL_WIDTHS", "MCCARDRegressorCV"]
 DEFAULT_KERNEL_WIDTHS = (0.05, 0.12, 0.27, 0.63, 1.5, 3.4, 7.9, 18.0, 43.0, 100.0)
 
 
+def check_widths(kernel_widths) -> list[float]:
+    """``kernel_widths`` as a list of floats; ValueError unless a non-empty sequence of positive
+    finite numbers."""
+    widths = np.atleast_1d(np.asarray(kernel_widths, dtype=object))
+    if widths.ndim != 1 or widths.size == 0:
+        raise ValueError(f"kernel_widths must be a non-empty sequence of positive numbers, "
+                         f"got {kernel_widths!r}")
+    out = []
+    for h in widths:
+        if isinstance(h, bool) or not isinstance(h, numbers.Real) or not np.isfinite(h) or h <= 0:
+            raise ValueError(f"kernel_widths must hold positive finite numbers, got {h!r}")
+        out.append(float(h))
+    return out
+
+
 def _fit_and_score(estimator, X, y, train, test, scorer):
     """Validation score of one (kernel width, fold) fit; NaN if the fit fails."""
     import warnings
@@ -102,17 +117,7 @@ class MCCARDRegressorCV(RegressorMixin, BaseEstimator):
         self.verbose = verbose
 
     def _widths(self):
-        widths = np.atleast_1d(np.asarray(self.kernel_widths, dtype=object))
-        if widths.ndim != 1 or widths.size == 0:
-            raise ValueError(f"kernel_widths must be a non-empty sequence of positive numbers, "
-                             f"got {self.kernel_widths!r}")
-        out = []
-        for h in widths:
-            if isinstance(h, bool) or not isinstance(h, numbers.Real) or not np.isfinite(h) \
-                    or h <= 0:
-                raise ValueError(f"kernel_widths must hold positive finite numbers, got {h!r}")
-            out.append(float(h))
-        return out
+        return check_widths(self.kernel_widths)
 
     def _base(self, h):
         return MCCARDRegressor(kernel_width=h, likelihood=self.likelihood, w_steps=self.w_steps,

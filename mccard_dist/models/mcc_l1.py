@@ -73,7 +73,7 @@ def _lasso_sweeps(X, z, alpha, coef, sweeps):
     return path_coef[:, 0].copy(), int(n_iter[0])
 
 
-def _working_set_lasso(X, x_mean, root, z, alpha, coef, sweeps):
+def _working_set_lasso(X, x_mean, root, z, alpha, coef, sweeps, screen_alpha=None):
     """:func:`_lasso_sweeps` on the weighted, centred design ``(X - x_mean) * root[:, None]``,
     restricted to a working set of its columns.
 
@@ -84,9 +84,16 @@ def _working_set_lasso(X, x_mean, root, z, alpha, coef, sweeps):
     coefficient that satisfies the condition would stay zero in a full sweep as well, so the
     sweeps do the same kind of updates on fewer columns. Only the working set's columns are
     weighted; the check uses ``x_j^T r = X_j^T (root r) - x_mean_j sum(root r)``.
+
+    ``screen_alpha`` (a path's sequential strong rule, Tibshirani et al. 2012, eq. 7): the first
+    round also takes in every column with ``|x_j^T r| / N >= screen_alpha`` (``2 alpha -
+    alpha_previous``: the columns likely to enter at this penalty), so the checks that follow
+    rarely find a violator; they still run on all columns, so the screening never drops one.
     """
     n_samples = X.shape[0]
     threshold = alpha * n_samples
+    first_threshold = threshold if screen_alpha is None else min(threshold,
+                                                                 screen_alpha * n_samples)
     coef = coef.copy()
     inside = coef != 0.0
 
@@ -104,7 +111,8 @@ def _working_set_lasso(X, x_mean, root, z, alpha, coef, sweeps):
         grad = scaled @ X
         if x_mean is not None:
             grad -= x_mean * scaled.sum()
-        violators = np.flatnonzero((np.abs(grad) > threshold) & ~inside)
+        limit = first_threshold if used == 0 else threshold
+        violators = np.flatnonzero((np.abs(grad) > limit) & ~inside)
         if used and violators.size == 0:
             break
         inside[violators] = True
@@ -258,13 +266,24 @@ class MCCL1Regressor(RegressorBase):
         self : MCCL1Regressor
         """
         self._validate_params()
-        auto = is_auto(self.kernel_width)
         X, y = self._validate_fit_data(X, y)
+        return self._fit_arrays(X, y)
+
+    def _fit_arrays(self, X, y, start=None, alpha_previous=None):
+        """:meth:`fit` on validated arrays. ``start``: ``(coef, intercept)`` of a fit at a
+        larger ``alpha_previous`` (a path's warm start, ``"cd"``/``"lasso"`` at a fixed width):
+        the outer loop starts from it and its kernel weights instead of ``w = 0`` and weights 1,
+        and the first inner solve screens columns by the strong rule."""
+        auto = is_auto(self.kernel_width)
         schedule = WidthSchedule(y) if auto else None
         if self.solver == "cd":
-            coef, intercept, n_iter, converged = self._fit_cd(X, y, schedule)
+            step = self._cd_step(X, y, alpha_previous)
+            coef, intercept, n_iter, converged = self._fit_half_quadratic(X, y, step, schedule,
+                                                                          start)
         elif self.solver == "lasso":
-            coef, intercept, n_iter, converged = self._fit_lasso(X, y, schedule)
+            step = self._lasso_step(X, y)
+            coef, intercept, n_iter, converged = self._fit_half_quadratic(X, y, step, schedule,
+                                                                          start)
         else:
             coef, intercept, n_iter, converged = self._fit_em(X, y)
         h = schedule.h if auto else self.kernel_width
@@ -273,7 +292,7 @@ class MCCL1Regressor(RegressorBase):
                 f"MCC-L1 ({self.solver}) did not converge in max_iter={self.max_iter} iterations "
                 f"(tol={self.tol!r}).",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         self.coef_ = coef
         self.intercept_ = float(intercept) if self.fit_intercept else 0.0
@@ -294,24 +313,22 @@ class MCCL1Regressor(RegressorBase):
         dw = np.max(np.abs(coef_new - coef_old), initial=0.0) / scale
         return df <= self.tol and dw <= self.tol
 
-    def _fit_cd(self, X, y, schedule=None):
-        return self._fit_half_quadratic(X, y, self._cd_step(X, y), schedule)
-
-    def _fit_lasso(self, X, y, schedule=None):
-        return self._fit_half_quadratic(X, y, self._lasso_step(X, y), schedule)
-
-    def _fit_half_quadratic(self, X, y, lasso_step, schedule=None):
+    def _fit_half_quadratic(self, X, y, lasso_step, schedule=None, start=None):
         """Outer loop of ``cd``/``lasso``: sample weights ``kappa`` from the residuals, then the
         weighted Lasso step ``lasso_step(kappa, total, coef) -> (coef, intercept)``.
 
         With a :class:`WidthSchedule` the width is updated after each step from the step's
         leave-one-out residuals until it settles; the objective changes with ``h``, so the loop
-        does not stop while ``h`` moves."""
+        does not stop while ``h`` moves. ``start``: see :meth:`_fit_arrays`."""
         n_samples, n_features = X.shape
         h = schedule.h if schedule is not None else self.kernel_width
-        kappa = np.ones(n_samples)
-        coef = np.zeros(n_features)
-        intercept = 0.0
+        if start is None:
+            kappa = np.ones(n_samples)
+            coef = np.zeros(n_features)
+            intercept = 0.0
+        else:
+            coef, intercept = np.array(start[0], dtype=float), float(start[1])
+            kappa = kernel(y - intercept - X @ coef, h)
         f_old = np.inf
         for n_iter in range(1, self.max_iter + 1):
             total = kappa.sum()
@@ -337,9 +354,12 @@ class MCCL1Regressor(RegressorBase):
             kappa = kernel(e, h)
         return coef, intercept, self.max_iter, False
 
-    def _cd_step(self, X, y):
-        """Weighted Lasso step by scikit-learn's coordinate-descent path, at most 50 sweeps."""
+    def _cd_step(self, X, y, alpha_previous=None):
+        """Weighted Lasso step by scikit-learn's coordinate-descent path, at most 50 sweeps.
+        With ``alpha_previous`` (a path), the first step's working set also takes the columns
+        the sequential strong rule keeps."""
         n_samples, n_features = X.shape
+        screen = [alpha_previous]  # used once: later steps start from a solution at this alpha
         # without a working set: the weighted, centred design, rewritten in place at every step
         # (Fortran order: the column layout the coordinate descent reads without a copy)
         Xs = None if self.working_set else np.empty((n_samples, n_features), order="F")
@@ -357,8 +377,12 @@ class MCCL1Regressor(RegressorBase):
                 x_mean, y_mean = None, 0.0
             z = (y - y_mean) * root
             alpha = self.alpha * n_samples / total
+            previous, screen[0] = screen[0], None
             if self.working_set:
-                new_coef = _working_set_lasso(X, x_mean, root, z, alpha, coef, sweeps=50)
+                screen_alpha = (None if previous is None else
+                                (2.0 * self.alpha - previous) * n_samples / total)
+                new_coef = _working_set_lasso(X, x_mean, root, z, alpha, coef, sweeps=50,
+                                              screen_alpha=screen_alpha)
             else:
                 if self.fit_intercept:
                     np.subtract(X, x_mean, out=Xs)
