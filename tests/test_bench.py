@@ -35,15 +35,17 @@ def test_bench_paper_projects_core_hours_for_current_and_previous():
 def test_bench_paper_auto_against_kfold_racing_on_the_same_cells():
     out = io.StringIO()
     runs = bench.bench_paper(seeds=1, workers=1, baseline_psi=(0.0, 0.5), auto=True,
-                             overrides=TINY + ("methods.mcc_l1_auto.alpha_ratio=[0.4,0.1]",),
+                             overrides=TINY + ("methods.mcc_l1.kernel_width=[1.0,10.0]",
+                                               "methods.mcc_l1.alpha_ratio=[0.4,0.1]"),
                              out=out)
     text = out.getvalue()
     assert set(runs) == {"auto", "K-fold (racing), baseline cells", "auto, baseline cells"}
     auto = runs["auto"]["methods"]
-    assert set(auto) == {"mcc_ard_auto", "mcc_ard_proper_auto", "ls_ard", "mcc_l1_auto"}
+    # MCC-ARD's width in the fit; the baselines as in the paper (MCC-L1 K-fold over h and lambda)
+    assert set(auto) == {"mcc_ard_auto", "mcc_ard_proper_auto", "ls_ard", "mcc_l1"}
     assert all(m["cells"] == 21 for m in auto.values())
     assert auto["mcc_ard_auto"]["fits_per_cell"] == 1.0  # no CV over h
-    assert auto["mcc_l1_auto"]["fits_per_cell"] == 2 * 3 + 1  # lambda only, no racing
+    assert auto["mcc_l1"]["fits_per_cell"] == 2 * 2 * 3 + 1  # every candidate, no racing
     kfold = runs["K-fold (racing), baseline cells"]["methods"]
     assert set(kfold) == {"mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"}
     assert "K-fold (racing) / auto time per cell" in text
