@@ -207,9 +207,9 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
         else:
             if candidates:
                 scores, n_failures = kfold_scores(spec, method, data.X_train, data.y_train,
-                                                   candidates, cell.seed)
-            h, ratio, est, alpha, fit_seconds = _choose_and_refit(spec, method, data, candidates,
-                                                                  scores, n_failures)
+                                                  candidates, cell.seed)
+            h, ratio, est, alpha, fit_seconds = _choose_and_refit(spec, method, data,
+                                                                  candidates, scores, n_failures)
         metrics = _evaluate(est, data)
     except Exception as exc:  # recorded, not raised: one bad cell must not stop the run
         return _failed(cell, exc, n_failures, time.perf_counter() - start, scores)
@@ -291,7 +291,7 @@ def _cached_data(data_spec, seed: int, psi: float, tau: float, source):
 
 def cv_fit(spec: ExperimentSpec, cell: Cell, unit: int, fold: int, source=None):
     """The K-fold fits of one unit (:func:`~mccard_dist.grid.cv_units`: one candidate, or one
-    kernel width's path) on one fold of a cell: ``(validation losses of the unit's candidates,
+    path) on one fold of a cell: ``(validation losses of the unit's candidates,
     NaN where a fit failed; failed fits; seconds)``.
 
     The same fits, on the same fold, as the cell's own loop in :func:`run_cell` makes, so the
