@@ -85,23 +85,36 @@ def kfold_scores(spec, method, X, y, candidates, seed):
     alive = np.ones(len(candidates), dtype=bool)
     n_failures = 0
     units = cv_units(method, spec.cv)
+    route = method.path_route(spec.cv)
+    axis = 1 if route == "penalty" else 0
     for f, (train, val) in enumerate(folds(len(y), n_folds, seed)):
         penalty_cache = {}  # per kernel width, for this training fold
         for unit in units:
-            unit = [c for c in unit if alive[c]]
-            if unit:
-                n_failures += _score_unit(spec, method, X, y, train, val, candidates, unit,
-                                          scores[:, f], penalty_cache)
+            if not any(alive[c] for c in unit):
+                continue
+            if route != "none":
+                # a path runs from its start to its last candidate in the race (raced-out ones
+                # on the way are fitted, not scored), so each fit starts where it does without
+                # racing and where the final fit's path starts it
+                unit = sorted(unit, key=lambda c: -candidates[c][axis])
+                last = max(i for i, c in enumerate(unit) if alive[c])
+                unit = unit[: last + 1]
+            else:
+                unit = [c for c in unit if alive[c]]
+            n_failures += _score_unit(spec, method, X, y, train, val, candidates, unit,
+                                      scores[:, f], penalty_cache, alive)
         if spec.cv.race is not None and f < n_folds - 1:
             alive = race_survivors(scores[:, : f + 1], alive, spec.cv.race)
     return scores, n_failures
 
 
-def _score_unit(spec, method, X, y, train, val, candidates, unit, out, penalty_cache) -> int:
-    """Fit the candidates ``unit`` (indices into ``candidates``) on ``train`` and put their
-    validation losses into ``out`` (NaN stays where a fit failed); returns the failed fits. A
-    unit of several candidates is one path (:func:`~mccard_dist.grid.cv_units`): a failure
-    stops the path, and the candidates not reached count as failed."""
+def _score_unit(spec, method, X, y, train, val, candidates, unit, out, penalty_cache,
+                scored=None) -> int:
+    """Fit the candidates ``unit`` (indices into ``candidates``) on ``train`` and put the
+    validation losses of those ``scored`` marks (default: all) into ``out`` (NaN stays where a
+    fit failed); returns the failed fits. A unit of several candidates is one path
+    (:func:`~mccard_dist.grid.cv_units`): a failure stops the path, and the candidates not
+    reached count as failed."""
     Xt, yt = X[train], y[train]
     route = method.path_route(spec.cv)
     if route == "none":
@@ -118,7 +131,8 @@ def _score_unit(spec, method, X, y, train, val, candidates, unit, out, penalty_c
         with _quiet():
             for i, est, _ in method.path_fits(route, [candidates[c] for c in unit], Xt, yt,
                                               penalty_cache):
-                out[unit[i]] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
+                if scored is None or scored[unit[i]]:
+                    out[unit[i]] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
                 reached += 1
     except (ValueError, ArithmeticError, np.linalg.LinAlgError):
         return len(unit) - reached

@@ -196,6 +196,28 @@ def test_race_keeps_plain_kfold_scores_for_the_finishers_and_drops_the_rest(smok
     assert res.scalars["chosen_h"] == cands[finisher][0]
 
 
+@pytest.mark.slow  # K-fold over 15 MCC-L1 candidates, twice per route
+@pytest.mark.parametrize("route", ["width", "penalty"])
+def test_racing_paths_keep_the_plain_paths_scores_for_the_finishers(smoke_spec, route):
+    # a raced-out candidate inside a path is still fitted (not scored), so every later fit of
+    # the path starts where it does without racing
+    grid_args = ("experiment.methods=[mcc_l1]", "cv.n_folds=4", f"cv.paths={route}",
+                 "methods.mcc_l1.kernel_width=[0.05,0.5,5.0,50.0,500.0]",
+                 "methods.mcc_l1.alpha_ratio=[0.8,0.4,0.1]")
+    plain = smoke_spec(*grid_args, name="plain")
+    cell = [c for c in grid.cells(plain) if c.psi > 0][-1]
+    ref = tasks.run_cell(plain, cell)
+    margin = 0.5
+    res = tasks.run_cell(smoke_spec(*grid_args, f"cv.race={margin}", name="race"), cell)
+    alive = np.ones(len(ref.cv_score), dtype=bool)
+    for f in range(3):
+        mean = ref.cv_score[:, : f + 1].mean(axis=1)
+        alive &= mean <= (1 + margin) * mean[alive].min()
+    assert (~alive).any() and alive.sum() > 1, "the grid must make the race drop some"
+    np.testing.assert_array_equal(np.isfinite(res.cv_score[:, -1]), alive)
+    np.testing.assert_array_equal(res.cv_score[alive], ref.cv_score[alive])
+
+
 @pytest.mark.slow  # runs the pipeline into a store
 def test_auto_width_methods_fit_once_per_cell_and_record_the_final_width(smoke_spec):
     from mccard_dist import MCCARDRegressor
