@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .methods import AUTO_H
+from .methods import AUTO_H, PATH_AXIS
 
 if TYPE_CHECKING:  # the grid reads specs; it needs no config code at run time
     from .config import CVSpec, ExperimentSpec, MethodSpec
@@ -117,7 +117,7 @@ def cv_units(method_spec: MethodSpec, cv_spec: CVSpec) -> list[tuple[int, ...]]:
     route = method_spec.path_route(cv_spec)
     if route == "none":
         return [(c,) for c in range(len(candidates))]
-    shared = 0 if route == "penalty" else 1
+    shared = 1 - PATH_AXIS[route]
     groups: dict[float, list[int]] = {}
     for c, candidate in enumerate(candidates):
         groups.setdefault(candidate[shared], []).append(c)

@@ -28,11 +28,16 @@ from .models import (
 )
 from .models.mcc_l1_path import iter_path, iter_width_path
 
-__all__ = ["AUTO_H", "KINDS", "MethodKind"]
+__all__ = ["AUTO_H", "KINDS", "PATH_AXIS", "MethodKind"]
 
 #: The ``h`` of the candidates of a method whose fits set their own width (``kernel_width: auto``),
 #: in the CV candidates and the store's ``h`` coordinate (real widths are > 0).
 AUTO_H = 0.0
+
+
+#: The position in a candidate ``(h, ratio)`` along which each path route walks (largest first);
+#: the candidates of one path share the other position.
+PATH_AXIS = MappingProxyType({"width": 0, "penalty": 1})
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,7 @@ class MethodKind:
         estimator is the same object, refitted at each step (copy what you keep)."""
         cache = {} if cache is None else cache
         built = [self.build(params, h, r, False, X, y, cache) for h, r in members]
-        axis = 1 if route == "penalty" else 0
+        axis = PATH_AXIS[route]
         order = sorted(range(len(members)), key=lambda i: -members[i][axis])
         first = built[order[0]][0]
         alphas = [built[i][1] for i in order]

@@ -32,6 +32,7 @@ from sklearn.model_selection import KFold
 
 from .config import CVSpec, ExperimentSpec
 from .grid import Block, Cell, cv_candidates, cv_units
+from .methods import PATH_AXIS
 from .metrics import evaluate
 from .records import STATUS_DONE, STATUS_FAILED, CellResult
 
@@ -86,7 +87,7 @@ def kfold_scores(spec, method, X, y, candidates, seed):
     n_failures = 0
     units = cv_units(method, spec.cv)
     route = method.path_route(spec.cv)
-    axis = 1 if route == "penalty" else 0
+    axis = PATH_AXIS.get(route)
     for f, (train, val) in enumerate(folds(len(y), n_folds, seed)):
         penalty_cache = {}  # per kernel width, for this training fold
         for unit in units:
@@ -248,8 +249,8 @@ def _choose_and_refit(spec, method, data, candidates, scores, n_failures):
     if route != "none":
         # the path the CV walked, on all the training data, down to the choice: the final fit
         # is the kind of fit the CV scored (a warm fit can end elsewhere than one from w = 0)
-        axis = 1 if route == "penalty" else 0
-        shared = 0 if route == "penalty" else 1
+        axis = PATH_AXIS[route]
+        shared = 1 - axis
         chosen = (h, ratio)
         members = [c for c in candidates
                    if c[shared] == chosen[shared] and c[axis] >= chosen[axis]]

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .mcc_ard import MCCARDRegressor
 
-__all__ = ["DEFAULT_KERNEL_WIDTHS", "MCCARDRegressorCV"]
+__all__ = ["DEFAULT_KERNEL_WIDTHS", "MCCARDRegressorCV", "check_widths", "search_results"]
 
 #: 10 widths log-spaced from 0.05 to 100 (in squared units of y), the paper experiment's grid
 DEFAULT_KERNEL_WIDTHS = (0.05, 0.12, 0.27, 0.63, 1.5, 3.4, 7.9, 18.0, 43.0, 100.0)
@@ -32,6 +32,28 @@ def check_widths(kernel_widths) -> list[float]:
             raise ValueError(f"kernel_widths must hold positive finite numbers, got {h!r}")
         out.append(float(h))
     return out
+
+
+def search_results(scores, params: dict, what: str) -> tuple[dict, int]:
+    """``cv_results_`` as :class:`~sklearn.model_selection.GridSearchCV` has them, from
+    ``scores`` (candidates x folds, higher is better, NaN for a failed fit) and the candidates'
+    ``params`` columns, and the index of the best mean (the first among equals; a candidate with
+    a failed fold is never chosen). ValueError if every candidate has one (``what`` names them)."""
+    with np.errstate(invalid="ignore"):
+        mean = scores.mean(axis=1)
+        std = scores.std(axis=1)
+    if np.all(np.isnan(mean)):
+        raise ValueError(f"every {what} failed on at least one fold; widen kernel_widths or "
+                         f"check the data")
+    ranked = np.where(np.isnan(mean), -np.inf, mean)
+    results = {
+        **params,
+        **{f"split{k}_test_score": scores[:, k] for k in range(scores.shape[1])},
+        "mean_test_score": mean,
+        "std_test_score": std,
+        "rank_test_score": 1 + np.argsort(np.argsort(-ranked, kind="stable"), kind="stable"),
+    }
+    return results, int(np.nanargmax(mean))
 
 
 def _fit_and_score(estimator, X, y, train, test, scorer):
@@ -141,23 +163,10 @@ class MCCARDRegressorCV(RegressorMixin, BaseEstimator):
             delayed(_fit_and_score)(self._base(h), X, y, train, test, scorer)
             for h in widths for train, test in splits)
         scores = np.asarray(scores, dtype=float).reshape(len(widths), len(splits))
-        with np.errstate(invalid="ignore"):
-            mean = scores.mean(axis=1)  # NaN for a width with a failed fold
-            std = scores.std(axis=1)
-        if np.all(np.isnan(mean)):
-            raise ValueError("every kernel width failed on at least one fold; widen "
-                             "kernel_widths or check the data")
-        best = int(np.nanargmax(mean))
-        ranked = np.where(np.isnan(mean), -np.inf, mean)
-        self.cv_results_ = {
-            "param_kernel_width": np.asarray(widths),
-            **{f"split{k}_test_score": scores[:, k] for k in range(len(splits))},
-            "mean_test_score": mean,
-            "std_test_score": std,
-            "rank_test_score": 1 + np.argsort(np.argsort(-ranked, kind="stable"), kind="stable"),
-        }
+        self.cv_results_, best = search_results(
+            scores, {"param_kernel_width": np.asarray(widths)}, "kernel width")
         self.best_index_ = best
-        self.best_score_ = float(mean[best])
+        self.best_score_ = float(self.cv_results_["mean_test_score"][best])
         self.kernel_width_ = widths[best]
         self.best_estimator_ = clone(self._base(self.kernel_width_)).fit(X, y)
         for name in ("coef_", "intercept_", "relevance_", "active_", "sigma_", "n_iter_",

@@ -14,7 +14,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import Integer, Options, Real
-from .cv import DEFAULT_KERNEL_WIDTHS, check_widths
+from .cv import DEFAULT_KERNEL_WIDTHS, check_widths, search_results
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max
 from .mcc_l1_path import iter_path, iter_width_path, penalty_sequence
 
@@ -143,10 +143,10 @@ class MCCL1RegressorCV(RegressorMixin, BaseEstimator):
                               fit_intercept=self.fit_intercept)
 
     def _penalties(self, X, y, widths):
-        if self.alphas is None:
-            return np.vstack([penalty_sequence(mcc_l1_alpha_max(X, y, h, self.fit_intercept),
-                                               self.n_alphas, self.eps)
-                              * np.ones(self.n_alphas) for h in widths])
+        if self.alphas is None:  # n_alphas zeros where alpha_max is 0 (a constant y)
+            return np.vstack([np.resize(penalty_sequence(
+                mcc_l1_alpha_max(X, y, h, self.fit_intercept), self.n_alphas, self.eps),
+                self.n_alphas) for h in widths])
         alphas = np.atleast_1d(np.asarray(self.alphas, dtype=float))
         if alphas.ndim != 1 or alphas.size == 0 or not np.all(np.isfinite(alphas)) \
                 or np.any(alphas < 0):
@@ -191,25 +191,12 @@ class MCCL1RegressorCV(RegressorMixin, BaseEstimator):
         for rows, cols in units:
             for k in range(len(splits)):
                 scores[rows * n_alphas + cols, k] = next(results)
-        with np.errstate(invalid="ignore"):
-            mean = scores.mean(axis=1)
-            std = scores.std(axis=1)
-        if np.all(np.isnan(mean)):
-            raise ValueError("every (kernel width, penalty) failed on at least one fold; widen "
-                             "kernel_widths or check the data")
-        best = int(np.nanargmax(mean))
-        ranked = np.where(np.isnan(mean), -np.inf, mean)
-        self.cv_results_ = {
-            "param_kernel_width": np.repeat(widths, n_alphas),
-            "param_alpha": alphas.ravel(),
-            **{f"split{k}_test_score": scores[:, k] for k in range(len(splits))},
-            "mean_test_score": mean,
-            "std_test_score": std,
-            "rank_test_score": 1 + np.argsort(np.argsort(-ranked, kind="stable"), kind="stable"),
-        }
+        self.cv_results_, best = search_results(
+            scores, {"param_kernel_width": np.repeat(widths, n_alphas),
+                     "param_alpha": alphas.ravel()}, "(kernel width, penalty)")
         self.alphas_ = alphas
         self.best_index_ = best
-        self.best_score_ = float(mean[best])
+        self.best_score_ = float(self.cv_results_["mean_test_score"][best])
         i, j = divmod(best, n_alphas)
         self.kernel_width_ = widths[i]
         self.alpha_ = float(alphas[i, j])
