@@ -320,9 +320,21 @@ def _report(argv=None) -> None:
                         help="the cell of the CV-curve figure, e.g. mcc_l1,10,0.3,0 (METHOD 'all': "
                              "every method with CV); default: every method with CV at the middle "
                              "tau, the psi closest to 0.3 and the first finished seed")
+    parser.add_argument("--html", action="store_true",
+                        help="also write report.html: one self-contained page with interactive "
+                             "figures (needs the 'html' extra: altair, vl-convert-python)")
     args = parser.parse_args(argv)
     if args.out is None and args.compare is None:
         parser.error("--out DIR is required (unless --compare BASE_STORE is given)")
+    if args.html:
+        if args.out is None:
+            parser.error("--html needs --out DIR")
+        from .analysis.html import HtmlUnavailable, require_html
+
+        try:
+            require_html()
+        except HtmlUnavailable as exc:
+            raise SystemExit(f"error: --html: {exc}") from None
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         cell = parse_cell(args.cell) if args.cell is not None else None
@@ -348,7 +360,7 @@ def _report(argv=None) -> None:
             cell = resolve_cell(ds, cell)
         except ValueError as exc:
             raise SystemExit(f"error: --cell: {exc}") from None
-    out = write_report(ds, args.out, cell=cell,
+    out = write_report(ds, args.out, cell=cell, html=args.html,
                        store_path=path if isinstance(path, Path) else " + ".join(map(str, path)))
     print(claims_markdown(out.claims))
     pairs = width_pairs(ds)
@@ -357,6 +369,8 @@ def _report(argv=None) -> None:
         print(method_comparison_markdown(compare_methods(ds, pairs)))
     written = sum(f.path is not None for f in out.figures)
     print(f"\nreport: {out.path}  ({written} figure(s) in {out.path.parent})")
+    if out.html is not None:
+        print(f"report: {out.html}  (self-contained, interactive)")
     for f in out.figures:
         if f.path is None:
             print(f"skipped {f.title}: {f.note}")

@@ -175,15 +175,26 @@ class Report:
     path: Path
     figures: list
     claims: list
+    html: Path | None = None
 
 
-def write_report(ds, out_dir, cell=None, store_path=None) -> Report:
-    """Write the figures and ``report.md`` into ``out_dir`` (created if needed); stores of
-    different grids are refused (:func:`check_one_grid`)."""
+def write_report(ds, out_dir, cell=None, store_path=None, html=False) -> Report:
+    """Write the figures and ``report.md`` into ``out_dir`` (created if needed), and with
+    ``html=True`` also ``report.html`` (:mod:`mccard_dist.analysis.html`); stores of different
+    grids are refused (:func:`check_one_grid`)."""
     check_one_grid(ds)
+    if html:
+        from .html import require_html
+
+        require_html()  # before anything is written
     out_dir = Path(out_dir)
     figures = write_figures(ds, out_dir, cell=cell)
     claims = check_claims(ds)
     path = out_dir / "report.md"
     path.write_text(report_markdown(ds, claims, figures, store_path), encoding="utf-8")
-    return Report(path, figures, claims)
+    page = None
+    if html:
+        from .html import write_html
+
+        page = write_html(ds, out_dir, claims, _cells_markdown(ds), store_path)
+    return Report(path, figures, claims, page)

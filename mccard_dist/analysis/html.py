@@ -1,0 +1,243 @@
+"""``report.html``: one self-contained page with interactive figures, the claims, the cells and the
+config of a store.
+
+The figures are Vega-Lite charts made with Altair and embedded with the Vega libraries inline, so
+the page opens without a network. One chart holds every panel so that the controls act on all of
+them: the tau and psi selectors, and a click on a method in the legend (shift-click for several)
+shows that method alone. Hovering a point shows its values."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from .claims import claims_markdown
+from .figures import method_style
+from .values import _config, cell_values, has_values, summarize
+
+#: (variable, axis title, log scale) of the metric panels, in page order
+PANELS = (
+    ("r", "test r (correlation)", False),
+    ("rmse", "test RMSE", True),
+    ("n_selected", "features kept", True),
+    ("f1", "F1 of the selection", False),
+    ("chosen_h", "chosen kernel width h", True),
+)
+HTML_EXTRA = "pip install 'mccard-dist[html]'"
+
+
+class HtmlUnavailable(ImportError):
+    """Altair or vl-convert (which provides the inline Vega libraries) is not installed."""
+
+
+def require_html():
+    try:
+        import altair as alt
+        import vl_convert  # noqa: F401  (altair's inline embedding takes the libraries from it)
+    except ImportError as exc:
+        raise HtmlUnavailable(f"report.html needs altair and vl-convert-python ({exc.name} is "
+                              f"missing): {HTML_EXTRA}") from None
+    return alt
+
+
+def records(ds, summary=None) -> list[dict]:
+    """One row per (method, tau, psi, metric) with finished seeds: mean, the 95% t-interval of
+    the mean over seeds (NaN with one seed) and the number of seeds."""
+    s = summarize(ds) if summary is None else summary
+    methods = [str(m) for m in ds["model"].values]
+    rows = []
+    for name, title, _ in PANELS:
+        if f"{name}_mean" not in s or not has_values(s[f"{name}_mean"].values):
+            continue
+        mean = s[f"{name}_mean"].transpose("model", "tau", "psi").values
+        std = s[f"{name}_std"].transpose("model", "tau", "psi").values
+        count = s["n_done"].transpose("model", "tau", "psi").values
+        for mi, method in enumerate(methods):
+            label = method_style(method, methods, ds)["label"]
+            for ti, tau in enumerate(s["tau"].values):
+                for pi, psi in enumerate(s["psi"].values):
+                    m, n = mean[mi, ti, pi], int(count[mi, ti, pi])
+                    if not np.isfinite(m) or n == 0:
+                        continue
+                    half = (stats.t.ppf(0.975, n - 1) * std[mi, ti, pi] / np.sqrt(n)
+                            if n > 1 and np.isfinite(std[mi, ti, pi]) else np.nan)
+                    low, high = (m - half, m + half) if np.isfinite(half) else (m, m)
+                    rows.append({"metric": title, "method": label, "key": method,
+                                 "tau": float(tau), "psi": round(float(psi), 6),
+                                 "mean": float(m), "low": float(low), "high": float(high),
+                                 "seeds": n})
+    return rows
+
+
+def seed_records(ds) -> list[dict]:
+    """One row per finished cell: its test r and number of kept features."""
+    methods = [str(m) for m in ds["model"].values]
+    r = cell_values(ds, "r").transpose("model", "tau", "psi", "seed")
+    kept = cell_values(ds, "n_selected").transpose("model", "tau", "psi", "seed").values
+    rows = []
+    for (mi, ti, pi, si), value in np.ndenumerate(r.values):
+        if np.isfinite(value):
+            rows.append({"method": method_style(methods[mi], methods, ds)["label"],
+                         "tau": float(r["tau"].values[ti]),
+                         "psi": round(float(r["psi"].values[pi]), 6),
+                         "seed": int(r["seed"].values[si]), "r": float(value),
+                         "kept": float(kept[mi, ti, pi, si])})
+    return rows
+
+
+def _domain(values, log):
+    """The y range of a panel: the means with a margin (intervals beyond it are clipped)."""
+    low, high = min(values), max(values)
+    if log:
+        return [low / 1.25, high * 1.25]
+    pad = 0.05 * (high - low) or 0.05 * max(abs(high), 1e-12) or 0.05
+    return [low - pad, high + pad]
+
+
+def chart(ds, rows=None):
+    """The Altair chart of the page: one panel per metric against psi, with the selectors."""
+    alt = require_html()
+    rows = records(ds) if rows is None else rows
+    if not rows:
+        raise ValueError("no finished cell: nothing to draw")
+    taus = sorted({r["tau"] for r in rows})
+    psis = sorted({r["psi"] for r in rows})
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    data = alt.Data(values=rows)
+    tau = alt.param(name="tau", value=taus[len(taus) // 2],
+                    bind=alt.binding_select(options=taus, name="tau (outlier scale) "))
+    psi = alt.param(name="psi", value=psis[min(range(len(psis)), key=lambda i: abs(psis[i] - 0.3))],
+                    bind=alt.binding_select(options=psis, name="psi marked in the panels "))
+    pick = alt.selection_point(name="methods", fields=["method"], bind="legend")
+    color = alt.Color("method:N", scale=alt.Scale(domain=methods),
+                      legend=alt.Legend(title="method (click to show one)", orient="top",
+                                        columns=min(len(methods), 4), labelLimit=260))
+    tooltip = [alt.Tooltip("method:N"), alt.Tooltip("tau:Q"), alt.Tooltip("psi:Q"),
+               alt.Tooltip("mean:Q", format=".4g"), alt.Tooltip("low:Q", format=".4g",
+                                                              title="95% low"),
+               alt.Tooltip("high:Q", format=".4g", title="95% high"), alt.Tooltip("seeds:Q")]
+    panels = []
+    for name, title, log in PANELS:
+        if not any(r["metric"] == title for r in rows):
+            continue
+        means = [r["mean"] for r in rows if r["metric"] == title]
+        log = log and min(means) > 0
+        scale = alt.Scale(type="log" if log else "linear", domain=_domain(means, log),
+                          clamp=False, zero=False)
+        y = alt.Y("mean:Q", title=title, scale=scale)
+        base = (alt.Chart(data, title=title, width=520, height=220)
+                .transform_filter(alt.datum.metric == title)
+                .transform_filter(alt.datum.tau == tau)
+                .encode(x=alt.X("psi:Q", title="psi (share of outliers)"), color=color,
+                        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.08))))
+        band = base.mark_errorbar(clip=True).encode(y=alt.Y("low:Q", title=title, scale=scale),
+                                           y2="high:Q")
+        line = base.mark_line(point=True, clip=True).encode(y=y, tooltip=tooltip)
+        rule = (alt.Chart(data).mark_rule(strokeDash=[4, 3], color="gray")
+                .transform_filter(alt.datum.metric == title)
+                .transform_filter(alt.datum.tau == tau)
+                .transform_filter(alt.datum.psi == psi)
+                .encode(x="psi:Q"))
+        if not panels:
+            line = line.add_params(pick)  # a legend selection lives in one view; all use it
+        panels.append(alt.layer(band, line, rule))
+    seeds = alt.Data(values=seed_records(ds))
+    strips = []
+    for field, title in (("r", "test r of each seed at the marked psi"),
+                         ("kept", "features kept by each seed at the marked psi")):
+        strips.append(alt.Chart(seeds, title=title, width=250, height=160)
+                      .transform_filter(alt.datum.tau == tau)
+                      .transform_filter(alt.datum.psi == psi)
+                      .mark_tick(thickness=2, size=14)
+                      .encode(x=alt.X(f"{field}:Q", title=title.split(" of each")[0].split(
+                                  " by each")[0], scale=alt.Scale(zero=False)),
+                              y=alt.Y("method:N", title=None, sort=methods), color=color,
+                              opacity=alt.condition(pick, alt.value(1.0), alt.value(0.08)),
+                              tooltip=["method:N", "seed:Q", alt.Tooltip(f"{field}:Q",
+                                                                          format=".4g")]))
+    return (alt.vconcat(*panels, alt.hconcat(*strips)).add_params(tau, psi)
+            .resolve_scale(y="independent").configure_view(stroke=None))
+
+
+def _inline(text: str) -> str:
+    text = html.escape(text)
+    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
+    return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
+
+
+def markdown_tables_html(markdown: str) -> str:
+    """The pipe tables and the plain lines of a Markdown fragment as HTML (tables, list items and
+    paragraphs are all :func:`claims_markdown` and the cells table use)."""
+    out, table = [], []
+
+    def flush():
+        if table:
+            rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in table]
+            body = [r for r in rows[1:] if not all(set(c) <= set(":-") for c in r)]
+            out.append("<table><thead><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in rows[0])
+                       + "</tr></thead><tbody>" + "".join(
+                           "<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>"
+                           for r in body) + "</tbody></table>")
+            table.clear()
+
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("|"):
+            table.append(line)
+            continue
+        flush()
+        if line.startswith("- "):
+            out.append(f"<p class='item'>{_inline(line[2:])}</p>")
+        elif line.strip():
+            out.append(f"<p>{_inline(line)}</p>")
+    flush()
+    return "\n".join(out)
+
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1100px; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
+th { background: #f3f3f3; }
+pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
+.vega-bindings { margin: 0.5em 0; } .vega-bind { margin-right: 1.5em; display: inline-block; }
+p.item::before { content: "\\2022  "; }
+"""
+
+
+def report_html(ds, claims, cells_markdown: str, store_path=None) -> str:
+    """The whole page as a string."""
+    require_html()
+    config = _config(ds)
+    name = config.get("experiment", {}).get("name", "?")
+    figure = chart(ds).to_html(fullhtml=False, inline=True, output_div="figures",
+                               embed_options={"renderer": "svg", "actions": False})
+    where = f" — store <code>{html.escape(str(store_path))}</code>" if store_path else ""
+    return "\n".join([
+        "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
+        f"<title>mccard-dist report: {html.escape(name)}</title>",
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>mccard-dist report: experiment <code>{html.escape(name)}</code></h1>",
+        f"<p>grid hash <code>{html.escape(str(ds.attrs.get('grid_hash', '?')))}</code>{where}</p>",
+        "<h2>Figures</h2>",
+        ("<p>Means over the finished seeds with 95% t-intervals of the mean; hover a point for "
+         "its values. Choose tau and the marked psi with the two selectors; click a method in "
+         "the legend to show it alone (shift-click adds one, a click elsewhere in the legend "
+         "shows all).</p>"),
+        figure,
+        "<h2>Claims of the paper</h2>", markdown_tables_html(claims_markdown(claims)),
+        "<h2>Cells</h2>", markdown_tables_html(cells_markdown),
+        "<h2>Config</h2>",
+        f"<pre>{html.escape(json.dumps(config, indent=2, sort_keys=True))}</pre>",
+        "</body></html>"])
+
+
+def write_html(ds, out_dir, claims, cells_markdown: str, store_path=None) -> Path:
+    """Write ``report.html`` into ``out_dir``."""
+    path = Path(out_dir) / "report.html"
+    path.write_text(report_html(ds, claims, cells_markdown, store_path), encoding="utf-8")
+    return path

@@ -1,0 +1,123 @@
+"""`mccard-report --html`: the self-contained page, its numbers, and the page in a real browser."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from mccard_dist import cli
+from mccard_dist.analysis import html as report_html
+from mccard_dist.runner import run_serial
+from mccard_dist.store import open_results
+
+pytest.importorskip("altair")
+pytest.importorskip("vl_convert")
+
+# every test here runs the pipeline into a store first: slow
+pytestmark = pytest.mark.slow
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def store(compose, tmp_path_factory):
+    """The smoke experiment with three seeds (every method, tau 5, psi 0 and 0.2)."""
+    from mccard_dist.config import from_dictconfig
+
+    path = tmp_path_factory.mktemp("html") / "smoke.zarr"
+    run_serial(from_dictconfig(compose(["experiment=smoke", "experiment.seeds.count=3",
+                                        f"store.path={path}", "run.progress=false"])))
+    return path
+
+
+@pytest.fixture(scope="module")
+def page(store, tmp_path_factory):
+    out = tmp_path_factory.mktemp("html-out")
+    cli._report([str(store), "--out", str(out), "--html"])
+    return out / "report.html"
+
+
+def test_every_plotted_mean_and_interval_is_the_t_interval_of_the_finished_seeds(store):
+    ds = open_results(store)
+    rows = report_html.records(ds)
+    assert rows
+    checked = 0
+    for row in rows:
+        if row["metric"] != "test r (correlation)":
+            continue
+        values = ds["r"].sel(model=row["key"], tau=row["tau"]).sel(
+            psi=row["psi"], method="nearest").values
+        values = values[np.isfinite(values)]
+        low, high = stats.t.interval(0.95, len(values) - 1, loc=values.mean(),
+                                     scale=stats.sem(values))
+        assert row["seeds"] == len(values) == 3
+        assert row["mean"] == pytest.approx(values.mean(), rel=1e-12)
+        if np.isfinite(low):  # three equal values (r = 1.0 to the last digit) have no spread
+            assert (row["low"], row["high"]) == pytest.approx((low, high), rel=1e-10, abs=1e-12)
+        checked += 1
+    assert checked == 4 * 2  # every method at both psi
+
+
+def test_the_page_is_self_contained_and_holds_claims_cells_and_config(page, store):
+    text = page.read_text()
+    # no script, style or image is fetched: every src/href is inline or an anchor
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
+    scripts = re.findall(r"<script[^>]*>(.*?)</script>", text, flags=re.DOTALL)
+    assert sum(len(s) for s in scripts) > 300_000  # vega, vega-lite and vega-embed inline
+    assert "<h2>Claims of the paper</h2>" in text and "<td>not in this grid</td>" in text
+    assert "<td><strong>all</strong></td><td>24</td><td>0</td><td>0</td><td>24</td>" in text
+    assert "&quot;n_relevant&quot;: 5" in text  # the config, escaped
+    for _, title, _ in report_html.PANELS:
+        assert title in text
+
+
+def test_html_without_altair_is_refused_before_anything_is_written(store, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "altair", None)  # import altair now raises ImportError
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exc:
+        cli._report([str(store), "--out", str(out), "--html"])
+    message = str(exc.value)
+    assert "altair" in message and "mccard-dist[html]" in message and len(message) < 200
+    assert not out.exists()
+
+
+def test_html_needs_out(store, capsys):
+    with pytest.raises(SystemExit):
+        cli._report([str(store), "--compare", str(store), "--html"])
+    assert "--html needs --out DIR" in capsys.readouterr().err
+
+
+def _chromium(page, tmp_path, *args):
+    """Run headless Chromium on the page offline; its stdout and stderr (console messages)."""
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
+             "--virtual-time-budget=15000", "--window-size=1200,3000"]
+    done = subprocess.run([CHROMIUM, *flags, *args, page.as_uri()], capture_output=True,
+                          text=True, timeout=180, check=False)
+    return done.stdout, done.stderr
+
+
+@pytest.mark.skipif(CHROMIUM is None and os.environ.get("CI") != "true",
+                    reason="needs Chromium (Debian package chromium); CI installs it")
+def test_the_page_renders_every_figure_in_headless_chromium_without_console_errors(page, tmp_path):
+    assert CHROMIUM is not None, "Chromium is not installed (apt-get install chromium)"
+    dom, log = _chromium(page, tmp_path, "--dump-dom")
+    console = [line for line in log.splitlines() if "CONSOLE" in line]
+    errors = [line for line in console if re.search(r"error|uncaught|failed", line, re.IGNORECASE)]
+    assert not errors, errors
+    figures = dom[dom.index('id="figures"'):]
+    assert "<svg" in figures, "vega-embed drew nothing"
+    # each panel's title is drawn as SVG text by Vega (not just present in the JSON spec)
+    drawn = set(re.findall(r"<text[^>]*>([^<]+)</text>", figures))
+    panels = [title for _, title, _ in report_html.PANELS] + [
+        "test r of each seed at the marked psi", "features kept by each seed at the marked psi"]
+    missing = [t for t in panels if t not in drawn]
+    assert not missing, f"panels not drawn: {missing}"
+    # the selectors are bound inputs under the chart
+    assert figures.count("<select") >= 2
