@@ -1,0 +1,51 @@
+"""The measured tables of the docs: written by docs/tools/record.py, not edited by hand."""
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+spec = importlib.util.spec_from_file_location("record", DOCS / "tools" / "record.py")
+record = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(record)
+
+MEASUREMENTS = sorted((DOCS / "measurements").glob("*.md"))
+
+
+def test_there_are_measurements():
+    assert len(MEASUREMENTS) >= 3
+
+
+@pytest.mark.parametrize("path", MEASUREMENTS, ids=lambda p: p.stem)
+def test_a_measurement_is_unchanged_since_it_was_recorded(path):
+    head, body, recorded = record.split(path.read_text())
+    assert recorded is not None, f"{path.name}: no body-sha256 line"
+    assert record.body_hash(body) == recorded, (
+        f"{path.name} was edited after docs/tools/record.py wrote it; record it again")
+    # the provenance line: command, commit, machine
+    assert re.search(r"\*Made by\* `[^`]+` \*at commit\* `[0-9a-f]{7,40}`", head)
+    assert " CPUs" in head and "Python " in head
+
+
+def test_an_edited_body_is_caught():
+    _head, body, recorded = record.split(MEASUREMENTS[0].read_text())
+    digit = re.search(r"\d", body)
+    edited = body[:digit.start()] + str((int(digit.group()) + 1) % 10) + body[digit.end():]
+    assert record.body_hash(body) == recorded != record.body_hash(edited)
+
+
+def test_results_pages_take_their_tables_from_measurements():
+    """Pages under docs/results/ show measured tables only by including a measurement (the
+    archive pages, copied from command outputs before the record script, say so at the top)."""
+    for page in (DOCS / "results").glob("*.md"):
+        text = page.read_text()
+        if page.name.startswith("archive_"):
+            assert "are not\nregenerated" in text or "not regenerated" in text.replace("\n", " ")
+            continue
+        tables = [line for line in text.splitlines() if line.lstrip().startswith("|")]
+        assert not tables, f"{page.name} has a hand-written table: include a measurement instead"
+        for include in re.findall(r"\{include\} (\S+)", text):
+            assert (page.parent / include).resolve().is_file(), include
