@@ -39,7 +39,8 @@ def run_from_spec(spec, *, stop_after_blocks=None):
         if ard:
             log.warning("cv.scheme=alo with %s: approximate leave-one-out holds the ARD "
                         "relevances fixed although they were tuned on every sample, so it favours "
-                        "the smallest kernel widths (README, 'Approximate leave-one-out'); use "
+                        "the smallest kernel widths (docs/results/archive_speed.md, 'Approximate "
+                        "leave-one-out'); use "
                         "cv=kfold, optionally with cv.race, for results comparable with the paper",
                         ", ".join(ard))
     report = run_experiment(spec, stop_after_blocks=stop_after_blocks)

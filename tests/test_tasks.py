@@ -190,7 +190,7 @@ def test_race_keeps_plain_kfold_scores_for_the_finishers_and_drops_the_rest(smok
     assert (~alive).any(), "the test grid must make the race drop a candidate"
     assert len(n_fits) == np.isfinite(expected).sum() + 1 < ref.cv_score.size + 1
     # the choice is the best finisher (here the race drops plain K-fold's choice: a small margin
-    # can, which is why the README measures the margin against plain K-fold)
+    # can, which is why the docs measure the margin against plain K-fold)
     cands = grid.cv_candidates(plain.method("mcc_ard"))
     finisher = np.flatnonzero(alive)[np.argmin(ref.cv_score[alive].mean(axis=1))]
     assert res.scalars["chosen_h"] == cands[finisher][0]

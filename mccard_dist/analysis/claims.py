@@ -49,7 +49,7 @@ class ClaimPart:
 
 @dataclass(frozen=True)
 class ClaimResult:
-    """A claim of the paper (README, "Reproducing the paper"), its parts and overall verdict.
+    """A claim of the paper (docs/results/reproduction.md), its parts and overall verdict.
 
     Overall: "does not hold" if any part does not hold; else "not enough seeds" if any part has
     too few paired seeds to decide; else "not in this grid" if no part can be tested; else "holds

@@ -9,7 +9,8 @@ from __future__ import annotations
 PREVIOUS = ("cv=kfold", "cv.race=null", "cv.paths=none", "methods.mcc_l1.params.solver=lasso")
 #: The racing margin of the current configuration.
 RACE = 0.25
-#: The current configuration: the same K-fold CV with racing (README, "Speed"), current solvers.
+#: The current configuration: the same K-fold CV with racing (docs/results/speed.md), current
+#: solvers.
 CURRENT = ("cv=kfold", f"cv.race={RACE}")
 #: The kernel width set inside each fit: the paper's grid as ``experiment=paper_auto``.
 AUTO = ("experiment=paper_auto",)

@@ -180,7 +180,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     Welsch width ARD keeps small spurious features; a
     wider final width prunes them while gross outliers, many ``sigma`` away, stay out. The
     proper likelihood gives every sample a weight of at least ``1/h`` and needs the wider ratio.
-    The ratios were set on development seeds that the README's comparison does not use.
+    The ratios were set on development seeds that the comparisons in docs/results/ do not use.
 
     References
     ----------
