@@ -52,6 +52,8 @@ class MethodKind:
     X, y, alphas)`` yielding the estimator fitted at each of the decreasing ``alphas``;
     ``width_path(estimator, X, y, widths, alphas)`` likewise over decreasing widths, each with
     its penalty (None: one fit per candidate). Not used with ``no_path_solvers`` or an auto width.
+    ``alo``: the estimator gives approximate leave-one-out residuals (``loo_residuals``), so
+    ``cv=alo`` can score its candidates; the config refuses ``cv=alo`` for the others.
     """
 
     cls: type
@@ -62,6 +64,7 @@ class MethodKind:
     path: Callable | None = None
     width_path: Callable | None = None
     no_path_solvers: tuple[str, ...] = ()
+    alo: bool = True
 
     @property
     def alpha(self) -> bool:
@@ -135,11 +138,13 @@ KINDS = MappingProxyType({
     "mcc_l1": MethodKind(MCCL1Regressor, kernel_width=True, penalty_scale=mcc_l1_alpha_max,
                          path=iter_path, width_path=iter_width_path,
                          no_path_solvers=("em",)),
-    "mcc_ard_authors": MethodKind(AuthorsMCCARDRegressor, kernel_width=True),
-    "ls_ard_authors": MethodKind(AuthorsLSARDRegressor, kernel_width=False),
+    # the authors' algorithm as published: no leave-one-out residuals
+    "mcc_ard_authors": MethodKind(AuthorsMCCARDRegressor, kernel_width=True, alo=False),
+    "ls_ard_authors": MethodKind(AuthorsLSARDRegressor, kernel_width=False, alo=False),
     # peer baselines (scikit-learn): the Lasso's alpha as a fraction of its alpha_max; Huber's
     # epsilon on the kernel-width axis and its L2 alpha in absolute terms (scale 1)
-    "lasso": MethodKind(LassoBaseline, kernel_width=False, penalty_scale=lasso_alpha_max),
+    "lasso": MethodKind(LassoBaseline, kernel_width=False, penalty_scale=lasso_alpha_max,
+                        alo=False),
     "huber": MethodKind(HuberBaseline, kernel_width=True, penalty_scale=lambda X, y, w: 1.0,
-                        width_param="epsilon", auto_width=False),
+                        width_param="epsilon", auto_width=False, alo=False),
 })

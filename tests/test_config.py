@@ -612,3 +612,34 @@ def test_paths_enter_the_hash_only_where_a_method_fits_them(compose):
 def test_bad_paths_are_refused(compose, overrides, message):
     with pytest.raises(ConfigError, match=message):
         from_dictconfig(compose(["experiment=smoke", *overrides]))
+
+
+@pytest.mark.parametrize("method", ["mcc_ard_authors", "lasso", "huber"])
+def test_alo_is_refused_for_a_method_the_registry_says_cannot_give_it(compose, method):
+    with pytest.raises(ConfigError, match=rf"^cv.scheme: alo needs leave-one-out residuals, "
+                                          rf"which {method} do not give"):
+        from_dictconfig(compose(["experiment=smoke", "cv=alo",
+                                 f"experiment.methods=[{method}]"]))
+
+
+def test_the_registry_declares_alo_exactly_where_the_estimator_gives_loo_residuals():
+    """`MethodKind.alo` is what the config asks; here each estimator is asked directly: one that
+    declares it must return finite residuals, one that does not must not pretend to."""
+    import numpy as np
+
+    from mccard_dist.methods import KINDS
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 6))
+    y = X[:, 0] - 2 * X[:, 1] + 0.1 * rng.standard_normal(40)
+    for name, kind in KINDS.items():
+        params = {kind.width_param: 1.5} if kind.kernel_width else {}
+        if kind.alpha:
+            params["alpha"] = 0.01
+        model = kind.cls(**params)
+        try:
+            residuals = model.fit(X, y).loo_residuals(X, y)
+            gives = bool(np.all(np.isfinite(residuals))) and residuals.shape == y.shape
+        except (AttributeError, NotImplementedError):
+            gives = False
+        assert gives == kind.alo, name

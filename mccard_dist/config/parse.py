@@ -401,8 +401,7 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
                           "to run from the ones before, inside one cell's task: use run.unit=cell "
                           "(or auto)", "fit")
     if cv.scheme == "alo":
-        lacking = [m.name for m in methods if m.has_cv
-                   and not hasattr(m.kind.cls, "loo_residuals")]
+        lacking = [m.name for m in methods if m.has_cv and not m.kind.alo]
         if lacking:
             _fail("cv.scheme", f"alo needs leave-one-out residuals, which {', '.join(lacking)} "
                                "do not give; use cv=kfold", "alo")
