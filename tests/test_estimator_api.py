@@ -10,7 +10,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mccard_dist import LSARDRegressor, MCCARDRegressor, MCCL1Regressor
+from mccard_dist import (AuthorsLSARDRegressor, AuthorsMCCARDRegressor, LSARDRegressor,
+                         MCCARDRegressor, MCCL1Regressor)
 
 ESTIMATORS = [
     MCCARDRegressor(),
@@ -21,6 +22,8 @@ ESTIMATORS = [
     LSARDRegressor(solver="sequential"),
     MCCL1Regressor(),
     MCCL1Regressor(solver="em"),
+    AuthorsMCCARDRegressor(),
+    AuthorsLSARDRegressor(),
 ]
 
 

@@ -176,6 +176,6 @@ def test_intercept_equivariance():
 def test_tiny_width_with_a_zero_start_degenerates_with_a_warning():
     X, y, _, _ = contaminated(seed=9)
     with pytest.warns(Warning, match="zero weight"):
-        model = MCCARDRegressor(1e-6, init="zero").fit(X * 0 + X, y * 1e3)
+        model = MCCARDRegressor(1e-6, init="zero").fit(X, y * 1e3)
     assert not model.active_.any() and np.all(model.coef_ == 0)
     assert np.all(np.isfinite(model.predict(X)))

@@ -65,17 +65,16 @@ CASES = ["slurm without sbatch", "pbs without qsub", "malformed address", "unrea
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_refusals_are_short_quick_and_leave_nothing(tmp_path, case):
+def test_refusals_are_short_and_leave_nothing(tmp_path, case):
     overrides, env, needle = refusal_cases(tmp_path)[case]
     work = tmp_path / "work"
     work.mkdir()
-    proc, seconds = mccard_run(work, "experiment=smoke", "run.progress=false", *overrides, env=env)
+    proc, _ = mccard_run(work, "experiment=smoke", "run.progress=false", *overrides, env=env)
     assert proc.returncode != 0
     errors = [line for line in proc.stderr.splitlines() if line.strip()]
     assert "Traceback" not in proc.stderr + proc.stdout
     assert len(errors) <= 2 and errors[0].startswith("error:"), proc.stderr
     assert needle in proc.stderr
-    assert seconds < 10, f"refused after {seconds:.1f} s"
     assert not (work / "results").exists()  # no store, not even an empty one
 
 
