@@ -155,14 +155,25 @@ def test_no_stop_before_the_first_a_step():
     assert full.n_iter_ > 1 and full.active_.sum() < X.shape[1]
 
 
-def test_exact_curvature_is_guarded():
+def test_exact_curvature_is_guarded(monkeypatch):
+    """Residuals with e^2 > h that still carry weight make the exact negative Hessian of the
+    deviant likelihood indefinite (its second derivative changes sign at e^2 = h): the guard must
+    fire, say so, and hand the a-step only gammas in (0, 1]."""
+    used, exact_gamma = [], MCCARDRegressor._exact_gamma
+
+    def recording(self, *args):
+        gamma, bad = exact_gamma(self, *args)
+        used.append(gamma)
+        return gamma, bad
+
+    monkeypatch.setattr(MCCARDRegressor, "_exact_gamma", recording)
     X, y, _, _ = contaminated(seed=7)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with pytest.warns(RuntimeWarning, match="the Fisher curvature was used"):
         model = MCCARDRegressor(0.5, curvature="exact").fit(X, y)
+    assert model.n_curvature_fallbacks_ > 0
+    assert used and all(np.all((g > 0) & (g <= 1)) for g in used)
     assert np.all(np.isfinite(model.coef_))
     assert np.all(model.relevance_[model.active_] > 0)
-    assert model.n_curvature_fallbacks_ >= 0
 
 
 def test_intercept_equivariance():
