@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -103,8 +104,13 @@ def test_a_second_driver_on_a_running_store_is_refused(tmp_path, compose):
     while not (store.exists() and lock_path(store).exists()):
         assert time.monotonic() < deadline and first.poll() is None
         time.sleep(0.2)
-    second = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert first.poll() is None, "the first driver ended before the second one started"
+    # the first driver holds its lock but cannot finish while stopped: no race with the second
+    first.send_signal(signal.SIGSTOP)
+    try:
+        second = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                                check=False)
+    finally:
+        first.send_signal(signal.SIGCONT)
     assert second.returncode != 0
     lines = second.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: the store"), second.stderr

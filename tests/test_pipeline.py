@@ -88,29 +88,48 @@ def test_store_of_another_grid_is_refused_and_left_intact(smoke_spec, local_clie
     xr.testing.assert_identical(before, after)
 
 
-def test_run_survives_a_killed_worker(smoke_spec):
+def _hold_blocks_at(gate, computed):
+    """On a worker: make ``tasks.run_block`` (which the runner submits by reference) touch
+    ``computed`` after computing a block and wait until ``gate`` exists before returning it."""
+    from pathlib import Path
+
+    from mccard_dist import tasks
+
+    compute = tasks.run_block
+
+    def held(*args, **kwargs):
+        out = compute(*args, **kwargs)
+        Path(computed).touch()
+        deadline = time.time() + 120
+        while not Path(gate).exists() and time.time() < deadline:
+            time.sleep(0.02)
+        return out
+
+    tasks.run_block = held
+
+
+def test_run_survives_a_killed_worker(smoke_spec, tmp_path):
     from mccard_dist.cluster import connect
     from mccard_dist.config import ClusterSpec
 
     spec = smoke_spec("experiment.seeds.count=6", "run.fits_per_block=10", name="killed")
     cluster = ClusterSpec(kind="local", n_workers=2, threads_per_worker=1, memory_limit="2GiB",
                           host="127.0.0.1", dashboard_address="127.0.0.1:0")
+    gate, computed = tmp_path / "gate", tmp_path / "computed"
     with connect(cluster) as client:
         pids = list(client.run(os.getpid).values())
+        # every block, once computed, waits at a gate the test opens after the kill: the run
+        # cannot finish before a worker dies, however fast or slow the machine
+        client.run(_hold_blocks_at, str(gate), str(computed))
         reports = []
         runner = threading.Thread(target=lambda: reports.append(run_experiment(spec, client=client)))
         runner.start()
-        def store_status():  # read-only look at the store the runner is filling
-            path = store_path(spec)
-            if not path.exists():  # created whole by a rename, so existence means complete
-                return np.zeros(1)
-            return xr.open_zarr(path)["status"].values
-
-        deadline = time.time() + 60
-        while time.time() < deadline and not (store_status() == 1).any():
+        deadline = time.time() + 120
+        while time.time() < deadline and not computed.exists():
             time.sleep(0.05)
-        assert not (store_status() == 1).all(), "the run finished before a worker could be killed"
+        assert computed.exists(), "no block was computed"
         os.kill(pids[0], signal.SIGKILL)
+        gate.touch()
         runner.join(timeout=300)
     assert reports and reports[0].complete
     reference = smoke_spec("experiment.seeds.count=6", name="undisturbed")
