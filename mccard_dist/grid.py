@@ -218,11 +218,11 @@ def make_blocks(spec: ExperimentSpec, cells_: Iterable[Cell]) -> list[Block]:
 def coords(spec: ExperimentSpec) -> dict[str, np.ndarray]:
     """Coordinates of the results store (real values, not positions).
 
-    ``method`` (names), ``tau``, ``psi``, ``seed`` in the spec's order; ``h`` the sorted union of the
-    methods' kernel-width grids (with :data:`AUTO_H`, 0.0, for the lambda-only CV of a method
-    whose fits set their own width); ``alpha_ratio`` the sorted union of their ``alpha_ratio`` grids, plus 0.0
-    when an ARD method with CV is present (its candidates carry ``alpha_ratio`` 0.0); ``fold``
-    ``0..n_folds-1`` (a single column 0 for ``cv.scheme=alo``); ``feature`` ``0..n_features-1``.
+    ``model`` (method names), ``tau``, ``psi``, ``seed`` in the spec's order; ``h`` the sorted
+    union of the methods' kernel-width grids (with :data:`AUTO_H`, 0.0, for the penalty-only CV
+    of a method whose fits set their own width); ``alpha_ratio`` the sorted union of their
+    ``alpha_ratio`` grids, plus 0.0 when an ARD method with CV is present (its candidates carry
+    ``alpha_ratio`` 0.0); ``fold`` ``0..n_folds-1`` (a single column 0 for ``cv.scheme=alo``); ``feature`` ``0..n_features-1``.
     """
     hs: set[float] = set()
     lams: set[float] = set()

@@ -16,19 +16,19 @@ TINY = ("data.n_train=30", "data.n_test=20", "data.n_features=12", "data.n_relev
         "methods.mcc_l1.alpha_ratio=[0.8,0.4]", "cv.n_folds=3")
 
 
-def test_bench_paper_projects_core_hours_for_current_and_previous():
+def test_bench_paper_projects_core_hours_for_current_and_plain_kfold():
     out = io.StringIO()
     runs = bench.bench_paper(seeds=1, workers=1, baseline_psi=(0.0, 0.5), overrides=TINY, out=out)
     text = out.getvalue()
-    assert set(runs) == {"current", "previous, baseline cells", "current, baseline cells"}
+    assert set(runs) == {"current", "plain K-fold, baseline cells", "current, baseline cells"}
     current = runs["current"]["methods"]
     assert set(current) == {"mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"}
     # every psi of the paper, one tau (TINY), one seed
     assert all(m["cells"] == 21 for m in current.values())
     assert current["ls_ard"]["fits_per_cell"] == 1.0
     assert 1.0 < current["mcc_ard"]["fits_per_cell"] <= 2 * 3 + 1  # racing may drop folds
-    assert runs["previous, baseline cells"]["methods"]["mcc_ard"]["cells"] == 2
-    assert "projected paper core-hours" in text and "previous / current" in text
+    assert runs["plain K-fold, baseline cells"]["methods"]["mcc_ard"]["cells"] == 2
+    assert "projected paper core-hours" in text and "plain K-fold / current" in text
     assert "same choice in" in text
 
 

@@ -111,7 +111,7 @@ def summarize(ds):
     Returns
     -------
     xarray.Dataset
-        Dims ``(method, tau, psi)``; variables ``<metric>_mean``, ``<metric>_std`` (ddof=1, NaN
+        Dims ``(model, tau, psi)``; variables ``<metric>_mean``, ``<metric>_std`` (ddof=1, NaN
         with fewer than 2 finished seeds) for every metric, ``n_done`` (finished cells),
         ``n_failed``, ``n_pending`` and ``n_r_undefined`` (finished cells with a constant
         prediction, whose ``r`` counts as 0).

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import AUTO, CURRENT, PREVIOUS, RACE
+from .common import AUTO, CURRENT, PLAIN_KFOLD, RACE
 from .estimators import bench_estimators
 from .floor import bench_floor
 from .paper import bench_paper
@@ -33,8 +33,8 @@ from .scaling import bench_scaling
 from .solvers import compare_solvers, compare_widths, evidence_gap
 from .units import bench_units
 
-__all__ = ["AUTO", "CURRENT", "PREVIOUS", "RACE", "bench_estimators", "bench_floor", "bench_paper",
-           "bench_paths", "bench_pipeline", "bench_scaling", "bench_units", "compare_solvers",
+__all__ = ["AUTO", "CURRENT", "PLAIN_KFOLD", "RACE", "bench_estimators", "bench_floor",
+           "bench_paper", "bench_paths", "bench_pipeline", "bench_scaling", "bench_units", "compare_solvers",
            "compare_stores", "compare_widths", "evidence_gap", "main", "replay_race"]
 
 
@@ -48,13 +48,13 @@ def main(argv=None):
     pipe = sub.add_parser("pipeline", help="fits/s of the pipeline and driver memory")
     pipe.add_argument("--seeds", type=int, default=8)
     paper = sub.add_parser("paper", help="projected core-hours of the paper experiment, current "
-                                         "against previous implementation")
+                                         "configuration against plain K-fold")
     paper.add_argument("--seeds", type=int, default=1, help="seeds of the slice (every psi, tau)")
     paper.add_argument("--workers", type=int, default=2)
     paper.add_argument("--baseline-psi", default="0,0.5,1",
-                       help="psi values of the previous-implementation cells (every tau, seed 0)")
+                       help="psi values of the plain K-fold cells (every tau, seed 0)")
     paper.add_argument("--no-baseline", action="store_true",
-                       help="skip the previous implementation (it is slow)")
+                       help="skip the plain K-fold cells (they are slow)")
     paper.add_argument("--auto", action="store_true",
                        help="the kernel width set inside each fit (experiment=paper_auto), "
                             "against K-fold CV with racing on the baseline cells")

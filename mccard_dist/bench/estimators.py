@@ -36,7 +36,7 @@ def _estimator_cases(alpha_ratio=0.05):
         ("MCC-ARD deviant h=auto", lambda X, y: MCCARDRegressor("auto")),
         ("MCC-ARD proper h=auto", lambda X, y: MCCARDRegressor("auto", likelihood="proper")),
         (f"MCC-L1 cd h={h} alpha={alpha_ratio}*max", l1("cd")),
-        (f"MCC-L1 cd, full sweeps (previous) h={h}", l1("cd", working_set=False)),
+        (f"MCC-L1 cd, full sweeps h={h}", l1("cd", working_set=False)),
         (f"MCC-L1 lasso (scikit-learn Lasso) h={h}", l1("lasso")),
         (f"MCC-L1 em h={h} alpha={alpha_ratio}*max", l1("em")),
         ("MCC-L1 cd h=auto alpha=0.15*max(auto)", lambda X, y: MCCL1Regressor(

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from .common import AUTO, CURRENT, PREVIOUS, RACE, _compose_spec
+from .common import AUTO, CURRENT, PLAIN_KFOLD, RACE, _compose_spec
 from .race import replay_race
 
 
@@ -51,9 +51,9 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
     The slice is every method, tau and psi of ``paper`` for ``seeds`` seed(s), run with the
     current configuration (:data:`CURRENT`) through the pipeline on a LocalCluster of
     ``workers`` one-thread workers. The projection is, per method, the mean cell time (one core,
-    measured inside the worker) times the paper's number of cells. The previous implementation
-    (:data:`PREVIOUS`) is run in the same session on the cells of ``baseline_psi`` (every tau, the
-    first seed), and the current one is reported on those same cells for a like-for-like ratio.
+    measured inside the worker) times the paper's number of cells. Plain K-fold CV
+    (:data:`PLAIN_KFOLD`) is run in the same session on the cells of ``baseline_psi`` (every tau,
+    the first seed), and the current one is reported on those same cells for a like-for-like ratio.
     With ``auto``, the slice runs the kernel width set inside each fit (:data:`AUTO`) and the
     baseline is the current K-fold CV with racing (:data:`CURRENT`), again on the same cells.
     ``overrides`` (Hydra overrides, e.g. ``data.n_features=2000``) apply to every run.
@@ -75,7 +75,7 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
     paper_cells = len(reference.tau) * len(reference.psi) * len(reference.seeds)
     runs = {}
     main_name, main, base_name, base = (("auto", AUTO, "K-fold (racing)", CURRENT) if auto else
-                                        ("current", CURRENT, "previous", PREVIOUS))
+                                        ("current", CURRENT, "plain K-fold", PLAIN_KFOLD))
     with connect(cluster) as client:
         client.run(lambda: None)
         plan = [(main_name, main + overrides + (f"experiment.seeds.count={seeds}",))]
@@ -95,7 +95,7 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
             made = sum(m["fits_per_cell"] * m["cells"] for m in methods.values())
             runs[name] = {"methods": methods, "wall": report.seconds, "fits": made,
                           "planned": n_fits}
-            if name.startswith("previous"):  # plain K-fold scores: would racing choose the same?
+            if name.startswith("plain K-fold"):  # would racing choose as plain K-fold did?
                 runs[name]["race"] = replay_race(ds, RACE)
     shutil.rmtree(root, ignore_errors=True)
 
@@ -124,7 +124,7 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
         print(f"  projected from these cells: {p:.1f} / {c:.1f} core-hours = {p / c:.1f}x",
               file=out)
         if "race" in prev:
-            print(f"racing (margin {RACE}) replayed on the previous run's plain K-fold scores:",
+            print(f"racing (margin {RACE}) replayed on the plain K-fold run's scores:",
                   file=out)
             for method, r in prev["race"].items():
                 print(f"  {method:16s} same choice in {r['same']}/{r['cells']} cells, "

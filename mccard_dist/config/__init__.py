@@ -16,12 +16,14 @@ ignored, any other top-level key is refused (``+psi=0.5`` on the command line: d
               | {source: file, path, target, test_fraction, standardize, outliers, df, sha256}
               | {source: diabetes, n_train, n_noise_features, standardize, outliers, df}
     cv:         {scheme, n_folds, score, reference_width, path_stop, race, paths}
-    run:        {fits_per_block, blocks_per_worker, retries, save_coef, retry_failed, progress}
-    store:      {root, path}
+    run:        {fits_per_block, blocks_per_worker, retries, save_coef, retry_failed, progress,
+                 unit}
+    store:      {root, path, verify}
     cluster:    {kind, n_workers, threads_per_worker, memory_limit, host, dashboard_address, address,
                  scheduler_file, cores, processes, memory, walltime, queue, account, interface,
                  log_directory, job_extra_directives, job_script_prologue, resource_spec, n_jobs,
                  adaptive: {minimum, maximum} | null, worker_lifetime, lifetime_stagger, python,
+                 connect_timeout, no_worker_timeout, tls, tls_ca_file, tls_cert, tls_key,
                  options}   (each kind reads its own fields; the others must be unset)
 
 :meth:`ExperimentSpec.to_dict` returns the same layout (with only the selected methods and the seeds as

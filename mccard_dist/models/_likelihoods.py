@@ -2,8 +2,8 @@
 
 For a residual ``e`` and kernel width ``h`` let ``kappa = exp(-e^2 / 2h)`` (the Gaussian kernel).
 
-* deviant (paper eq. for C):  ``log C(e) = kappa``
-* proper  (paper eq. for C'): ``log C'(e) = log(exp(kappa) - 1)``
+* deviant (the paper's eq. (22), C):   ``log C(e) = kappa``
+* proper  (the paper's eq. (40), C'): ``log C'(e) = log(exp(kappa) - 1)``
 
 Both have derivative ``d log p / de = -(e / h) * omega``, with ``omega = kappa`` (deviant) and
 ``omega = kappa / (1 - exp(-kappa))`` (proper, from 1 at a gross outlier to e/(e-1) ~ 1.58 at a

@@ -51,22 +51,23 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         leave-one-out residuals (see Notes). With the default ``h_factor`` it plays the role of
         the inlier noise variance.
     likelihood : {"deviant", "proper"}, default="deviant"
-        Noise density: ``C`` (paper eq. for the MCC-aware PDF) or ``C'`` (Discussion section).
+        Noise density: ``C`` (the paper's eq. (22), the MCC-aware PDF) or ``C'`` (eq. (40), in
+        its Discussion).
     h_factor : {"consistent", "printed"}, default="consistent"
         Reading of the w-step. ``"consistent"``: the stationary point of the log-joint
         ``sum_n log p(e_n) - w^T A w / 2`` whose negative Hessian the paper states,
         ``w = (X^T Psi X / h + A)^{-1} X^T Psi t / h``. ``"printed"``: the w-step exactly as printed
-        in the paper's fixed-point equation, ``w = (X^T Psi X + A)^{-1} X^T Psi t``, which is the
-        stationary point of ``h sum_n log p(e_n) - w^T A w / 2`` (inlier noise variance 1).
+        in the paper's fixed-point equation (34), ``w = (X^T Psi X + A)^{-1} X^T Psi t``, which is
+        the stationary point of ``h sum_n log p(e_n) - w^T A w / 2`` (inlier noise variance 1).
     curvature : {"fisher", "exact"}, default="fisher"
         Curvature whose inverse diagonal gives ``s_d^2`` in the a-step. ``"fisher"``: the w-step's
         own matrix ``X^T Psi X / h + A`` (always positive definite). ``"exact"``: the negative
-        Hessian of the paper's Laplace approximation, which can be indefinite; where it is not
-        positive definite, or gives ``gamma_d = 1 - a_d s_d^2`` outside (0, 1], the Fisher value is
-        used for that feature and counted in ``n_curvature_fallbacks_``.
+        Hessian of the paper's Laplace approximation (eq. (29)), which can be indefinite; where it
+        is not positive definite, or gives ``gamma_d = 1 - a_d s_d^2`` (eq. (35)) outside (0, 1],
+        the Fisher value is used for that feature and counted in ``n_curvature_fallbacks_``.
     init : {"ridge", "zero"}, default="ridge"
-        Starting coefficients: ``"ridge"`` is one w-step with all sample weights 1 and ``a = 1``;
-        ``"zero"`` starts from ``w = 0`` (and the median of ``y`` as intercept).
+        Starting coefficients: ``"ridge"`` is one w-step with every kernel weight 1 (``Psi = I``)
+        and ``a = 1``; ``"zero"`` starts from ``w = 0`` (and the median of ``y`` as intercept).
     w_steps : int, default=10
         Maximum fixed-point w-steps per outer iteration. The paper's text asks for the maximum
         point ``w*`` of ``log Q_w`` before each a-step; the default iterates the w-step towards it
