@@ -190,3 +190,39 @@ def test_tiny_width_with_a_zero_start_degenerates_with_a_warning():
         model = MCCARDRegressor(1e-6, init="zero").fit(X, y * 1e3)
     assert not model.active_.any() and np.all(model.coef_ == 0)
     assert np.all(np.isfinite(model.predict(X)))
+
+
+def test_exact_gamma_keeps_its_digits_where_the_relevance_is_large():
+    """gamma_d = 1 - a_d (H^{-1})_dd against exact rational arithmetic (fractions) on a small
+    problem whose relevances reach 1e10, where the subtraction in floating point loses every
+    digit of gamma."""
+    from fractions import Fraction
+
+    from mccard_dist.models._likelihoods import neg_second_derivative
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((12, 3))
+    e = 0.3 * rng.standard_normal(12)
+    relevance = np.array([1e-2, 1e4, 1e10])
+    model = MCCARDRegressor(2.0, curvature="exact", fit_intercept=False)
+    gamma, bad = model._exact_gamma(X, e, relevance, np.full(3, np.nan), 2.0)
+    assert bad == 0
+    # the same H = X^T diag(c) X + A, inverted exactly
+    c = model._weight_scale(2.0) * 2.0 * neg_second_derivative(e, 2.0, "deviant")
+    G = (X * c[:, None]).T @ X
+    k = 3
+    H = [[Fraction(G[i, j]) + (Fraction(relevance[i]) if i == j else 0) for j in range(k)]
+         for i in range(k)]
+    inv = [[Fraction(int(i == j)) for j in range(k)] for i in range(k)]
+    for col in range(k):  # Gauss-Jordan, exact
+        pivot = H[col][col]
+        H[col] = [v / pivot for v in H[col]]
+        inv[col] = [v / pivot for v in inv[col]]
+        for row in range(k):
+            if row != col:
+                f = H[row][col]
+                H[row] = [a - f * b for a, b in zip(H[row], H[col])]
+                inv[row] = [a - f * b for a, b in zip(inv[row], inv[col])]
+    exact = np.array([float(1 - Fraction(relevance[d]) * inv[d][d]) for d in range(k)])
+    assert exact[2] < 1e-8  # a nearly pruned feature
+    np.testing.assert_allclose(gamma, exact, rtol=1e-9)

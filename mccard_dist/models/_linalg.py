@@ -145,7 +145,7 @@ def _centre(X, t, sample_weight, fit_intercept):
     return X - x_mean, t - t_mean, x_mean, t_mean
 
 
-def _inverse_lower(lower_factor: np.ndarray) -> np.ndarray:
+def inverse_lower(lower_factor: np.ndarray) -> np.ndarray:
     """Lower triangle of ``M^{-1}`` from a lower Cholesky factor (LAPACK potri), upper part 0."""
     inv, info = linalg.lapack.dpotri(lower_factor, lower=1, overwrite_c=1)
     if info != 0:
@@ -164,7 +164,7 @@ def _dual_with_gamma(L, B, z, relevance):
     ``L^{-1} B'`` but at matrix-product speed. Then ``gamma = colsum(B' * C)`` and
     ``B'^T K^{-1} z = C^T z``.
     """
-    inv = _inverse_lower(L)
+    inv = inverse_lower(L)
     inv += np.tril(inv, -1).T  # the full symmetric inverse: a plain product is the fastest here
     C = inv @ B
     gamma = np.einsum("ij,ij->j", B, C)
@@ -267,7 +267,7 @@ def weighted_ridge(
         if compute_gamma:
             # gamma_d = (M'^{-1} G')_dd, a sum with no 1 - x cancellation, from the lower
             # triangle T of the symmetric inverse: sum_j (T + T^T - diag T)_dj G_jd.
-            T = _inverse_lower(c)  # c is not needed after the solve above
+            T = inverse_lower(c)  # c is not needed after the solve above
             P = T * G
             gamma = P.sum(axis=0) + P.sum(axis=1) - np.diag(P)
             sigma_diag = np.diag(T) / relevance

@@ -22,6 +22,7 @@ from ._likelihoods import irls_weight, kernel, log_density, neg_second_derivativ
 from ._linalg import (
     RidgeSteps,
     hat_diagonal,
+    inverse_lower,
     loo_from_leverage,
     posterior_covariance,
     weighted_ridge,
@@ -258,7 +259,11 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         return self._weight_scale(h) * irls_weight(e, h, self.likelihood)
 
     def _exact_gamma(self, Xa, e, relevance, gamma_fisher, h):
-        """``1 - a_d s_d^2`` from the exact negative Hessian, guarded; returns (gamma, n_bad)."""
+        """``gamma_d = 1 - a_d s_d^2`` from the exact negative Hessian ``H = G + A`` (eq. (29)),
+        guarded; returns (gamma, n_bad).
+
+        It is computed as ``(H^{-1} G)_dd``, which equals ``1 - a_d (H^{-1})_dd`` but has no
+        ``1 - x`` cancellation as ``a_d`` grows (as the Fisher form in ``_linalg``)."""
         c = self._weight_scale(h) * h * neg_second_derivative(e, h, self.likelihood)
         k = Xa.shape[1]
         if self.fit_intercept:
@@ -266,14 +271,17 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
             prior = np.append(relevance, 0.0)
         else:
             Z, prior = Xa, relevance
-        H = (Z * c[:, None]).T @ Z
+        G = (Z * c[:, None]).T @ Z
+        H = G.copy()
         H.flat[:: H.shape[0] + 1] += prior
         try:
-            factor = linalg.cho_factor(H, lower=True, check_finite=False)
+            factor, _ = linalg.cho_factor(H, lower=True, check_finite=False)
+            T = inverse_lower(factor)  # lower triangle of H^{-1}
         except linalg.LinAlgError:
             return gamma_fisher, k
-        s2 = np.diag(linalg.cho_solve(factor, np.eye(H.shape[0]), check_finite=False))[:k]
-        gamma = 1.0 - relevance * s2
+        P = T * G  # (H^{-1} G)_dd = sum_j (T + T^T - diag T)_dj G_jd
+        gamma = (P.sum(axis=0) + P.sum(axis=1) - np.diag(P))[:k]
+        s2 = np.diag(T)[:k]
         bad = ~((s2 > 0.0) & (gamma > 0.0) & (gamma <= 1.0))
         gamma = np.where(bad, gamma_fisher, gamma)
         return gamma, int(bad.sum())
