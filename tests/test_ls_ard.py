@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import ARDRegression
 
 from mccard_dist import LSARDRegressor
@@ -46,3 +47,30 @@ def test_intercept_is_unpenalised():
     b = LSARDRegressor().fit(X, y + 50.0)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-6, atol=1e-9)
     assert b.intercept_ - a.intercept_ == pytest.approx(50.0, rel=1e-8)
+
+
+@pytest.mark.parametrize("solver", ["pruning", "sequential"])
+def test_a_collapsed_noise_variance_is_floored_flagged_and_warned(solver):
+    """Noise-free targets and more features than samples: LS-ARD interpolates, its noise
+    variance goes to 0. It must stop at its floor (1e-12 of var(y)), not at a ratio of two
+    vanishing numbers, and say so."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 60))
+    y = X @ rng.standard_normal(60)
+    with pytest.warns(ConvergenceWarning, match="collapsed"):
+        model = LSARDRegressor(solver=solver).fit(X, y)
+    assert model.noise_var_collapsed_
+    if solver == "pruning":  # the variance's floor
+        assert 0 < model.noise_var_ <= 1e-12 * (np.var(y) + np.finfo(float).eps) * (1 + 1e-9)
+    else:  # stopped where the model interpolates
+        assert 0 < model.noise_var_ < 1e-3 * np.var(y) and model.active_.sum() >= 20 - 2
+    assert np.all(np.isfinite(model.coef_))
+
+
+def test_a_noise_variance_that_does_not_collapse_is_not_flagged():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((100, 10))
+    y = X[:, 0] + 0.5 * rng.standard_normal(100)
+    model = LSARDRegressor().fit(X, y)
+    assert not model.noise_var_collapsed_
+    assert model.noise_var_ == pytest.approx(0.25, rel=0.3)

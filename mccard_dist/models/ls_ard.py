@@ -59,6 +59,12 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         Estimated noise variance ``sigma^2``.
     sigma_ : ndarray of shape (n_active, n_active)
         Posterior covariance of the kept coefficients.
+    noise_var_collapsed_ : bool
+        Whether the noise variance collapsed: the model interpolates the training data (more
+        features than samples), and ``noise_var_``, the predictive band and the relevances say
+        little. The pruning solver's variance then stops at its floor, ``1e-12 var(y)``; the
+        sequential solver stops adding features at ``N - 2`` of them. A ``ConvergenceWarning``
+        says so too.
     n_iter_ : int
         Iterations run.
     converged_ : bool
@@ -138,11 +144,14 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
             return self._fit_sequential(X, y)
         ridge = dict(fit_intercept=self.fit_intercept, form=self.form)
         dof_total = n_samples - (1 if self.fit_intercept else 0)
-        tiny = np.finfo(float).tiny
 
         active = np.arange(n_features)
         relevance = np.ones(n_features)
         noise_var = float(np.var(y)) + np.finfo(float).eps
+        # below this the noise variance has collapsed (the fit interpolates): it stays here, and
+        # the fit says so, instead of a ratio of two vanishing numbers
+        floor = 1e-12 * noise_var
+        collapsed = False
         coef = np.zeros(n_features)
         Xa = X
         converged = False
@@ -154,7 +163,10 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
             gamma = np.clip(sol.gamma, 0.0, 1.0)
             sse = float(np.sum((y - sol.intercept - Xa @ coef) ** 2))
             new_relevance, keep = ard_relevance_step(gamma, coef, self.relevance_max)
-            new_noise_var = max(sse, tiny) / max(dof_total - gamma.sum(), tiny)
+            dof_left = dof_total - float(gamma.sum())
+            new_noise_var = sse / dof_left if dof_left > 0 else 0.0
+            collapsed = not new_noise_var > floor
+            new_noise_var = max(new_noise_var, floor)
 
             scale = max(np.max(np.abs(coef), initial=0.0), 1e-12)
             dw = np.max(np.abs(coef - coef_prev), initial=0.0) / scale
@@ -171,7 +183,15 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
             if converged:
                 break
 
-        if not converged:
+        if collapsed:
+            warnings.warn(
+                f"LS-ARD: the noise variance collapsed to its floor ({noise_var:.3g}, 1e-12 of "
+                f"var(y)) with {active.size} features: the model interpolates the training "
+                "data (noise_var_collapsed_).",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        elif not converged:
             warnings.warn(
                 f"LS-ARD did not converge in max_iter={self.max_iter} iterations "
                 f"(tol={self.tol!r}); increase max_iter or tol.",
@@ -182,7 +202,7 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         weights = np.full(n_samples, 1.0 / noise_var)
         sol = weighted_ridge(Xa, y, weights, relevance, compute_gamma=False, **ridge)
         return self._finish(X, active, sol.coef, sol.intercept, relevance, noise_var, n_iter,
-                            converged)
+                            converged, collapsed)
 
     def _fit_sequential(self, X, y):
         """``solver="sequential"``: :func:`~mccard_dist.models._sequential.fit_gaussian`."""
@@ -208,9 +228,10 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
             )
         active, coef, relevance = fit.engine.in_feature_order()
         return self._finish(X, active, coef, fit.engine.intercept, relevance, fit.noise_var,
-                            fit.n_iter, fit.converged)
+                            fit.n_iter, fit.converged, fit.degenerate)
 
-    def _finish(self, X, active, coef, intercept, relevance, noise_var, n_iter, converged):
+    def _finish(self, X, active, coef, intercept, relevance, noise_var, n_iter, converged,
+                collapsed):
         """The fitted attributes, for either solver."""
         n_samples, n_features = X.shape
         Xa = X[:, active]
@@ -223,6 +244,7 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         self.active_ = np.zeros(n_features, dtype=bool)
         self.active_[active] = True
         self.noise_var_ = float(noise_var)
+        self.noise_var_collapsed_ = bool(collapsed)
         self.sigma_ = posterior_covariance(Xa, weights, relevance, fit_intercept=self.fit_intercept)
         self._keep_predictive(Xa, weights)
         self.n_iter_ = n_iter
