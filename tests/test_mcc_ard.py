@@ -188,6 +188,7 @@ def test_tiny_width_with_a_zero_start_degenerates_with_a_warning():
     X, y, _, _ = contaminated(seed=9)
     with pytest.warns(Warning, match="zero weight"):
         model = MCCARDRegressor(1e-6, init="zero").fit(X, y * 1e3)
+    assert model.degenerate_ and not MCCARDRegressor(0.5).fit(X, y).degenerate_
     assert not model.active_.any() and np.all(model.coef_ == 0)
     assert np.all(np.isfinite(model.predict(X)))
 

@@ -122,13 +122,18 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     sigma_ : ndarray of shape (n_active, n_active)
         Posterior covariance (Laplace approximation, Fisher curvature) of the kept coefficients.
     objective_ : float
-        Final value of ``sum_n log p(e_n) - w^T A w / 2`` (times ``h`` for ``h_factor="printed"``).
+        Final value of ``sum_n log p(e_n) - w^T A w / 2`` (times ``h`` for ``h_factor="printed"``):
+        the paper's log joint (eq. (26)) without its ``-log|A| / 2`` term, so comparable between
+        iterations of one fit, not across widths or active sets.
     n_iter_ : int
         Outer iterations run.
     converged_ : bool
         Whether the stopping rule fired before ``max_iter``.
     n_curvature_fallbacks_ : int
         Number of (iteration, feature) pairs where the exact curvature was unusable.
+    degenerate_ : bool
+        Whether every training sample lost its weight (the residuals far exceed the width): the
+        fit then keeps no feature and predicts the intercept. A ``ConvergenceWarning`` says so too.
     n_features_in_ : int
         Number of features seen in ``fit``.
 
@@ -152,6 +157,19 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
 
     The stopping rule is tested only after an a-step, so a ridge start (already a fixed point of
     the w-step alone) cannot stop the loop with every feature kept.
+
+    Where this departs from the paper's equations:
+
+    - **Intercept.** The paper's model (eq. (2)) has none; ``fit_intercept=True`` (the default)
+      profiles one out of every w-step with the same sample weights. ``fit_intercept=False`` is
+      the paper's model.
+    - **gamma.** ``gamma_d`` is clipped to ``[0, 1]`` before the a-step (eq. (35)), and a feature
+      whose ``gamma_d / w_d^2`` is not positive and finite is pruned at once (``a_d = inf``),
+      whatever ``relevance_max``.
+    - **objective_** is not the log joint of eq. (26): the ``-log|A| / 2`` term is left out (see
+      the attribute).
+    - The w-step's ``h`` factor, the Fisher curvature, the number of w-steps per iteration, the
+      ridge start and the stopping rule are the parameters above, with their defaults' reasons.
 
     ``kernel_width="auto"`` (the paper leaves the choice of ``h`` open). The kernel
     ``exp(-e^2/2h)`` is Welsch's loss with ``c^2 = 2h``; Welsch's estimator has 95% Gaussian
@@ -474,4 +492,5 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         self.n_iter_ = n_iter
         self.converged_ = converged
         self.n_curvature_fallbacks_ = n_fallbacks
+        self.degenerate_ = bool(degenerate)
         return self
