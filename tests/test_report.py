@@ -287,3 +287,47 @@ def test_a_multirun_over_methods_is_reported_side_by_side(variants, tmp_path):
     cli.report([str(folder), "--out", str(tmp_path / "out")])
     text = (tmp_path / "out" / "report.md").read_text()
     assert "`mcc_ard`" in text and "`ls_ard`" in text
+
+
+def test_error_bars_stay_within_the_seeds_values(store):
+    """mean ± std, but never past the smallest or largest value a seed reached (an r of 0 from
+    a no-feature fit must not draw a bar below 0, a count no bar below its smallest count)."""
+    ds = open_results(store)
+    fig = analysis.fig_prediction(ds)
+    checked = 0
+    for ax in fig.axes:
+        for container in ax.containers:
+            label = container.get_label()
+            method = next(str(m) for m in ds["model"].values
+                          if analysis.method_style(str(m), [str(x) for x in ds["model"].values],
+                                                   ds)["label"] == label)
+            metric = "r" if "r (Pearson" in ax.get_ylabel() else "rmse"
+            values = analysis.cell_values(ds, metric).sel(model=method, tau=ds["tau"][0])
+            for segment, psi in zip(container.lines[2][0].get_segments(), ds["psi"].values):
+                seeds = values.sel(psi=psi).values
+                (_, low), (_, high) = segment
+                assert seeds.min() - 1e-12 <= low <= high <= seeds.max() + 1e-12
+                checked += 1
+    assert checked == 2 * 4 * 2  # r and RMSE, 4 methods, 2 psi
+
+
+def test_claims_that_do_not_apply_are_one_line():
+    from mccard_dist.analysis.claims import _STATEMENTS, ClaimResult
+
+    note = "the data are not the paper's problem"
+    results = [ClaimResult(c, s, analysis.NOT_APPLICABLE, (), note) for c, s in _STATEMENTS.items()]
+    text = analysis.claims_markdown(results)
+    assert len(text.splitlines()) == 1 and "not applicable" in text and note in text
+
+
+def test_the_authors_width_has_its_own_colour_scale_in_units_of_standardised_y(smoke_spec):
+    spec = smoke_spec("experiment.methods=[mcc_ard,mcc_ard_authors]", "data.n_features=40",
+                      "experiment.psi=[0.2]", name="authors")
+    run_serial(spec)
+    fig = analysis.fig_chosen_h(open_results(store_path(spec)))
+    assert_legible(fig)
+    labels = sorted(ax.get_ylabel() for ax in fig.axes if ax.get_label() == "<colorbar>")
+    assert len(labels) == 2
+    assert "(units of standardised y², log scale)" in labels[0]
+    assert "(units of y², log scale)" in labels[1]
+    assert fig.get_size_inches()[0] * 120 <= 1600  # at write_figures' dpi: two panels a row

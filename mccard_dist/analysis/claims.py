@@ -467,7 +467,11 @@ def claims_table(results) -> list[dict]:
 
 
 def claims_markdown(results, level: float = 0.95) -> str:
-    """The claims as markdown: one line per claim, then one row per part with the interval."""
+    """The claims as markdown: one line per claim, then one row per part with the interval; one
+    line in all when no claim applies (data other than the paper's problem)."""
+    if results and all(c.verdict == NOT_APPLICABLE for c in results):
+        return (f"The paper's {len(results)} claims are **{NOT_APPLICABLE}** here: "
+                f"{_md(results[0].note)}.")
     lines = ["| claim | verdict | statement |", "|---|---|---|"]
     for c in results:
         note = f" ({_md(c.note)})" if c.note else ""

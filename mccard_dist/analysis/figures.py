@@ -82,14 +82,17 @@ def _dodge(psi: np.ndarray, n: int) -> np.ndarray:
     if n <= 1 or psi.size < 2:
         return np.zeros(max(n, 1))
     step = float(np.min(np.diff(np.sort(psi))))
-    return (np.arange(n) - (n - 1) / 2) * (0.3 * step / max(n - 1, 1))
+    # the whole spread stays within a sixth of the psi step: the points still read as one psi
+    return (np.arange(n) - (n - 1) / 2) * (step / 6 / max(n - 1, 1))
 
 
 _PSI_LABEL = "outlier proportion ψ"
 
 
 def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
-    """Rows of metrics against psi, one column per tau, mean ± std over seeds per method.
+    """Rows of metrics against psi, one column per tau, mean ± std over seeds per method (the
+    bars clipped to the seeds' smallest and largest values: ``r`` of no-feature fits, counted as
+    0, and counts cannot push a bar past what any seed reached).
 
     ``rows``: (metric, y label, log scale); ``hline``: (y, label) drawn in every panel of the
     first row; ``reference``: methods drawn thinner and dashed, for comparison.
@@ -100,6 +103,7 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
         raise FigureUnavailable(f"{title.lower()} needs finished cells; the store has none for "
                                 f"{', '.join(methods)} yet")
     s = summarize(ds)
+    values = {metric: cell_values(ds, metric) for metric, _, _ in rows}
     taus = ds["tau"].values
     psi = ds["psi"].values.astype(float)
     all_methods = [str(m) for m in ds["model"].values]
@@ -114,9 +118,15 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
                 style = method_style(m, all_methods, ds)
                 sel = {"model": m, "tau": tau}
                 mean = s[f"{metric}_mean"].sel(sel).values
-                std = s[f"{metric}_std"].sel(sel).values
+                std = np.nan_to_num(s[f"{metric}_std"].sel(sel).values, nan=0.0)
+                seeds = values[metric].sel(sel)
+                with np.errstate(invalid="ignore"):
+                    low = np.nan_to_num(mean - seeds.min("seed").values, nan=0.0)
+                    high = np.nan_to_num(seeds.max("seed").values - mean, nan=0.0)
+                yerr = np.vstack([np.clip(std, 0.0, np.maximum(low, 0.0)),
+                                  np.clip(std, 0.0, np.maximum(high, 0.0))])
                 ref = m in reference and m not in methods
-                ax.errorbar(psi + offsets[k], mean, yerr=np.nan_to_num(std, nan=0.0),
+                ax.errorbar(psi + offsets[k], mean, yerr=yerr,
                             color=style["color"], marker=style["marker"], ms=3.5 if ref else 4.5,
                             lw=1.0 if ref else 1.6, ls="--" if ref else "-", capsize=2,
                             elinewidth=0.8, label=style["label"] + (" (reference)" if ref else ""))
@@ -130,6 +140,8 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
                     low, high = ax.get_ylim()
                     marks = [hline[0]] if hline is not None and i == 0 else []
                     ticks = _thin_log(_log_ticks_125(low, high), keep=marks)
+                    if metric == "n_selected":  # a count: no "0.2 features"
+                        ticks = [t for t in ticks if t >= 1]
                     _plain_log_ticks(ax.yaxis, ticks or None)
             ax.set_ylabel(ylabel)
             ax.grid(True, alpha=0.3)
@@ -141,8 +153,8 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
     fig.legend(handles, labels, loc="outside lower center",
                ncol=min(len(labels), max(2, int(width // 2.6))), frameon=False)
     n_seeds = ds.sizes["seed"]
-    text = (f"{title}: mean ± std over seeds ({n_seeds} seed(s) in the grid, finished cells "
-            "only)")
+    text = (f"{title}: mean ± std over seeds, within the seeds' range ({n_seeds} seed(s) in the "
+            "grid, finished cells only)")
     if scenario(ds):
         text += f"; data: {scenario(ds)}"
     fig.suptitle("\n".join(textwrap.wrap(text, int(width * 11))), fontsize=11)
@@ -245,6 +257,12 @@ def _cv_methods(ds) -> list[str]:
         if ok and (kind is None or kind.width_param == "kernel_width"):
             out.append(str(m))
     return out
+
+
+def _method_grid(ds, method) -> list[float]:
+    """A method's kernel-width grid from its stored config ([] for ``auto`` or none)."""
+    widths = (_config(ds).get("methods", {}).get(method) or {}).get("kernel_width")
+    return [float(h) for h in widths] if isinstance(widths, list) else []
 
 
 def _default_cell(ds, methods):
@@ -376,45 +394,60 @@ def fig_chosen_h(ds):
         warnings.simplefilter("ignore", RuntimeWarning)
         h_values = cell_values(ds, "chosen_h")
         mean_h = np.exp(np.log(h_values.where(h_values > 0)).mean("seed", skipna=True))
-    finite = mean_h.sel({"model": methods}).values
-    finite = finite[np.isfinite(finite) & (finite > 0)]
-    grid_h = ds["h"].values.astype(float) if "h" in ds.coords else finite
-    grid_h = grid_h[grid_h > 0]
-    vmin = float(min(grid_h.min(), finite.min())) if finite.size else float(grid_h.min())
-    vmax = float(max(grid_h.max(), finite.max())) if finite.size else float(grid_h.max())
-    if vmax <= vmin:
-        vmin, vmax = vmin / 2, vmax * 2
-    norm = LogNorm(vmin=vmin, vmax=vmax)
-    cmap = colormaps["viridis"].with_extremes(bad="lightgray")
+    # the authors' estimators take their width in units of standardised y: a colour scale apart
+    estimators = {m: (_config(ds).get("methods", {}).get(m) or {}).get("estimator")
+                  for m in methods}
+    groups = {}
+    for m in methods:
+        unit = ("standardised y²" if str(estimators[m]).endswith("_authors") else "y²")
+        groups.setdefault(unit, []).append(m)
     psi = ds["psi"].values.astype(float)
     taus = ds["tau"].values.astype(float)
     all_methods = [str(m) for m in ds["model"].values]
-    fig, axes = _figure(1, len(methods), 4.6 * len(methods) + 1.2, 1.2 + 0.55 * len(taus) + 1.4)
+    ncols = min(2, len(methods))
+    nrows = math.ceil(len(methods) / ncols)
+    fig, axes = _figure(nrows, ncols, 5.2 * ncols + 1.8, nrows * (1.3 + 0.5 * len(taus)) + 0.9)
+    panels = dict(zip(methods, axes.flat))
+    for ax in list(axes.flat)[len(methods):]:
+        ax.set_visible(False)
     step = max(1, math.ceil(len(psi) / 11))
-    image = None
-    for ax, m in zip(axes[0], methods):
-        values = mean_h.sel({"model": m}).transpose("tau", "psi").values
-        image = ax.imshow(np.ma.masked_invalid(values), norm=norm, cmap=cmap, aspect="auto",
-                          origin="lower", interpolation="nearest")
-        ax.set_xticks(np.arange(len(psi))[::step], [f"{p:g}" for p in psi[::step]])
-        ax.set_yticks(np.arange(len(taus)), [f"{t:g}" for t in taus])
-        ax.set_xlabel(_PSI_LABEL)
-        ax.set_ylabel("τ (Laplace scale of the outliers)")
-        ax.set_title(method_style(m, all_methods, ds)["label"], fontsize=10)
-        if len(psi) <= 11:
-            for ti in range(len(taus)):
-                for pi in range(len(psi)):
-                    v = values[ti, pi]
-                    if np.isfinite(v):
-                        dark = norm(v) < 0.6
-                        ax.text(pi, ti, f"{v:.2g}", ha="center", va="center", fontsize=7,
-                                color="white" if dark else "black")
-    bar = fig.colorbar(image, ax=list(axes[0]),
-                       label="geometric mean of h over seeds (units of y², log)")
-    inside = grid_h[(grid_h >= vmin) & (grid_h <= vmax)] if grid_h.size else np.array([])
-    ticks = _thin_log(inside, keep=[inside.min(), inside.max()] if inside.size else [],
-                      min_decades=0.2)
-    _plain_log_ticks(bar.ax.yaxis, ticks or None)
+    cmap = colormaps["viridis"].with_extremes(bad="lightgray")
+    for unit, members in groups.items():
+        finite = mean_h.sel({"model": members}).values
+        finite = finite[np.isfinite(finite) & (finite > 0)]
+        grid_h = np.array(sorted({float(h) for m in members
+                                  for h in (_method_grid(ds, m) or finite)}))
+        grid_h = grid_h[grid_h > 0] if grid_h.size else finite
+        vmin = float(min(grid_h.min(), finite.min())) if finite.size else float(grid_h.min())
+        vmax = float(max(grid_h.max(), finite.max())) if finite.size else float(grid_h.max())
+        if vmax <= vmin:
+            vmin, vmax = vmin / 2, vmax * 2
+        norm = LogNorm(vmin=vmin, vmax=vmax)
+        image = None
+        for m in members:
+            ax = panels[m]
+            values = mean_h.sel({"model": m}).transpose("tau", "psi").values
+            image = ax.imshow(np.ma.masked_invalid(values), norm=norm, cmap=cmap, aspect="auto",
+                              origin="lower", interpolation="nearest")
+            ax.set_xticks(np.arange(len(psi))[::step], [f"{p:g}" for p in psi[::step]])
+            ax.set_yticks(np.arange(len(taus)), [f"{t:g}" for t in taus])
+            ax.set_xlabel(_PSI_LABEL)
+            ax.set_ylabel("τ (outlier scale)")
+            ax.set_title(method_style(m, all_methods, ds)["label"], fontsize=10)
+            if len(psi) <= 11:
+                for ti in range(len(taus)):
+                    for pi in range(len(psi)):
+                        v = values[ti, pi]
+                        if np.isfinite(v):
+                            dark = norm(v) < 0.6
+                            ax.text(pi, ti, f"{v:.2g}", ha="center", va="center", fontsize=8,
+                                    color="white" if dark else "black")
+        bar = fig.colorbar(image, ax=[panels[m] for m in members],
+                           label=f"h, geometric mean over seeds\n(units of {unit}, log scale)")
+        inside = grid_h[(grid_h >= vmin) & (grid_h <= vmax)] if grid_h.size else np.array([])
+        ticks = _thin_log(inside, keep=[inside.min(), inside.max()] if inside.size else [],
+                          min_decades=0.2)
+        _plain_log_ticks(bar.ax.yaxis, ticks or None)
     fig.suptitle("Kernel width: chosen by CV, or set inside the fit (auto h)", fontsize=11)
     return fig
 

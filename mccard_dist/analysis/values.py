@@ -254,11 +254,12 @@ _KNOWN_METHODS = {
     "mcc_ard_proper": ("MCC-ARD, proper C'", "tab:purple", "s"),
     "ls_ard": ("LS-ARD", "tab:red", "^"),
     "mcc_l1": ("MCC-L1", "tab:green", "D"),
-    "mcc_ard_auto": ("MCC-ARD, auto h", "tab:cyan", "o"),
-    "mcc_ard_proper_auto": ("MCC-ARD, proper C', auto h", "tab:pink", "s"),
-    "mcc_l1_auto": ("MCC-L1, auto h", "tab:olive", "D"),
+    # the auto-width twins: other markers and hues, as they are drawn beside the K-fold methods
+    "mcc_ard_auto": ("MCC-ARD, auto h", "tab:cyan", "X"),
+    "mcc_ard_proper_auto": ("MCC-ARD, proper C', auto h", "tab:pink", "P"),
+    "mcc_l1_auto": ("MCC-L1, auto h", "tab:olive", "*"),
     "lasso": ("Lasso", "tab:orange", "v"),
-    "huber": ("Huber", "tab:brown", "P"),
+    "huber": ("Huber", "tab:brown", "h"),
 }
 #: the methods the claims are about (roles), in the paper's order
 ROLES = ("mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1")
