@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mccard_dist import analysis, cli
@@ -331,3 +332,13 @@ def test_the_authors_width_has_its_own_colour_scale_in_units_of_standardised_y(s
     assert "(units of standardised y², log scale)" in labels[0]
     assert "(units of y², log scale)" in labels[1]
     assert fig.get_size_inches()[0] * 120 <= 1600  # at write_figures' dpi: two panels a row
+
+
+def test_an_rmse_ten_times_the_others_puts_the_panel_on_a_log_scale(store):
+    ds = open_results(store)
+    rmse = analysis.summarize(ds)["rmse_mean"].values
+    assert np.nanmax(rmse) > 10 * np.nanmin(rmse)  # LS-ARD under outliers against MCC-ARD
+    fig = analysis.fig_prediction(ds)
+    scales = {ax.get_ylabel(): ax.get_yscale() for ax in fig.axes}
+    assert scales["test RMSE (units of y)"] == "log"
+    assert scales["test r (Pearson, unitless)"] == "linear"

@@ -94,7 +94,8 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
     bars clipped to the seeds' smallest and largest values: ``r`` of no-feature fits, counted as
     0, and counts cannot push a bar past what any seed reached).
 
-    ``rows``: (metric, y label, log scale); ``hline``: (y, label) drawn in every panel of the
+    ``rows``: (metric, y label, log scale: True, False or ``"auto"``, log where the means of a
+    panel lie more than 10x apart); ``hline``: (y, label) drawn in every panel of the
     first row; ``reference``: methods drawn thinner and dashed, for comparison.
     """
     import textwrap
@@ -135,7 +136,10 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
             if log:
                 finite = s[f"{metric}_mean"].sel({"tau": tau}).values
                 finite = finite[np.isfinite(finite)]
-                if finite.size and np.all(finite > 0):
+                # "auto": log only when one method's level would squeeze the others (10x apart)
+                wide = log != "auto" or (finite.size and finite.min() > 0
+                                         and finite.max() > 10 * finite.min())
+                if finite.size and np.all(finite > 0) and wide:
                     ax.set_yscale("log")
                     low, high = ax.get_ylim()
                     marks = [hline[0]] if hline is not None and i == 0 else []
@@ -165,7 +169,7 @@ def fig_prediction(ds):
     """Figure 1: test r and RMSE against psi, one panel per tau, every method (mean ± std)."""
     methods = [str(m) for m in ds["model"].values]
     return _metric_panels(ds, methods, [("r", "test r (Pearson, unitless)", False),
-                                        ("rmse", "test RMSE (units of y)", False)],
+                                        ("rmse", "test RMSE (units of y)", "auto")],
                           "Prediction performance")
 
 
@@ -200,7 +204,7 @@ def fig_deviant_vs_proper(ds):
     reference = ("ls_ard",) if "ls_ard" in methods else ()
     return _metric_panels(ds, ["mcc_ard", "mcc_ard_proper"],
                           [("r", "test r (Pearson, unitless)", False),
-                           ("rmse", "test RMSE (units of y)", False)],
+                           ("rmse", "test RMSE (units of y)", "auto")],
                           "Deviant C vs proper C' likelihood", reference=reference)
 
 
