@@ -61,7 +61,7 @@ BUG_HINT = ("this is a bug in mccard-dist, not a problem with your input: please
             "the traceback above and the command line")
 
 
-def _main(cfg) -> None:
+def _main(cfg) -> str:
     import distributed  # noqa: F401 - imported first so that its logging setup is done
 
     from .config import from_dictconfig

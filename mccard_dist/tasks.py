@@ -9,8 +9,8 @@ ships them to each worker once (see :func:`run_block`); a cell's split and outli
 a pure function of its key.
 
 One cell: K-fold CV over the method's candidates ``(kernel_width, alpha_ratio)`` (folds drawn from
-the cell's seed), choice of the candidate with the lowest mean validation loss (ties: the first,
-i.e. the smallest kernel width), a final fit on the whole training set with that choice, and the
+the cell's seed), choice of the candidate with the lowest mean validation loss (ties: the first in the
+method's grid as the config lists it), a final fit on the whole training set with that choice, and the
 paper's metrics on the noise-free test set. With ``cv.race`` the candidates race through the folds
 (clearly worse ones are not fitted on the remaining folds). With ``cv.scheme=alo`` each candidate is
 fitted once on the whole training set and scored on its approximate leave-one-out residuals, and

@@ -361,6 +361,8 @@ class RidgeSteps:
                     leverage = _with_base(hat, s, total, centre)
             else:
                 v, info = linalg.lapack.dpotrs(factor, z, lower=1)
+                if info != 0:
+                    raise linalg.LinAlgError(f"potrs failed with info={info}")
                 u = root * v
                 if centre:
                     u = u - s * (u.sum() / total)  # Xc^T u = X^T (u - s sum(u)/sum(s))

@@ -84,8 +84,10 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
     ``sigma^2 = ||t - X mu||^2 / (N - sum_d gamma_d)`` (minus one more degree of freedom with an
     intercept); features with ``a_d >= relevance_max`` are pruned. The start is
     ``sigma^2 = var(t)``, ``a = 1``, as in :class:`sklearn.linear_model.ARDRegression`, which
-    runs the same updates (with Gamma hyper-priors; with those set to zero and
-    ``threshold_lambda=relevance_max`` the two agree). With far more features than samples the
+    runs the same updates (with Gamma hyper-priors; with those set to zero,
+    ``threshold_lambda=relevance_max`` and ``fit_intercept=False`` the two agree: with an
+    intercept, LS-ARD counts it as a degree of freedom of the noise variance and scikit-learn
+    does not). With far more features than samples the
     noise variance collapses and many features survive: that is the behaviour of LS-ARD itself.
 
     Examples

@@ -11,7 +11,8 @@ Layout (``xarray.open_zarr(path)`` is enough to analyse it):
 - per cell, dims ``(model, tau, psi, seed)`` (``model``: the method names): ``status`` (0 pending, 1 done, 2 failed), ``error``
   (message of a failed cell), the metrics ``r, rmse, n_selected, tp, fp, fn, tn, precision,
   recall, f1``, the CV choice ``chosen_h, chosen_alpha_ratio`` and ``chosen_alpha``, and ``n_iter, converged,
-  fit_seconds, cell_seconds, n_cv_failures``; all float64 (NaN where not available).
+  fit_seconds, cell_seconds, n_cv_failures``; float64 (NaN where not available) but for
+  ``status`` (int8) and ``error`` (text).
 - ``cv_score`` (model, tau, psi, seed, h, alpha_ratio, fold): validation loss of each candidate and fold
   (NaN where a method has no such candidate). ``alpha_ratio = 0`` stands for "no L1 penalty" (ARD).
 - ``coef`` (model, tau, psi, seed, feature): final coefficients (unless ``run.save_coef`` is off).
