@@ -42,6 +42,30 @@ def test_cell_picks_the_lowest_mean_cv_loss(smoke_spec):
     np.testing.assert_array_equal(res.coef, again.coef)
 
 
+def test_cell_cv_scores_are_scikit_learns_cross_val_scores(smoke_spec):
+    """Each candidate's per-fold validation loss against scikit-learn's cross_val_score of the
+    same estimator on the same shuffled K folds (validation MAE, the config's cv.score)."""
+    import warnings
+
+    from sklearn.model_selection import KFold, cross_val_score
+
+    from mccard_dist import MCCARDRegressor
+
+    spec = smoke_spec()
+    cell = grid.cells(spec)[2]  # mcc_ard, psi = 0.2
+    assert cell.method == "mcc_ard" and spec.cv.score == "mae"
+    res = tasks.run_cell(spec, cell)
+    data = spec.data.make_data(cell.seed, cell.psi, cell.tau, None)
+    method = spec.method(cell.method)
+    kfold = KFold(n_splits=spec.cv.n_folds, shuffle=True, random_state=cell.seed)
+    for i, (h, _) in enumerate(grid.cv_candidates(method)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sklearn = -cross_val_score(MCCARDRegressor(h, **method.params), data.X_train,
+                                       data.y_train, cv=kfold, scoring="neg_mean_absolute_error")
+        np.testing.assert_allclose(res.cv_score[i], sklearn, rtol=1e-10)
+
+
 @pytest.mark.slow  # runs the pipeline into a store
 def test_failed_and_pending_cells_are_masked_and_counted(smoke_spec, monkeypatch):
     from mccard_dist.analysis import summarize
