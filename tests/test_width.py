@@ -9,9 +9,9 @@
 
 import numpy as np
 import pytest
+from _references import refit_without
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from test_loo import refit_without
 
 from mccard_dist import MCCARDRegressor, MCCL1Regressor, make_paper_data
 from mccard_dist.models._linalg import (
