@@ -74,3 +74,22 @@ def test_the_dask_joblib_backend_chooses_as_n_jobs_1():
     np.testing.assert_array_equal(spread.cv_results_["mean_test_score"],
                                   serial.cv_results_["mean_test_score"])
     np.testing.assert_array_equal(spread.coef_, serial.coef_)
+
+
+def test_every_mcc_ard_parameter_but_the_width_reaches_the_fits():
+    """MCCARDRegressorCV mirrors MCCARDRegressor's parameters (as LassoCV mirrors Lasso's):
+    each one is passed to the candidates' fits and to the refit."""
+    import inspect
+
+    from mccard_dist import MCCARDRegressor, MCCARDRegressorCV
+
+    own = set(inspect.signature(MCCARDRegressor).parameters) - {"kernel_width",
+                                                                 "final_width_ratio"}
+    assert own <= set(inspect.signature(MCCARDRegressorCV).parameters)
+    values = dict(likelihood="proper", h_factor="printed", curvature="exact", init="zero",
+                  w_steps=3, max_iter=7, tol=1e-3, relevance_max=1e5, fit_intercept=False,
+                  form="primal", solver="pruning")
+    assert set(values) == own
+    base = MCCARDRegressorCV(**values)._base(2.0)
+    assert base.get_params() == {**MCCARDRegressor().get_params(), **values,
+                                 "kernel_width": 2.0}

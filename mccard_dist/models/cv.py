@@ -91,8 +91,10 @@ class MCCARDRegressorCV(RegressorMixin, BaseEstimator):
         outliers in the validation folds; the squared error rewards fitting them.
     n_jobs : int, default=None
         Parallel fits (joblib; ``-1``: all cores).
-    likelihood, w_steps, max_iter, tol, relevance_max, fit_intercept
-        Passed to every :class:`MCCARDRegressor` fit.
+    likelihood, w_steps, max_iter, tol, relevance_max, fit_intercept, h_factor, curvature, init, \
+form, solver
+        Passed to every :class:`MCCARDRegressor` fit (``final_width_ratio`` applies only to an
+        ``"auto"`` width, which needs no cross-validation).
     verbose : int, default=0
         joblib's verbosity.
 
@@ -125,7 +127,9 @@ class MCCARDRegressorCV(RegressorMixin, BaseEstimator):
 
     def __init__(self, kernel_widths=DEFAULT_KERNEL_WIDTHS, *, cv=5,
                  scoring="neg_mean_absolute_error", n_jobs=None, likelihood="deviant", w_steps=10,
-                 max_iter=300, tol=1e-4, relevance_max=1e6, fit_intercept=True, verbose=0):
+                 max_iter=300, tol=1e-4, relevance_max=1e6, fit_intercept=True, verbose=0,
+                 h_factor="consistent", curvature="fisher", init="ridge", form="auto",
+                 solver="pruning"):
         self.kernel_widths = kernel_widths
         self.cv = cv
         self.scoring = scoring
@@ -137,6 +141,11 @@ class MCCARDRegressorCV(RegressorMixin, BaseEstimator):
         self.relevance_max = relevance_max
         self.fit_intercept = fit_intercept
         self.verbose = verbose
+        self.h_factor = h_factor
+        self.curvature = curvature
+        self.init = init
+        self.form = form
+        self.solver = solver
 
     def _widths(self):
         return check_widths(self.kernel_widths)
@@ -144,7 +153,9 @@ class MCCARDRegressorCV(RegressorMixin, BaseEstimator):
     def _base(self, h):
         return MCCARDRegressor(kernel_width=h, likelihood=self.likelihood, w_steps=self.w_steps,
                                max_iter=self.max_iter, tol=self.tol,
-                               relevance_max=self.relevance_max, fit_intercept=self.fit_intercept)
+                               relevance_max=self.relevance_max, fit_intercept=self.fit_intercept,
+                               h_factor=self.h_factor, curvature=self.curvature, init=self.init,
+                               form=self.form, solver=self.solver)
 
     def fit(self, X, y):
         """Score every (kernel width, fold) fit, choose the width, refit on all the data.
