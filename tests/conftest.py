@@ -16,7 +16,7 @@ CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 def compose_config(overrides=(), return_hydra_config=False):
     """Compose ``conf/config.yaml`` with Hydra overrides; returns the DictConfig (by default without
     the ``hydra`` node, like the ``cfg`` that ``@hydra.main`` passes). The same overrides compose
-    once per session (a Hydra compose takes about 0.13 s); each call gets its own copy."""
+    once per session (composing is the slow part); each call gets its own copy."""
     if return_hydra_config:  # the hydra node holds times and paths of this call
         return _compose(tuple(overrides), True)
     return copy.deepcopy(_compose_cached(tuple(overrides)))

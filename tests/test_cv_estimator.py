@@ -17,7 +17,7 @@ def data():
     return make_paper_data(2, 0.3, 5.0, n_train=90, n_test=30, n_features=40, n_relevant=5)
 
 
-@pytest.mark.slow  # about 50 checks, 7 fits each
+@pytest.mark.slow  # scikit-learn's estimator checks, several fits each
 @parametrize_with_checks([MCCARDRegressorCV(kernel_widths=(0.3, 3.0), cv=3)])
 def test_sklearn_estimator_checks(estimator, check):
     with warnings.catch_warnings():

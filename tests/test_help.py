@@ -24,7 +24,7 @@ def listed(text, heading):
     return names
 
 
-@pytest.mark.slow  # composes every option (about 3 s)
+@pytest.mark.slow  # composes every option
 def test_help_lists_each_group_option_and_each_works_as_shown(compose, tmp_path):
     import numpy as np
 

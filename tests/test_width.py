@@ -239,7 +239,7 @@ def test_bad_final_width_ratio_and_em_with_auto_are_refused():
         MCCL1Regressor("auto", solver="em").fit(X, y)
 
 
-@pytest.mark.slow  # 180 scikit-learn checks; the numeric-width estimators run them in the fast subset
+@pytest.mark.slow  # scikit-learn's checks on auto widths; the numeric-width estimators run them in the fast subset
 @parametrize_with_checks([MCCARDRegressor("auto"), MCCARDRegressor("auto", likelihood="proper"),
                           MCCL1Regressor("auto", alpha=0.01)])
 def test_auto_estimators_pass_sklearn_checks(estimator, check):
