@@ -97,14 +97,19 @@ def stores(command: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        usage="%(prog)s NAME [--markdown] [--from-file PATH] [--note TEXT] -- COMMAND ...")
     parser.add_argument("name", help="file name under docs/measurements/ (without .md)")
     parser.add_argument("--markdown", action="store_true", help="the output is Markdown")
     parser.add_argument("--from-file", type=Path, help="take the body from this file")
     parser.add_argument("--note", default="", help="one line shown under the provenance")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG ...]")
-    args = parser.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--" not in argv:
+        parser.error("give the command after --")
+    split = argv.index("--")
+    args = parser.parse_args(argv[:split])
+    command = argv[split + 1:]
     if not command:
         parser.error("give the command after --")
     if not re.fullmatch(r"[a-z0-9_\-]+", args.name):
