@@ -366,7 +366,7 @@ def _report(argv=None) -> None:
     print(claims_markdown(out.claims))
     pairs = width_pairs(ds)
     if pairs:
-        print("\nKernel width set inside the fit against K-fold CV (paired, same cells):")
+        print("\nKernel width set inside the fit against K-fold CV (paired, same cells):\n")
         print(method_comparison_markdown(compare_methods(ds, pairs)))
     written = sum(f.path is not None for f in out.figures)
     print(f"\nreport: {out.path}  ({written} figure(s) in {out.path.parent})")
