@@ -22,9 +22,9 @@ ESTIMATORS = [
     LSARDRegressor(solver="sequential"),
     MCCL1Regressor(),
     MCCL1Regressor(solver="em"),
-    AuthorsMCCARDRegressor(),
-    AuthorsLSARDRegressor(),
 ]
+#: the authors' algorithm as published: the same checks, with the slow tests
+AUTHORS = [AuthorsMCCARDRegressor(), AuthorsLSARDRegressor()]
 
 
 @parametrize_with_checks(ESTIMATORS)
@@ -34,6 +34,12 @@ def test_sklearn_estimator_checks(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)
         check(estimator)
+
+
+@pytest.mark.slow
+@parametrize_with_checks(AUTHORS)
+def test_sklearn_estimator_checks_of_the_authors_estimators(estimator, check):
+    test_sklearn_estimator_checks(estimator, check)
 
 
 def data(n=30, d=5, seed=0):

@@ -17,7 +17,7 @@ import numpy as np
 from scipy import stats
 
 from .claims import claims_markdown
-from .figures import method_style
+from .values import method_style
 from .values import _config, cell_values, has_values, summarize
 
 #: (variable, axis title, log scale) of the metric panels, in page order
