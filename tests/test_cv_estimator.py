@@ -86,10 +86,18 @@ def test_every_mcc_ard_parameter_but_the_width_reaches_the_fits():
     own = set(inspect.signature(MCCARDRegressor).parameters) - {"kernel_width",
                                                                  "final_width_ratio"}
     assert own <= set(inspect.signature(MCCARDRegressorCV).parameters)
-    values = dict(likelihood="proper", h_factor="printed", curvature="exact", init="zero",
-                  w_steps=3, max_iter=7, tol=1e-3, relevance_max=1e5, fit_intercept=False,
-                  form="primal", solver="pruning")
+    values = {"likelihood": "proper", "h_factor": "printed", "curvature": "exact", "init": "zero",
+              "w_steps": 3, "max_iter": 7, "tol": 1e-3, "relevance_max": 1e5,
+              "fit_intercept": False, "form": "primal", "solver": "pruning"}
     assert set(values) == own
     base = MCCARDRegressorCV(**values)._base(2.0)
     assert base.get_params() == {**MCCARDRegressor().get_params(), **values,
                                  "kernel_width": 2.0}
+
+
+def test_a_parameter_pair_no_fit_accepts_is_refused_before_the_cv():
+    from mccard_dist import MCCARDRegressorCV
+
+    X, y = np.random.default_rng(0).standard_normal((30, 4)), np.arange(30.0)
+    with pytest.raises(ValueError, match="curvature='exact' needs solver='pruning'"):
+        MCCARDRegressorCV([1.0, 2.0], curvature="exact", solver="sequential", cv=3).fit(X, y)

@@ -276,6 +276,12 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         """The w-step's sample weights ``omega / h`` (``omega`` for ``h_factor="printed"``)."""
         return self._weight_scale(h) * irls_weight(e, h, self.likelihood)
 
+    def _validate_params(self):
+        super()._validate_params()
+        if self.solver == "sequential" and self.curvature != "fisher":
+            raise ValueError("curvature='exact' needs solver='pruning': the sequential solver "
+                             "uses the Fisher curvature (sample weights that are never negative)")
+
     def _exact_gamma(self, Xa, e, relevance, gamma_fisher, h):
         """``gamma_d = 1 - a_d s_d^2`` from the exact negative Hessian ``H = G + A`` (eq. (29)),
         guarded; returns (gamma, n_bad).
@@ -431,9 +437,6 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         """``solver="sequential"``: :func:`~mccard_dist.models._sequential.fit_robust`."""
         from ._sequential_fits import fit_robust
 
-        if self.curvature != "fisher":
-            raise ValueError("curvature='exact' needs solver='pruning': the sequential solver "
-                             "uses the Fisher curvature (sample weights that are never negative)")
         fit = fit_robust(X, y, precisions=self._sample_weight,
                          kernel_width=None if schedule else self.kernel_width,
                          schedule=schedule, final_ratio=self._final_width_ratio(),
