@@ -332,6 +332,12 @@ def test_the_authors_width_has_its_own_colour_scale_in_units_of_standardised_y(s
     assert "(units of standardised y², log scale)" in labels[0]
     assert "(units of y², log scale)" in labels[1]
     assert fig.get_size_inches()[0] * 120 <= 1600  # at write_figures' dpi: two panels a row
+    # report.html's single width axis is in units of y²: the authors' width stays off it
+    from mccard_dist.analysis.html import records
+
+    shown = {r["key"] for r in records(open_results(store_path(spec)))
+             if r["metric"] == "chosen kernel width h"}
+    assert shown == {"mcc_ard"}
 
 
 def test_an_rmse_ten_times_the_others_puts_the_panel_on_a_log_scale(store):

@@ -19,6 +19,7 @@ from scipy import stats
 from .claims import claims_markdown
 from .values import method_style
 from .values import _config, cell_values, has_values, summarize
+from .width_figures import _cv_methods, _standardised_width
 
 #: (variable, axis title, log scale) of the metric panels, in page order
 PANELS = (
@@ -47,17 +48,25 @@ def require_html():
 
 def records(ds, summary=None) -> list[dict]:
     """One row per (method, tau, psi, metric) with finished seeds: mean, the 95% t-interval of
-    the mean over seeds (NaN with one seed) and the number of seeds."""
+    the mean over the seeds that have a value, kept within the seeds' smallest and largest values
+    (the mean itself with one seed), and their number. The chosen width is shown for the methods
+    whose width is a kernel width in units of y² (not Huber's epsilon, not the authors' width in
+    standardised units)."""
     s = summarize(ds) if summary is None else summary
     methods = [str(m) for m in ds["model"].values]
+    widths = [m for m in _cv_methods(ds) if not _standardised_width(ds, m)]
     rows = []
     for name, title, _ in PANELS:
         if f"{name}_mean" not in s or not has_values(s[f"{name}_mean"].values):
             continue
         mean = s[f"{name}_mean"].transpose("model", "tau", "psi").values
         std = s[f"{name}_std"].transpose("model", "tau", "psi").values
-        count = s["n_done"].transpose("model", "tau", "psi").values
+        seeds = cell_values(ds, name).transpose("model", "tau", "psi", "seed")
+        count = seeds.notnull().sum("seed").values
+        lowest, highest = seeds.min("seed").values, seeds.max("seed").values
         for mi, method in enumerate(methods):
+            if name == "chosen_h" and method not in widths:
+                continue
             label = method_style(method, methods, ds)["label"]
             for ti, tau in enumerate(s["tau"].values):
                 for pi, psi in enumerate(s["psi"].values):
@@ -67,6 +76,8 @@ def records(ds, summary=None) -> list[dict]:
                     half = (stats.t.ppf(0.975, n - 1) * std[mi, ti, pi] / np.sqrt(n)
                             if n > 1 and np.isfinite(std[mi, ti, pi]) else np.nan)
                     low, high = (m - half, m + half) if np.isfinite(half) else (m, m)
+                    low = max(low, lowest[mi, ti, pi])
+                    high = min(high, highest[mi, ti, pi])
                     rows.append({"metric": title, "method": label, "key": method,
                                  "tau": float(tau), "psi": round(float(psi), 6),
                                  "mean": float(m), "low": float(low), "high": float(high),
@@ -79,10 +90,11 @@ def seed_records(ds) -> list[dict]:
     methods = [str(m) for m in ds["model"].values]
     r = cell_values(ds, "r").transpose("model", "tau", "psi", "seed")
     kept = cell_values(ds, "n_selected").transpose("model", "tau", "psi", "seed").values
+    labels = [method_style(m, methods, ds)["label"] for m in methods]
     rows = []
     for (mi, ti, pi, si), value in np.ndenumerate(r.values):
         if np.isfinite(value):
-            rows.append({"method": method_style(methods[mi], methods, ds)["label"],
+            rows.append({"method": labels[mi],
                          "tau": float(r["tau"].values[ti]),
                          "psi": round(float(r["psi"].values[pi]), 6),
                          "seed": int(r["seed"].values[si]), "r": float(value),

@@ -37,6 +37,12 @@ def _cv_methods(ds) -> list[str]:
     return out
 
 
+def _standardised_width(ds, method) -> bool:
+    """Whether the method's width is in units of standardised y (the authors' estimators)."""
+    estimator = (_config(ds).get("methods", {}).get(method) or {}).get("estimator")
+    return str(estimator).endswith("_authors")
+
+
 def _method_grid(ds, method) -> list[float]:
     """A method's kernel-width grid from its stored config ([] for ``auto`` or none)."""
     widths = (_config(ds).get("methods", {}).get(method) or {}).get("kernel_width")
@@ -173,11 +179,9 @@ def fig_chosen_h(ds):
         h_values = cell_values(ds, "chosen_h")
         mean_h = np.exp(np.log(h_values.where(h_values > 0)).mean("seed", skipna=True))
     # the authors' estimators take their width in units of standardised y: a colour scale apart
-    estimators = {m: (_config(ds).get("methods", {}).get(m) or {}).get("estimator")
-                  for m in methods}
     groups = {}
     for m in methods:
-        unit = ("standardised y²" if str(estimators[m]).endswith("_authors") else "y²")
+        unit = "standardised y²" if _standardised_width(ds, m) else "y²"
         groups.setdefault(unit, []).append(m)
     psi = ds["psi"].values.astype(float)
     taus = ds["tau"].values.astype(float)
