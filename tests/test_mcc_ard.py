@@ -158,7 +158,7 @@ def test_no_stop_before_the_first_a_step():
 def test_exact_curvature_is_guarded(monkeypatch):
     """Residuals with e^2 > h that still carry weight make the exact negative Hessian of the
     deviant likelihood indefinite (its second derivative changes sign at e^2 = h): the guard must
-    fire, say so, and hand the a-step only gammas in (0, 1]."""
+    fire, say so, and hand the a-step only gammas in [0, 1]."""
     used, exact_gamma = [], MCCARDRegressor._exact_gamma
 
     def recording(self, *args):
@@ -171,7 +171,7 @@ def test_exact_curvature_is_guarded(monkeypatch):
     with pytest.warns(RuntimeWarning, match="the Fisher curvature was used"):
         model = MCCARDRegressor(0.5, curvature="exact").fit(X, y)
     assert model.n_curvature_fallbacks_ > 0
-    assert used and all(np.all((g > 0) & (g <= 1)) for g in used)
+    assert used and all(np.all((g >= 0) & (g <= 1)) for g in used)
     assert np.all(np.isfinite(model.coef_))
     assert np.all(model.relevance_[model.active_] > 0)
 
@@ -193,10 +193,11 @@ def test_tiny_width_with_a_zero_start_degenerates_with_a_warning():
     assert np.all(np.isfinite(model.predict(X)))
 
 
-def test_exact_gamma_keeps_its_digits_where_the_relevance_is_large():
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_exact_gamma_keeps_its_digits_where_the_relevance_is_large(fit_intercept):
     """gamma_d = 1 - a_d (H^{-1})_dd against exact rational arithmetic (fractions) on a small
-    problem whose relevances reach 1e10, where the subtraction in floating point loses every
-    digit of gamma."""
+    problem whose relevances reach 1e10, where the subtraction in floating point keeps only
+    about 7 digits of gamma. With an intercept, H has its column, with a zero prior."""
     from fractions import Fraction
 
     from mccard_dist.models._likelihoods import neg_second_derivative
@@ -205,14 +206,16 @@ def test_exact_gamma_keeps_its_digits_where_the_relevance_is_large():
     X = rng.standard_normal((12, 3))
     e = 0.3 * rng.standard_normal(12)
     relevance = np.array([1e-2, 1e4, 1e10])
-    model = MCCARDRegressor(2.0, curvature="exact", fit_intercept=False)
+    model = MCCARDRegressor(2.0, curvature="exact", fit_intercept=fit_intercept)
     gamma, bad = model._exact_gamma(X, e, relevance, np.full(3, np.nan), 2.0)
     assert bad == 0
-    # the same H = X^T diag(c) X + A, inverted exactly
+    # the same H = Z^T diag(c) Z + A (Z = [X, 1] with an intercept, whose prior is 0), exactly
     c = model._weight_scale(2.0) * 2.0 * neg_second_derivative(e, 2.0, "deviant")
-    G = (X * c[:, None]).T @ X
-    k = 3
-    H = [[Fraction(G[i, j]) + (Fraction(relevance[i]) if i == j else 0) for j in range(k)]
+    Z = np.hstack([X, np.ones((12, 1))]) if fit_intercept else X
+    prior = [*relevance, 0.0] if fit_intercept else list(relevance)
+    G = (Z * c[:, None]).T @ Z
+    k = Z.shape[1]
+    H = [[Fraction(G[i, j]) + (Fraction(prior[i]) if i == j else 0) for j in range(k)]
          for i in range(k)]
     inv = [[Fraction(int(i == j)) for j in range(k)] for i in range(k)]
     for col in range(k):  # Gauss-Jordan, exact
@@ -224,6 +227,6 @@ def test_exact_gamma_keeps_its_digits_where_the_relevance_is_large():
                 f = H[row][col]
                 H[row] = [a - f * b for a, b in zip(H[row], H[col])]
                 inv[row] = [a - f * b for a, b in zip(inv[row], inv[col])]
-    exact = np.array([float(1 - Fraction(relevance[d]) * inv[d][d]) for d in range(k)])
+    exact = np.array([float(1 - Fraction(relevance[d]) * inv[d][d]) for d in range(3)])
     assert exact[2] < 1e-8  # a nearly pruned feature
     np.testing.assert_allclose(gamma, exact, rtol=1e-9)

@@ -271,7 +271,7 @@ def test_the_diabetes_experiment_composes_with_its_peers(compose):
 @pytest.mark.slow
 @pytest.mark.cluster
 def test_mccard_run_on_a_file_then_on_the_file_broken(tmp_path):
-    """The command of the README on a .csv; then the same command after the file got a NaN: one
+    """The command of the user guide (docs/user_guide/own_data.md) on a .csv; then the same command after the file got a NaN: one
     line, no traceback, and the first run's store untouched."""
     import subprocess
     import sys

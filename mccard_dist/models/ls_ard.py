@@ -60,11 +60,11 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
     sigma_ : ndarray of shape (n_active, n_active)
         Posterior covariance of the kept coefficients.
     noise_var_collapsed_ : bool
-        Whether the noise variance collapsed: the model interpolates the training data (more
-        features than samples), and ``noise_var_``, the predictive band and the relevances say
-        little. The pruning solver's variance then stops at its floor, ``1e-12 var(y)``; the
-        sequential solver stops adding features at ``N - 2`` of them. A ``ConvergenceWarning``
-        says so too.
+        Whether the noise variance collapsed: the model interpolates the training data (typically
+        with more features than samples, or noise-free targets), and ``noise_var_``, the
+        predictive band and the relevances say little. The pruning solver's variance then stops
+        at its floor, ``1e-12 var(y)``; the sequential solver stops adding features at ``N - 2``
+        of them (``N - 1`` without an intercept). A ``ConvergenceWarning`` says so too.
     n_iter_ : int
         Iterations run.
     converged_ : bool
