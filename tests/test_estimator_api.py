@@ -27,7 +27,24 @@ ESTIMATORS = [
 AUTHORS = [AuthorsMCCARDRegressor(), AuthorsLSARDRegressor()]
 
 
-@parametrize_with_checks(ESTIMATORS)
+def expected_failures(estimator):
+    """Checks the sequential solver fails for a stated reason (tests/test_sample_weight.py covers
+    what it does instead)."""
+    params = estimator.get_params()
+    if params.get("solver") != "sequential" or params.get("kernel_width") == "auto":
+        return {}
+    if isinstance(estimator, LSARDRegressor):
+        reason = ("with more features than distinct samples the fit stops where the model "
+                  "interpolates, a limit counted in samples of weight > 0, while the repeated "
+                  "copies count as samples")
+    else:
+        reason = ("a greedy solver: the weighted and the repeated fits agree to its tolerance "
+                  "(1e-5 on the check's data), not to 1e-7, as rounding in other row orders moves "
+                  "its stopping point")
+    return {"check_sample_weight_equivalence_on_dense_data": reason}
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failures)
 def test_sklearn_estimator_checks(estimator, check):
     # Every check applies. scikit-learn itself skips its array-API check unless SCIPY_ARRAY_API=1
     # is set in the environment (the estimators are numpy-only).

@@ -26,7 +26,7 @@ def test_mcc_ard_loo_matches_explicit_refits(data, likelihood):
     model = MCCARDRegressor(1.0, likelihood=likelihood, tol=1e-12, max_iter=3000).fit(X, y)
     loo = model.loo_residuals(X, y)
     e = y - model.predict(X)
-    s = model._sample_weight(e, model.kernel_width_)
+    s = model._precisions(e, model.kernel_width_)
     Xa, a = X[:, model.active_], model.relevance_[model.active_]
     explicit = np.array([refit_without(Xa, y, s, a, n) for n in range(len(y))])
     np.testing.assert_allclose(loo, explicit, rtol=1e-7, atol=1e-9)

@@ -221,7 +221,7 @@ def test_a_converged_robust_fit_ends_at_a_maximum_for_its_last_precisions():
 
     data = make_paper_data(seed=31, psi=0.4, tau=5.0, n_features=200)
     model = MCCARDRegressor(kernel_width=0.5, solver="sequential")
-    fit = fit_robust(data.X_train, data.y_train, precisions=model._sample_weight,
+    fit = fit_robust(data.X_train, data.y_train, precisions=model._precisions,
                      kernel_width=0.5, schedule=None, final_ratio=1.0, max_iter=300, tol=1e-4,
                      relevance_max=1e6, fit_intercept=True)
     assert fit.converged

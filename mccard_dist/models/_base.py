@@ -7,10 +7,44 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 __all__ = ["Real", "Integer", "Options", "Boolean", "KernelWidth", "PosteriorPredictive",
-           "RegressorBase", "ard_relevance_step"]
+           "RegressorBase", "ard_relevance_step", "check_sample_weight", "weighted_median",
+           "weighted_var"]
+
+
+def check_sample_weight(sample_weight, X):
+    """``None``, or a float64 copy of ``sample_weight`` (one finite weight ``>= 0`` per row of
+    ``X``, not all 0)."""
+    if sample_weight is None:
+        return None
+    return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+                                copy=True)
+
+
+def weighted_var(y, sample_weight=None) -> float:
+    """``var(y)``, or its weighted form ``sum s (y - m)^2 / sum s`` with ``m`` the weighted mean
+    (an integer weight counts as that many copies of the sample)."""
+    if sample_weight is None:
+        return float(np.var(y))
+    total = float(np.sum(sample_weight))
+    mean = float(sample_weight @ y) / total
+    return float(sample_weight @ np.square(y - mean)) / total
+
+
+def weighted_median(y, sample_weight=None) -> float:
+    """``median(y)``, or the weighted median: the mean of the lower and upper weighted medians,
+    which for integer weights is the median of the samples repeated that many times."""
+    if sample_weight is None:
+        return float(np.median(y))
+    keep = sample_weight > 0
+    order = np.argsort(y[keep], kind="stable")
+    values, cum = y[keep][order], np.cumsum(sample_weight[keep][order])
+    half = cum[-1] / 2.0
+    lower = values[np.searchsorted(cum, half, side="left")]
+    upper = values[min(np.searchsorted(cum, half, side="right"), values.size - 1)]
+    return 0.5 * (float(lower) + float(upper))
 
 
 @dataclass(frozen=True)
@@ -90,16 +124,21 @@ class RegressorBase(RegressorMixin, BaseEstimator):
 
     #: name -> constraint; checked at the start of ``fit``
     _constraints: dict = {}
+    #: the ``sample_weight`` of the last fit (a checked copy), ``None`` when not given
+    _fit_weights = None
 
     def _validate_params(self):
         for name, constraint in self._constraints.items():
             constraint.check(name, getattr(self, name))
 
-    def _validate_fit_data(self, X, y):
+    def _validate_fit_data(self, X, y, sample_weight=None):
+        """Validated ``X`` (C-ordered float64), ``y`` and ``sample_weight`` (``None`` or a
+        checked copy; see :func:`check_sample_weight`)."""
         X, y = validate_data(
             self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2, reset=True
         )
-        return np.ascontiguousarray(X), np.asarray(y, dtype=np.float64)
+        X = np.ascontiguousarray(X)
+        return X, np.asarray(y, dtype=np.float64), check_sample_weight(sample_weight, X)
 
     def loo_residuals(self, X, y):
         """Approximate leave-one-out residuals of the training data, from this one fit.

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._base import weighted_median, weighted_var
 from ._linalg import loo_from_leverage
 from ._sequential import SequentialARD
 
@@ -82,7 +83,7 @@ def _max_steps(n_features: int) -> int:
 
 @_one_blas_thread
 def fit_robust(X, y, *, precisions, kernel_width, schedule, final_ratio, max_iter, tol,
-               relevance_max, fit_intercept) -> SequentialFit:
+               relevance_max, fit_intercept, sample_weight=None) -> SequentialFit:
     """MCC-ARD by the sequential solver: an outer loop that refreshes the per-sample precisions
     ``precisions(e, h)`` from the residuals (the half-quadratic step) around the evidence
     maximisation for fixed precisions.
@@ -95,13 +96,15 @@ def fit_robust(X, y, *, precisions, kernel_width, schedule, final_ratio, max_ite
     ``final_ratio`` once settled. The fit has converged when the width has reached its value, the
     inner maximisation has settled at ``tol`` (:func:`_inner_tol`), the active set is that of
     the previous iteration and no coefficient moved by more than ``tol`` times the largest.
+    ``precisions`` carries the samples' weights; ``sample_weight`` weights ``var(y)`` and the
+    median of the start.
     """
-    scale = float(np.var(y))
+    scale = weighted_var(y, sample_weight)
     if not (np.isfinite(scale) and scale > 0.0):
         scale = 1.0
     h = schedule.h if schedule is not None else max(kernel_width, scale)
     engine = SequentialARD(X, fit_intercept=fit_intercept, relevance_max=relevance_max)
-    e = y - np.median(y) if fit_intercept else y
+    e = y - weighted_median(y, sample_weight) if fit_intercept else y
     coef_prev = np.zeros(X.shape[1])
     active_prev = None
     converged = degenerate = False
@@ -118,7 +121,7 @@ def fit_robust(X, y, *, precisions, kernel_width, schedule, final_ratio, max_ite
         coef_prev, active_prev, dw, same = _changes(engine, coef_prev, active_prev)
         moved = False
         if schedule is not None and not schedule.settled:
-            h = schedule.update(loo_from_leverage(e, engine.leverage()))
+            h = schedule.update(loo_from_leverage(e, engine.leverage(), sample_weight))
             if schedule.settled:
                 h = schedule.widen(final_ratio)
             moved = True
@@ -133,7 +136,8 @@ def fit_robust(X, y, *, precisions, kernel_width, schedule, final_ratio, max_ite
 
 
 @_one_blas_thread
-def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept) -> SequentialFit:
+def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept,
+                 sample_weight=None) -> SequentialFit:
     """LS-ARD by the sequential solver: the evidence maximisation in the relevances for a fixed
     noise variance, then ``sigma^2 = ||t - Z mu||^2 / (N - sum gamma)`` (one degree of freedom
     fewer with an intercept), until the variance, the active set and the coefficients settle.
@@ -142,11 +146,18 @@ def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept) -> Sequen
     With more features than samples the evidence can grow without bound as the variance falls
     and features are added until the model interpolates the training data: the fit stops there
     (``degenerate``), at ``K = N - 2`` active features (``N - 1`` with no intercept).
+
+    ``sample_weight`` ``c``: the precisions are ``c_n / sigma^2``, ``||.||^2`` is weighted and
+    ``N`` is ``sum c`` in the variance; the interpolation limit counts the samples of weight > 0.
     """
     n = X.shape[0]
-    dof = n - (1 if fit_intercept else 0)
+    c = np.ones(n) if sample_weight is None else sample_weight
+    rows = n if sample_weight is None else int(np.count_nonzero(c))
+    total = n if sample_weight is None else float(c.sum())
+    dof = total - (1 if fit_intercept else 0)
+    limit = rows - (1 if fit_intercept else 0)
     tiny = np.finfo(float).tiny
-    noise_var = float(np.var(y)) + np.finfo(float).eps
+    noise_var = weighted_var(y, sample_weight) + np.finfo(float).eps
     floor = 1e-12 * noise_var
     engine = SequentialARD(X, fit_intercept=fit_intercept, relevance_max=relevance_max)
     coef_prev = np.zeros(X.shape[1])
@@ -154,13 +165,13 @@ def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept) -> Sequen
     converged = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
-        beta = np.full(n, 1.0 / noise_var)
+        beta = c / noise_var
         engine.set_precisions(beta, y)
         settled, _ = engine.run(_max_steps(X.shape[1]), tol)
         e = engine.residuals()
-        new_var = max(float(e @ e), tiny) / max(dof - float(engine.gamma().sum()), tiny)
+        new_var = max(float(e @ (c * e)), tiny) / max(dof - float(engine.gamma().sum()), tiny)
         new_var = max(new_var, floor)
-        if engine.active.size >= dof - 1:
+        if engine.active.size >= limit - 1:
             noise_var = new_var
             break  # the model interpolates: the noise variance has collapsed
         coef_prev, active_prev, dw, same = _changes(engine, coef_prev, active_prev)
@@ -170,7 +181,6 @@ def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept) -> Sequen
         if converged:
             break
     # the posterior at the final variance
-    beta = np.full(n, 1.0 / noise_var)
-    engine.set_precisions(beta, y)
-    collapsed = engine.active.size >= dof - 1
+    engine.set_precisions(c / noise_var, y)
+    collapsed = engine.active.size >= limit - 1
     return SequentialFit(engine, float("nan"), noise_var, n_iter, converged, collapsed)

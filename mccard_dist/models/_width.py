@@ -32,6 +32,8 @@ import math
 
 import numpy as np
 
+from ._base import weighted_var
+
 __all__ = ["WELSCH_95", "AUTO", "inlier_variance", "WidthSchedule", "is_auto"]
 
 #: ``h / sigma^2`` of Welsch's loss tuned for 95% Gaussian efficiency (``c = 2.9846 sigma``).
@@ -46,18 +48,21 @@ def is_auto(kernel_width) -> bool:
     return isinstance(kernel_width, str) and kernel_width == AUTO
 
 
-def inlier_variance(residuals: np.ndarray, width: float) -> float:
+def inlier_variance(residuals: np.ndarray, width: float, weights=None) -> float:
     """Variance of the inlier part of ``residuals``, kernel-weighted at ``width`` (a variance),
     with the truncation bias of the weighting removed.
 
     Returns ``2 * width`` when the weighted variance is at least ``0.9 * width`` (the residuals are
     too wide for this width to tell inliers from outliers, and the correction would blow up), or
     when no residual carries weight. Non-finite residuals (samples the fit interpolates) are
-    ignored.
+    ignored. ``weights``: the samples' weights (``sample_weight``), multiplying the kernel's.
     """
     r2 = np.square(np.asarray(residuals, dtype=float))
-    r2 = r2[np.isfinite(r2)]
+    finite = np.isfinite(r2)
+    r2 = r2[finite]
     p = np.exp(-r2 / (2.0 * width))
+    if weights is not None:
+        p = p * np.asarray(weights, dtype=float)[finite]
     total = p.sum()
     if not total > 0.0:
         return 2.0 * width
@@ -85,6 +90,8 @@ class WidthSchedule:
     probe : float
         After the rule first settles at ``h1``, lower the width to ``h1 / probe`` and run the rule
         again from there (see the module notes); ``1`` settles at ``h1``.
+    weights : ndarray, optional
+        The samples' weights (``sample_weight``): ``var(y)`` and the inlier variance are weighted.
 
     Attributes
     ----------
@@ -98,8 +105,9 @@ class WidthSchedule:
     """
 
     def __init__(self, y, *, factor: float = WELSCH_95, max_fall: float = 2.0,
-                 settle: float = 0.02, floor: float = 1e-3, probe: float = 9.0):
-        scale = float(np.var(y))
+                 settle: float = 0.02, floor: float = 1e-3, probe: float = 9.0, weights=None):
+        scale = weighted_var(y, weights)
+        self.weights = weights
         if not (np.isfinite(scale) and scale > 0.0):
             scale = 1.0  # constant targets: any width fits them exactly
         self.factor = factor
@@ -128,7 +136,7 @@ class WidthSchedule:
             if h_new <= self._target:
                 self._target = None
         else:
-            sigma2 = inlier_variance(loo_residuals, self.h / self.factor)
+            sigma2 = inlier_variance(loo_residuals, self.h / self.factor, self.weights)
             h_new = max(self.factor * sigma2, self.h / self.max_fall, self.floor)
             if abs(math.log(h_new / self.h)) <= self.settle:
                 if self._probed:

@@ -36,7 +36,7 @@ class _Standardised(RegressorBase):
         self
         """
         self._validate_params()
-        X, y = self._validate_fit_data(X, y)
+        X, y, _ = self._validate_fit_data(X, y)
         x_mean, x_std = X.mean(axis=0), X.std(axis=0, ddof=1)
         x_std = np.where(x_std > 0, x_std, 1.0)  # a constant column stays 0 after centring
         y_mean, y_std = float(y.mean()), float(y.std(ddof=1))

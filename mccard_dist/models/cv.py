@@ -11,6 +11,7 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._base import check_sample_weight
 from .mcc_ard import MCCARDRegressor
 
 __all__ = ["DEFAULT_KERNEL_WIDTHS", "MCCARDRegressorCV", "check_widths", "search_results"]
@@ -56,17 +57,22 @@ def search_results(scores, params: dict, what: str) -> tuple[dict, int]:
     return results, int(np.nanargmax(mean))
 
 
-def _fit_and_score(estimator, X, y, train, test, scorer):
-    """Validation score of one (kernel width, fold) fit; NaN if the fit fails."""
+def _fit_and_score(estimator, X, y, train, test, scorer, sample_weight=None):
+    """Validation score of one (kernel width, fold) fit; NaN if the fit fails.
+    ``sample_weight`` weights the fit and the score."""
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
 
+    fit_kw, score_kw = {}, {}
+    if sample_weight is not None:
+        fit_kw, score_kw = {"sample_weight": sample_weight[train]}, {
+            "sample_weight": sample_weight[test]}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            estimator.fit(X[train], y[train])
-        return float(scorer(estimator, X[test], y[test]))
+            estimator.fit(X[train], y[train], **fit_kw)
+        return float(scorer(estimator, X[test], y[test], **score_kw))
     except (ValueError, ArithmeticError, np.linalg.LinAlgError):
         return np.nan
 
@@ -157,8 +163,16 @@ form, solver
                                h_factor=self.h_factor, curvature=self.curvature, init=self.init,
                                form=self.form, solver=self.solver)
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Score every (kernel width, fold) fit, choose the width, refit on all the data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the samples in every fit (:meth:`MCCARDRegressor.fit`) and in the
+            validation scores (passed to the scorer).
 
         Returns
         -------
@@ -167,11 +181,12 @@ form, solver
         widths = self._widths()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2,
                              reset=True)
+        sample_weight = check_sample_weight(sample_weight, X)
         self._base(widths[0])._validate_params()  # the shared parameters, before any fit
         splits = list(check_cv(self.cv).split(X, y))
         scorer = check_scoring(self._base(widths[0]), scoring=self.scoring)
         scores = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
-            delayed(_fit_and_score)(self._base(h), X, y, train, test, scorer)
+            delayed(_fit_and_score)(self._base(h), X, y, train, test, scorer, sample_weight)
             for h in widths for train, test in splits)
         scores = np.asarray(scores, dtype=float).reshape(len(widths), len(splits))
         self.cv_results_, best = search_results(
@@ -179,7 +194,8 @@ form, solver
         self.best_index_ = best
         self.best_score_ = float(self.cv_results_["mean_test_score"][best])
         self.kernel_width_ = widths[best]
-        self.best_estimator_ = clone(self._base(self.kernel_width_)).fit(X, y)
+        self.best_estimator_ = clone(self._base(self.kernel_width_)).fit(
+            X, y, sample_weight=sample_weight)
         for name in ("coef_", "intercept_", "relevance_", "active_", "sigma_", "n_iter_",
                      "converged_"):
             setattr(self, name, getattr(self.best_estimator_, name))

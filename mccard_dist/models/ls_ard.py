@@ -15,6 +15,7 @@ from ._base import (
     Real,
     RegressorBase,
     ard_relevance_step,
+    weighted_var,
 )
 from ._linalg import hat_diagonal, posterior_covariance, weighted_ridge
 
@@ -119,7 +120,7 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
 
     def _leverage(self, X, e):
         """Hat diagonal of the posterior mean (weights ``1/sigma^2``, final relevances)."""
-        weights = np.full(X.shape[0], 1.0 / self.noise_var_)
+        weights = self._weights(X.shape[0], self.noise_var_)
         return hat_diagonal(X[:, self.active_], weights, self.sigma_,
                             fit_intercept=self.fit_intercept)
 
@@ -127,29 +128,42 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         """The predictive noise: the estimated Gaussian noise variance ``noise_var_``."""
         return self.noise_var_
 
-    def fit(self, X, y):
+    def _weights(self, n_samples, noise_var):
+        """The per-sample noise precisions ``c_n / sigma^2`` (``c`` the fit's ``sample_weight``,
+        1 when not given)."""
+        if self._fit_weights is None:
+            return np.full(n_samples, 1.0 / noise_var)
+        return self._fit_weights / noise_var
+
+    def fit(self, X, y, sample_weight=None):
         """Fit by the MacKay fixed-point updates.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights ``c_n >= 0`` of the samples: sample ``n`` has noise variance
+            ``noise_var_ / c_n``, so an integer weight acts as that many copies of the sample
+            and a weight of 0 drops it (``N`` in the variance update is ``sum c``).
 
         Returns
         -------
         self : LSARDRegressor
         """
         self._validate_params()
-        X, y = self._validate_fit_data(X, y)
+        X, y, sw = self._validate_fit_data(X, y, sample_weight)
+        self._fit_weights = sw
         n_samples, n_features = X.shape
         if self.solver == "sequential":
             return self._fit_sequential(X, y)
         ridge = dict(fit_intercept=self.fit_intercept, form=self.form)
-        dof_total = n_samples - (1 if self.fit_intercept else 0)
+        total = n_samples if sw is None else float(sw.sum())
+        dof_total = total - (1 if self.fit_intercept else 0)
 
         active = np.arange(n_features)
         relevance = np.ones(n_features)
-        noise_var = float(np.var(y)) + np.finfo(float).eps
+        noise_var = weighted_var(y, sw) + np.finfo(float).eps
         # below this the noise variance has collapsed (the fit interpolates): it stays here, and
         # the fit says so, instead of a ratio of two vanishing numbers
         floor = 1e-12 * noise_var
@@ -160,10 +174,11 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         n_iter = 0
         for n_iter in range(1, self.max_iter + 1):
             coef_prev = coef
-            sol = weighted_ridge(Xa, y, np.full(n_samples, 1.0 / noise_var), relevance, **ridge)
+            sol = weighted_ridge(Xa, y, self._weights(n_samples, noise_var), relevance, **ridge)
             coef = sol.coef
             gamma = np.clip(sol.gamma, 0.0, 1.0)
-            sse = float(np.sum((y - sol.intercept - Xa @ coef) ** 2))
+            e2 = (y - sol.intercept - Xa @ coef) ** 2
+            sse = float(np.sum(e2) if sw is None else sw @ e2)
             new_relevance, keep = ard_relevance_step(gamma, coef, self.relevance_max)
             dof_left = dof_total - float(gamma.sum())
             new_noise_var = sse / dof_left if dof_left > 0 else 0.0
@@ -201,7 +216,7 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
                 stacklevel=2,
             )
         # posterior mean under the final hyper-parameters
-        weights = np.full(n_samples, 1.0 / noise_var)
+        weights = self._weights(n_samples, noise_var)
         sol = weighted_ridge(Xa, y, weights, relevance, compute_gamma=False, **ridge)
         return self._finish(X, active, sol.coef, sol.intercept, relevance, noise_var, n_iter,
                             converged, collapsed)
@@ -211,7 +226,8 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         from ._sequential_fits import fit_gaussian
 
         fit = fit_gaussian(X, y, max_iter=self.max_iter, tol=self.tol,
-                           relevance_max=self.relevance_max, fit_intercept=self.fit_intercept)
+                           relevance_max=self.relevance_max, fit_intercept=self.fit_intercept,
+                           sample_weight=self._fit_weights)
         if fit.degenerate:
             warnings.warn(
                 f"LS-ARD: the noise variance collapsed ({fit.noise_var:.3g}) and the model "
@@ -237,7 +253,7 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         """The fitted attributes, for either solver."""
         n_samples, n_features = X.shape
         Xa = X[:, active]
-        weights = np.full(n_samples, 1.0 / noise_var)
+        weights = self._weights(n_samples, noise_var)
         self.coef_ = np.zeros(n_features)
         self.coef_[active] = coef
         self.intercept_ = float(intercept) if self.fit_intercept else 0.0

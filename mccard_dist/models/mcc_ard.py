@@ -17,6 +17,7 @@ from ._base import (
     Real,
     RegressorBase,
     ard_relevance_step,
+    weighted_median,
 )
 from ._likelihoods import irls_weight, kernel, log_density, neg_second_derivative
 from ._linalg import (
@@ -118,7 +119,8 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         the fit treats as inliers, near 0 for outliers.
     noise_precisions_ : ndarray of shape (n_samples,)
         The w-step's sample weights at the final residuals (``omega_n / h``, or ``omega_n`` with
-        ``h_factor="printed"``): the per-sample noise precisions of the final posterior.
+        ``h_factor="printed"``, times ``sample_weight``): the per-sample noise precisions of the
+        final posterior.
     sigma_ : ndarray of shape (n_active, n_active)
         Posterior covariance (Laplace approximation, Fisher curvature) of the kept coefficients.
     objective_ : float
@@ -174,32 +176,21 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     ``kernel_width="auto"`` (the paper leaves the choice of ``h`` open). The kernel
     ``exp(-e^2/2h)`` is Welsch's loss with ``c^2 = 2h``; Welsch's estimator has 95% Gaussian
     efficiency at ``c = 2.9846 sigma``, so the rule sets ``h = 4.454 sigma^2`` with ``sigma^2``
-    the inlier noise variance, estimated from the fit after every a-step:
-
-    1. leave-one-out residuals ``r_n = e_n / (1 - H_nn)`` of the last w-step (``H`` its hat
-       matrix; outliers with weight ~0 keep their residual), because the training residuals of a
-       fit with more features than samples understate the noise;
-    2. ``v = sum p r^2 / sum p`` with ``p = exp(-r^2 / 2 s^2)`` and ``s^2 = h / 4.454``, then
-       ``sigma^2 = v s^2 / (s^2 - v)``: for Gaussian residuals of variance ``sigma^2`` the
-       weighting gives ``v = sigma^2 s^2 / (sigma^2 + s^2)``, so this removes its truncation bias
-       (``2 s^2`` instead when ``v >= 0.9 s^2``);
-    3. ``h <- max(4.454 sigma^2, h / 2, 1e-3 var(y))``.
-
-    The width starts at ``var(y)``, where every sample is an inlier, and falls by at most 2x per
-    update: a fit that starts at a small width keeps the outliers that the ridge start
-    interpolates (D > N) as inliers. While ``h`` still moves (``|log|`` change above 0.02)
-    relevances that reach ``relevance_max`` are held there instead of pruned, because pruning is
-    irreversible and features pruned at a wide width may be needed at the final one. The first
-    time an update changes ``h`` by 2% or less the width may sit at a fixed point whose fit still
-    follows part of the outliers (their pull keeps the inliers' residuals, and so the width,
-    large); the width is then lowered by 2x per update to a ninth of it and the rule runs again
-    from there, free to rise (:class:`~mccard_dist.models._width.WidthSchedule`). The second time
-    it settles, the annealed width has done its job (the outliers carry ~0 weight) and the fit
-    goes on as a fixed-width fit, pruning as usual, at ``final_width_ratio`` times that width.
-    Under the consistent reading ``h`` is also the noise variance of ARD's evidence, and at the
-    Welsch width ARD keeps small spurious features; a
-    wider final width prunes them while gross outliers, many ``sigma`` away, stay out. The
-    proper likelihood gives every sample a weight of at least ``1/h`` and needs the wider ratio.
+    the inlier noise variance, estimated after every a-step from the leave-one-out residuals
+    ``e_n / (1 - H_nn)`` of the last w-step (the training residuals of a fit with more features
+    than samples understate the noise), kernel-weighted and corrected for the weighting's
+    truncation bias (:mod:`mccard_dist.models._width`). The width starts at ``var(y)``, where
+    every sample is an inlier, and falls by at most 2x per update; while it moves, relevances
+    that reach ``relevance_max`` are held there instead of pruned (features pruned at a wide
+    width may be needed at the final one). When it first settles it is lowered to a ninth and
+    the rule runs again from there, free to rise, so that a fixed point whose fit still follows
+    part of the outliers is left (:class:`~mccard_dist.models._width.WidthSchedule`). Once it
+    settles again the outliers carry ~0 weight and the fit goes on as a fixed-width fit at
+    ``final_width_ratio`` times that width: under the consistent reading ``h`` is also the
+    noise variance of ARD's evidence, and at the Welsch width ARD keeps small spurious
+    features, which a wider final width prunes while gross outliers, many ``sigma`` away, stay
+    out. The proper likelihood gives every sample a weight of at least ``1/h`` and needs the
+    wider ratio.
     The ratios were set on development seeds that the comparisons in docs/results/ do not use.
 
     References
@@ -272,9 +263,11 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         """Factor between ``omega`` and the w-step's sample weight: 1/h or 1 (printed)."""
         return 1.0 / h if self.h_factor == "consistent" else 1.0
 
-    def _sample_weight(self, e, h):
-        """The w-step's sample weights ``omega / h`` (``omega`` for ``h_factor="printed"``)."""
-        return self._weight_scale(h) * irls_weight(e, h, self.likelihood)
+    def _precisions(self, e, h):
+        """The w-step's per-sample precisions ``c_n omega_n / h`` (``c_n omega_n`` for
+        ``h_factor="printed"``), ``c`` the fit's ``sample_weight`` (1 when not given)."""
+        s = self._weight_scale(h) * irls_weight(e, h, self.likelihood)
+        return s if self._fit_weights is None else s * self._fit_weights
 
     def _validate_params(self):
         super()._validate_params()
@@ -289,6 +282,8 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         It is computed as ``(H^{-1} G)_dd``, which equals ``1 - a_d (H^{-1})_dd`` but has no
         ``1 - x`` cancellation as ``a_d`` grows (as the Fisher form in ``_linalg``)."""
         c = self._weight_scale(h) * h * neg_second_derivative(e, h, self.likelihood)
+        if self._fit_weights is not None:
+            c = c * self._fit_weights
         k = Xa.shape[1]
         if self.fit_intercept:
             Z = np.hstack([Xa, np.ones((Xa.shape[0], 1))])
@@ -311,14 +306,15 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         return gamma, int(bad.sum())
 
     def _objective(self, e, coef, relevance, h):
-        data = log_density(e, h, self.likelihood).sum()
+        density = log_density(e, h, self.likelihood)
+        data = density.sum() if self._fit_weights is None else self._fit_weights @ density
         if self.h_factor == "printed":
             data *= h
         return float(data - 0.5 * np.sum(relevance * coef**2))
 
     def _leverage(self, X, e):
         """Hat diagonal of the final w-step (its weights ``omega/h``, relevances, active set)."""
-        return hat_diagonal(X[:, self.active_], self._sample_weight(e, self.kernel_width_),
+        return hat_diagonal(X[:, self.active_], self._precisions(e, self.kernel_width_),
                             self.sigma_, fit_intercept=self.fit_intercept)
 
     # -- fit --------------------------------------------------------------------------------
@@ -328,7 +324,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         ``h_factor="printed"``, whose w-step treats the inlier noise variance as 1."""
         return self.kernel_width_ if self.h_factor == "consistent" else 1.0
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the model by Algorithm 1.
 
         Parameters
@@ -337,15 +333,21 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
             Training data (finite values, at least 2 samples).
         y : array-like of shape (n_samples,)
             Targets.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights ``c_n >= 0`` of the samples' log-likelihood terms: each half-quadratic
+            weight becomes ``c_n omega_n / h``, so an integer weight acts as that many copies of
+            the sample and a weight of 0 drops it (with ``kernel_width="auto"``, whose width rule
+            uses leave-one-out residuals, a weighted sample is left out as a whole).
 
         Returns
         -------
         self : MCCARDRegressor
         """
         self._validate_params()
-        X, y = self._validate_fit_data(X, y)
+        X, y, self._fit_weights = self._validate_fit_data(X, y, sample_weight)
         n_samples, n_features = X.shape
-        schedule = WidthSchedule(y) if is_auto(self.kernel_width) else None
+        sw = self._fit_weights
+        schedule = WidthSchedule(y, weights=sw) if is_auto(self.kernel_width) else None
         if self.solver == "sequential":
             return self._fit_sequential(X, y, schedule)
         h = schedule.h if schedule else self.kernel_width
@@ -355,12 +357,12 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         relevance = np.ones(n_features)
         Xa = X
         if self.init == "ridge":
-            start = weighted_ridge(X, y, np.full(n_samples, self._weight_scale(h)), relevance,
-                                   compute_gamma=False, **ridge)
+            start_weights = self._weight_scale(h) * (np.ones(n_samples) if sw is None else sw)
+            start = weighted_ridge(X, y, start_weights, relevance, compute_gamma=False, **ridge)
             coef, intercept = start.coef, start.intercept
         else:
             coef = np.zeros(n_features)
-            intercept = float(np.median(y)) if self.fit_intercept else 0.0
+            intercept = weighted_median(y, sw) if self.fit_intercept else 0.0
 
         converged = False
         n_fallbacks = 0
@@ -368,17 +370,14 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         n_iter = 0
         for n_iter in range(1, self.max_iter + 1):
             coef_prev = coef
-            # with an auto width that has not settled, the last w-step also returns its hat
-            # diagonal, for the leave-one-out residuals of the width update
+            # an unsettled auto width needs the last w-step's hat diagonal (leave-one-out)
             update_width = schedule is not None and not schedule.settled
-            # w-step(s)
-            # The last w-step also returns gamma from its factorisation; the earlier ones
-            # (w_steps > 1) skip that part and stop early once w settles. The relevances are
-            # fixed during the w-steps, so what does not depend on the weights is kept.
+            # w-steps: the last returns gamma from its factorisation; the earlier ones skip it
+            # and stop once w settles (RidgeSteps keeps what the fixed relevances determine)
             steps = RidgeSteps(Xa, relevance, **ridge)
             for step in range(self.w_steps):
                 e = y - intercept - Xa @ coef
-                s = self._sample_weight(e, h)
+                s = self._precisions(e, h)
                 if not s.any():
                     degenerate = True
                     break
@@ -390,7 +389,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
                     break
                 if change <= self.tol * max(np.max(np.abs(coef), initial=0.0), 1e-12):
                     e = y - intercept - Xa @ coef
-                    s = self._sample_weight(e, h)
+                    s = self._precisions(e, h)
                     if not s.any():
                         degenerate = True
                         break
@@ -406,7 +405,8 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
             # a-step and pruning
             new_relevance, keep = ard_relevance_step(gamma, coef, self.relevance_max)
             if update_width:
-                h = schedule.update(loo_from_leverage(y - intercept - Xa @ coef, sol.leverage))
+                h = schedule.update(loo_from_leverage(y - intercept - Xa @ coef, sol.leverage,
+                                                     sw))
                 if schedule.settled:
                     h = schedule.widen(self._final_width_ratio())
                 else:
@@ -437,11 +437,12 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         """``solver="sequential"``: :func:`~mccard_dist.models._sequential.fit_robust`."""
         from ._sequential_fits import fit_robust
 
-        fit = fit_robust(X, y, precisions=self._sample_weight,
+        fit = fit_robust(X, y, precisions=self._precisions,
                          kernel_width=None if schedule else self.kernel_width,
                          schedule=schedule, final_ratio=self._final_width_ratio(),
                          max_iter=self.max_iter, tol=self.tol,
-                         relevance_max=self.relevance_max, fit_intercept=self.fit_intercept)
+                         relevance_max=self.relevance_max, fit_intercept=self.fit_intercept,
+                         sample_weight=self._fit_weights)
         active, coef, relevance = fit.engine.in_feature_order()
         if fit.degenerate:
             active, coef, relevance = active[:0], coef[:0], relevance[:0]
@@ -486,7 +487,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         self.kernel_width_path_ = np.array(schedule.path if schedule else [h], dtype=float)
         e = y - self.intercept_ - Xa @ coef
         self.outlier_weights_ = kernel(e, h)
-        weights = self._sample_weight(e, h)
+        weights = self._precisions(e, h)
         self.noise_precisions_ = weights
         self.sigma_ = posterior_covariance(Xa, weights, relevance,
                                            fit_intercept=self.fit_intercept)

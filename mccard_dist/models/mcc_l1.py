@@ -8,7 +8,16 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso, enet_path
 
-from ._base import Boolean, Integer, KernelWidth, Options, Real, RegressorBase
+from ._base import (
+    Boolean,
+    Integer,
+    KernelWidth,
+    Options,
+    Real,
+    RegressorBase,
+    check_sample_weight,
+    weighted_median,
+)
 from ._likelihoods import kernel
 from ._linalg import loo_from_leverage, weighted_ridge
 from ._width import WidthSchedule, is_auto
@@ -16,18 +25,24 @@ from ._width import WidthSchedule, is_auto
 __all__ = ["MCCL1Regressor", "mcc_l1_alpha_max", "mcc_l1_objective"]
 
 
-def mcc_l1_objective(X, y, coef, intercept, kernel_width, alpha):
-    """``F(w, b) = (h/N) sum_n (1 - exp(-e_n^2 / 2h)) + alpha ||w||_1`` (to be minimised)."""
+def mcc_l1_objective(X, y, coef, intercept, kernel_width, alpha, sample_weight=None):
+    """``F(w, b) = (h/N) sum_n (1 - exp(-e_n^2 / 2h)) + alpha ||w||_1`` (to be minimised); with
+    ``sample_weight`` ``c``, ``(h / sum c) sum_n c_n (1 - exp(-e_n^2 / 2h)) + alpha ||w||_1``."""
     e = y - intercept - X @ coef
     h = kernel_width
-    return float(h * np.mean(-np.expm1(-np.square(e) / (2.0 * h))) + alpha * np.abs(coef).sum())
+    loss = -np.expm1(-np.square(e) / (2.0 * h))
+    mean = np.mean(loss) if sample_weight is None else (sample_weight @ loss) / sample_weight.sum()
+    return float(h * mean + alpha * np.abs(coef).sum())
 
 
-def _robust_location(y, h, max_iter=200, tol=1e-10):
-    """Maximiser of ``sum_n exp(-(y_n - b)^2 / 2h)`` by half-quadratic steps from the median."""
-    b = float(np.median(y))
+def _robust_location(y, h, sample_weight=None, max_iter=200, tol=1e-10):
+    """Maximiser of ``sum_n c_n exp(-(y_n - b)^2 / 2h)`` by half-quadratic steps from the
+    (weighted) median."""
+    b = weighted_median(y, sample_weight)
     for _ in range(max_iter):
         kappa = kernel(y - b, h)
+        if sample_weight is not None:
+            kappa = kappa * sample_weight
         total = kappa.sum()
         if total <= 0.0:
             return b
@@ -38,12 +53,13 @@ def _robust_location(y, h, max_iter=200, tol=1e-10):
     return b
 
 
-def mcc_l1_alpha_max(X, y, kernel_width, fit_intercept=True):
+def mcc_l1_alpha_max(X, y, kernel_width, fit_intercept=True, sample_weight=None):
     """Smallest ``alpha`` for which ``w = 0`` satisfies the first-order conditions of MCC-L1.
 
     With ``b0`` the robust location of ``y`` (or 0 without intercept) and the kernel values
     ``kappa_n = exp(-(y_n - b0)^2 / 2h)``:
-    ``alpha_max = max_d |sum_n kappa_n (y_n - b0) x_nd| / N``.
+    ``alpha_max = max_d |sum_n kappa_n (y_n - b0) x_nd| / N`` (with ``sample_weight`` ``c``:
+    ``kappa_n`` times ``c_n``, and ``sum c`` for ``N``).
     Grids of ``alpha`` are conveniently given as fractions of this value. For
     ``kernel_width="auto"`` it is taken at the width an auto fit starts from, ``var(y)``.
     """
@@ -52,12 +68,16 @@ def mcc_l1_alpha_max(X, y, kernel_width, fit_intercept=True):
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"X must be 2-D and y 1-D of matching length; got {X.shape} and {y.shape}")
     KernelWidth().check("kernel_width", kernel_width)
+    sw = check_sample_weight(sample_weight, X)
     if is_auto(kernel_width):
-        kernel_width = WidthSchedule(y).h
-    b0 = _robust_location(y, kernel_width) if fit_intercept else 0.0
+        kernel_width = WidthSchedule(y, weights=sw).h
+    b0 = _robust_location(y, kernel_width, sw) if fit_intercept else 0.0
     r = y - b0
     kappa = kernel(r, kernel_width)
-    return float(np.max(np.abs(X.T @ (kappa * r)), initial=0.0) / X.shape[0])
+    if sw is not None:
+        kappa = kappa * sw
+    total = X.shape[0] if sw is None else float(sw.sum())
+    return float(np.max(np.abs(X.T @ (kappa * r)), initial=0.0) / total)
 
 
 def _lasso_sweeps(X, z, alpha, coef, sweeps):
@@ -250,32 +270,44 @@ class MCCL1Regressor(RegressorBase):
         """Hat diagonal of the weighted least-squares refit on the active set (weights ``kappa``):
         the L1 penalty is locally linear there, so the active coefficients and the intercept
         move like an unpenalised weighted fit (the leave-one-out formula for the Lasso)."""
-        return _active_set_leverage(X[:, self.active_], kernel(e, self.kernel_width_),
+        return _active_set_leverage(X[:, self.active_], self._kappa(e, self.kernel_width_),
                                     self.fit_intercept)
 
-    def fit(self, X, y):
-        """Fit MCC-L1 from a cold start (sample weights 1).
+    def _kappa(self, e, h):
+        """The half-quadratic weights ``c_n exp(-e_n^2 / 2h)`` (``c`` the fit's
+        ``sample_weight``, 1 when not given)."""
+        kappa = kernel(e, h)
+        return kappa if self._fit_weights is None else kappa * self._fit_weights
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit MCC-L1 from a cold start (``w = 0``, kernel weights 1).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights ``c_n >= 0`` of the samples' correntropy terms, ``F = (h / sum c) sum_n c_n
+            (1 - exp(-e_n^2 / 2h)) + alpha ||w||_1``: an integer weight acts as that many copies
+            of the sample and a weight of 0 drops it (as ``Lasso``'s ``sample_weight``).
 
         Returns
         -------
         self : MCCL1Regressor
         """
         self._validate_params()
-        X, y = self._validate_fit_data(X, y)
-        return self._fit_arrays(X, y)
+        X, y, sw = self._validate_fit_data(X, y, sample_weight)
+        return self._fit_arrays(X, y, sample_weight=sw)
 
-    def _fit_arrays(self, X, y, start=None, alpha_previous=None):
-        """:meth:`fit` on validated arrays. ``start``: ``(coef, intercept)`` of a fit at a
-        larger ``alpha_previous`` (a path's warm start, ``"cd"``/``"lasso"`` at a fixed width):
-        the outer loop starts from it and its kernel weights instead of ``w = 0`` and weights 1,
-        and the first inner solve screens columns by the strong rule."""
+    def _fit_arrays(self, X, y, start=None, alpha_previous=None, sample_weight=None):
+        """:meth:`fit` on validated arrays (``sample_weight``: ``None`` or checked). ``start``:
+        ``(coef, intercept)`` of a fit at a larger ``alpha_previous`` (a path's warm start,
+        ``"cd"``/``"lasso"`` at a fixed width): the outer loop starts from it and its kernel
+        weights instead of ``w = 0`` and weights 1, and the first inner solve screens columns by
+        the strong rule."""
+        self._fit_weights = sample_weight
         auto = is_auto(self.kernel_width)
-        schedule = WidthSchedule(y) if auto else None
+        schedule = WidthSchedule(y, weights=sample_weight) if auto else None
         if self.solver == "cd":
             step = self._cd_step(X, y, alpha_previous)
             coef, intercept, n_iter, converged = self._fit_half_quadratic(X, y, step, schedule,
@@ -300,7 +332,8 @@ class MCCL1Regressor(RegressorBase):
         self.kernel_width_ = float(h)
         self.kernel_width_path_ = np.array(schedule.path if auto else [h], dtype=float)
         self.outlier_weights_ = kernel(y - self.intercept_ - X @ coef, h)
-        self.objective_ = mcc_l1_objective(X, y, coef, self.intercept_, h, self.alpha)
+        self.objective_ = mcc_l1_objective(X, y, coef, self.intercept_, h, self.alpha,
+                                           sample_weight)
         self.n_iter_ = n_iter
         self.converged_ = converged
         return self
@@ -321,14 +354,15 @@ class MCCL1Regressor(RegressorBase):
         leave-one-out residuals until it settles; the objective changes with ``h``, so the loop
         does not stop while ``h`` moves. ``start``: see :meth:`_fit_arrays`."""
         n_samples, n_features = X.shape
+        sw = self._fit_weights
         h = schedule.h if schedule is not None else self.kernel_width
         if start is None:
-            kappa = np.ones(n_samples)
+            kappa = np.ones(n_samples) if sw is None else sw.copy()
             coef = np.zeros(n_features)
             intercept = 0.0
         else:
             coef, intercept = np.array(start[0], dtype=float), float(start[1])
-            kappa = kernel(y - intercept - X @ coef, h)
+            kappa = self._kappa(y - intercept - X @ coef, h)
         f_old = np.inf
         for n_iter in range(1, self.max_iter + 1):
             total = kappa.sum()
@@ -340,18 +374,18 @@ class MCCL1Regressor(RegressorBase):
                 new_coef, new_intercept = sol.coef, sol.intercept
             else:
                 new_coef, new_intercept = lasso_step(kappa, total, coef)
-            f_new = mcc_l1_objective(X, y, new_coef, new_intercept, h, self.alpha)
+            f_new = mcc_l1_objective(X, y, new_coef, new_intercept, h, self.alpha, sw)
             done = self._stop(f_old, f_new, coef, new_coef)
             coef, intercept, f_old = new_coef, new_intercept, f_new
             e = y - intercept - X @ coef
             if schedule is not None and not schedule.settled:
                 leverage = _active_set_leverage(X[:, coef != 0.0], kappa, self.fit_intercept)
-                h = schedule.update(loo_from_leverage(e, leverage))
-                f_old = mcc_l1_objective(X, y, coef, intercept, h, self.alpha)
+                h = schedule.update(loo_from_leverage(e, leverage, sw))
+                f_old = mcc_l1_objective(X, y, coef, intercept, h, self.alpha, sw)
                 done = False
             if done:
                 return coef, intercept, n_iter, True
-            kappa = kernel(e, h)
+            kappa = self._kappa(e, h)
         return coef, intercept, self.max_iter, False
 
     def _cd_step(self, X, y, alpha_previous=None):
@@ -359,15 +393,18 @@ class MCCL1Regressor(RegressorBase):
         With ``alpha_previous`` (a path), the first step's working set also takes the columns
         the sequential strong rule keeps."""
         n_samples, n_features = X.shape
+        # N of the objective's 1/N: the number of rows, or the sum of the sample weights
+        size = n_samples if self._fit_weights is None else float(self._fit_weights.sum())
         screen = [alpha_previous]  # used once: later steps start from a solution at this alpha
         # without a working set: the weighted, centred design, rewritten in place at every step
         # (Fortran order: the column layout the coordinate descent reads without a copy)
         Xs = None if self.working_set else np.empty((n_samples, n_features), order="F")
 
         def step(kappa, total, coef):
-            # (1/2N) sum kappa e^2 + alpha |w|_1 = (total/N) [(1/2N) sum s e^2 + alpha' |w|_1]
-            # with s = kappa N / total (mean 1) and alpha' = alpha N / total; the intercept is
-            # profiled out by centring with the weights (exact), the rows scaled by sqrt(s).
+            # (1/2M) sum kappa e^2 + alpha |w|_1 = (total/M) [(1/2N) sum s e^2 + alpha' |w|_1]
+            # with M = size, s = kappa N / total (mean 1) and alpha' = alpha M / total; the
+            # intercept is profiled out by centring with the weights (exact), the rows scaled
+            # by sqrt(s).
             s = kappa * (n_samples / total)
             root = np.sqrt(s)
             if self.fit_intercept:
@@ -376,11 +413,11 @@ class MCCL1Regressor(RegressorBase):
             else:
                 x_mean, y_mean = None, 0.0
             z = (y - y_mean) * root
-            alpha = self.alpha * n_samples / total
+            alpha = self.alpha * size / total
             previous, screen[0] = screen[0], None
             if self.working_set:
                 screen_alpha = (None if previous is None else
-                                (2.0 * self.alpha - previous) * n_samples / total)
+                                (2.0 * self.alpha - previous) * size / total)
                 new_coef = _working_set_lasso(X, x_mean, root, z, alpha, coef, sweeps=50,
                                               screen_alpha=screen_alpha)
             else:
@@ -396,13 +433,13 @@ class MCCL1Regressor(RegressorBase):
 
     def _lasso_step(self, X, y):
         """Weighted Lasso step through scikit-learn's Lasso estimator (warm-started)."""
-        n_samples = X.shape[0]
+        size = X.shape[0] if self._fit_weights is None else float(self._fit_weights.sum())
         lasso = Lasso(alpha=1.0, fit_intercept=self.fit_intercept, warm_start=True,
                       max_iter=50, tol=1e-8, selection="cyclic")
 
         def step(kappa, total, coef):
             # scikit-learn rescales the sample weights to sum to N, hence the alpha conversion
-            lasso.alpha = self.alpha * n_samples / total
+            lasso.alpha = self.alpha * size / total
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 lasso.fit(X, y, sample_weight=kappa, check_input=False)
@@ -413,15 +450,18 @@ class MCCL1Regressor(RegressorBase):
     def _fit_em(self, X, y):
         n_samples, n_features = X.shape
         h = self.kernel_width
-        penalty = n_samples * self.alpha  # sum kappa e^2 + N alpha sum_d w_d^2 / |w_d'|
-        # start: ridge with unit sample weights and the penalty's scale
-        start = weighted_ridge(X, y, np.ones(n_samples), np.full(n_features, max(penalty, 1e-12)),
+        sw = self._fit_weights
+        size = n_samples if sw is None else float(sw.sum())
+        penalty = size * self.alpha  # sum kappa e^2 + N alpha sum_d w_d^2 / |w_d'|
+        # start: ridge with the sample weights and the penalty's scale
+        start = weighted_ridge(X, y, np.ones(n_samples) if sw is None else sw,
+                               np.full(n_features, max(penalty, 1e-12)),
                                fit_intercept=self.fit_intercept, compute_gamma=False)
         coef = start.coef
         intercept = start.intercept
-        f_old = mcc_l1_objective(X, y, coef, intercept, h, self.alpha)
+        f_old = mcc_l1_objective(X, y, coef, intercept, h, self.alpha, sw)
         for n_iter in range(1, self.max_iter + 1):
-            kappa = kernel(y - intercept - X @ coef, h)
+            kappa = self._kappa(y - intercept - X @ coef, h)
             if not kappa.any():
                 return coef, intercept, n_iter, False
             magnitude = np.abs(coef)
@@ -437,7 +477,7 @@ class MCCL1Regressor(RegressorBase):
             small = np.abs(new_coef) <= self.zero_tol * np.max(np.abs(new_coef), initial=0.0)
             new_coef[small] = 0.0
             new_intercept = sol.intercept
-            f_new = mcc_l1_objective(X, y, new_coef, new_intercept, h, self.alpha)
+            f_new = mcc_l1_objective(X, y, new_coef, new_intercept, h, self.alpha, sw)
             done = self._stop(f_old, f_new, coef, new_coef)
             coef, intercept, f_old = new_coef, new_intercept, f_new
             if done:

@@ -13,7 +13,7 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import Integer, Options, Real
+from ._base import Integer, Options, Real, check_sample_weight
 from .cv import DEFAULT_KERNEL_WIDTHS, check_widths, search_results
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max
 from .mcc_l1_path import iter_path, iter_width_path, penalty_sequence
@@ -24,21 +24,26 @@ _FITTED = ("coef_", "intercept_", "active_", "outlier_weights_", "objective_", "
            "converged_")
 
 
-def _path_scores(base, X, y, train, test, widths, alphas, route, scorer):
+def _path_scores(base, X, y, train, test, widths, alphas, route, scorer, sample_weight=None):
     """Validation scores of one path on one fold, one per ``(widths[k], alphas[k])`` (widths
     decreasing for route ``width``; one width and decreasing penalties for ``penalty``; a
-    single fit for ``none``); NaN from the first fit that fails on."""
+    single fit for ``none``); NaN from the first fit that fails on. ``sample_weight`` weights
+    the fits and the scores."""
     scores = np.full(len(alphas), np.nan)
     Xt, yt = X[train], y[train]
+    sw_train, score_kw = None, {}
+    if sample_weight is not None:
+        sw_train, score_kw = sample_weight[train], {"sample_weight": sample_weight[test]}
     if route == "width":
-        fits = iter_width_path(base, Xt, yt, widths, alphas)
+        fits = iter_width_path(base, Xt, yt, widths, alphas, sw_train)
     else:
-        fits = iter_path(base, Xt, yt, alphas, warm_start=route == "penalty")
+        fits = iter_path(base, Xt, yt, alphas, warm_start=route == "penalty",
+                         sample_weight=sw_train)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             for k, fitted in enumerate(fits):
-                scores[k] = scorer(fitted, X[test], y[test])
+                scores[k] = scorer(fitted, X[test], y[test], **score_kw)
     except (ValueError, ArithmeticError, np.linalg.LinAlgError):
         pass
     return scores
@@ -142,10 +147,11 @@ class MCCL1RegressorCV(RegressorMixin, BaseEstimator):
                               tol=self.tol, working_set=self.working_set,
                               fit_intercept=self.fit_intercept)
 
-    def _penalties(self, X, y, widths):
+    def _penalties(self, X, y, widths, sample_weight):
         if self.alphas is None:  # n_alphas zeros where alpha_max is 0 (a constant y)
             return np.vstack([np.resize(penalty_sequence(
-                mcc_l1_alpha_max(X, y, h, self.fit_intercept), self.n_alphas, self.eps),
+                mcc_l1_alpha_max(X, y, h, self.fit_intercept, sample_weight), self.n_alphas,
+                self.eps),
                 self.n_alphas) for h in widths])
         alphas = np.atleast_1d(np.asarray(self.alphas, dtype=float))
         if alphas.ndim != 1 or alphas.size == 0 or not np.all(np.isfinite(alphas)) \
@@ -154,8 +160,17 @@ class MCCL1RegressorCV(RegressorMixin, BaseEstimator):
                              f"got {self.alphas!r}")
         return np.tile(np.sort(alphas)[::-1], (len(widths), 1))
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Score every (kernel width, fold) path, choose, refit on all the data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the samples in every fit (:meth:`MCCL1Regressor.fit`) and in the
+            validation scores (passed to the scorer), as ``LassoCV`` weights its fits and its
+            validation errors.
 
         Returns
         -------
@@ -167,8 +182,9 @@ class MCCL1RegressorCV(RegressorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2,
                              reset=True)
         X = np.ascontiguousarray(X)
+        sample_weight = check_sample_weight(sample_weight, X)
         self._base(widths[0])._validate_params()  # the shared parameters, before any fit
-        alphas = self._penalties(X, y, widths)
+        alphas = self._penalties(X, y, widths, sample_weight)
         splits = list(check_cv(self.cv).split(X, y))
         scorer = check_scoring(self._base(widths[0]), scoring=self.scoring)
         n_widths, n_alphas = alphas.shape
@@ -183,7 +199,7 @@ class MCCL1RegressorCV(RegressorMixin, BaseEstimator):
         results = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
             delayed(_path_scores)(self._base(widths[rows[0]]), X, y, train, test,
                                   [widths[i] for i in rows], alphas[rows, cols], self.path,
-                                  scorer)
+                                  scorer, sample_weight)
             for rows, cols in units for train, test in splits)
         # rows of scores: candidates width-major, penalties decreasing; columns: folds
         scores = np.full((n_widths * n_alphas, len(splits)), np.nan)
@@ -204,11 +220,13 @@ class MCCL1RegressorCV(RegressorMixin, BaseEstimator):
             rows = [r for r in np.argsort(-np.asarray(widths), kind="stable")
                     if widths[r] >= widths[i]]
             fits = iter_width_path(self._base(widths[rows[0]]), X, y,
-                                   [widths[r] for r in rows], alphas[rows, j])
+                                   [widths[r] for r in rows], alphas[rows, j], sample_weight)
         elif self.path == "penalty":
-            fits = iter_path(self._base(widths[i]), X, y, alphas[i, : j + 1])
+            fits = iter_path(self._base(widths[i]), X, y, alphas[i, : j + 1],
+                             sample_weight=sample_weight)
         else:
-            fits = iter_path(self._base(widths[i]), X, y, alphas[i, j : j + 1])
+            fits = iter_path(self._base(widths[i]), X, y, alphas[i, j : j + 1],
+                             sample_weight=sample_weight)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             for model in fits:

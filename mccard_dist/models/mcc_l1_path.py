@@ -10,28 +10,29 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_X_y
 
+from ._base import check_sample_weight
 from ._width import is_auto
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max
 
 __all__ = ["MCCL1Path", "iter_path", "iter_width_path", "mcc_l1_path", "penalty_sequence"]
 
 
-def iter_path(model, X, y, alphas, warm_start=True):
+def iter_path(model, X, y, alphas, warm_start=True, sample_weight=None):
     """Fit ``model`` (an :class:`MCCL1Regressor` at a numeric width, ``"cd"`` or ``"lasso"``) at
-    each of ``alphas`` (validated arrays; decreasing), yielding it after each fit: the same
-    object, refitted, so copy what you keep. ``warm_start``: each fit starts from the previous
-    one (:func:`mcc_l1_path`)."""
+    each of ``alphas`` (validated arrays, ``sample_weight`` ``None`` or checked; decreasing),
+    yielding it after each fit: the same object, refitted, so copy what you keep.
+    ``warm_start``: each fit starts from the previous one (:func:`mcc_l1_path`)."""
     model._validate_params()
     start, previous = None, None
     for alpha in alphas:
         model.alpha = float(alpha)
-        model._fit_arrays(X, y, start, previous)
+        model._fit_arrays(X, y, start, previous, sample_weight=sample_weight)
         yield model
         if warm_start:
             start, previous = (model.coef_, model.intercept_), model.alpha
 
 
-def iter_width_path(model, X, y, widths, alphas):
+def iter_width_path(model, X, y, widths, alphas, sample_weight=None):
     """Fit ``model`` (an :class:`MCCL1Regressor`, ``"cd"`` or ``"lasso"``) at each
     ``(widths[k], alphas[k])``, widths decreasing, each fit starting from the previous one's
     coefficients and intercept (its kernel weights recomputed at the new width); yields it after
@@ -44,7 +45,7 @@ def iter_width_path(model, X, y, widths, alphas):
     for h, alpha in zip(widths, alphas):
         model.set_params(kernel_width=float(h), alpha=float(alpha))
         model._validate_params()
-        model._fit_arrays(X, y, start)
+        model._fit_arrays(X, y, start, sample_weight=sample_weight)
         yield model
         start = (model.coef_, model.intercept_)
 
@@ -88,7 +89,7 @@ def penalty_sequence(alpha_max: float, n_alphas: int = 100, eps: float = 1e-3) -
 
 
 def mcc_l1_path(X, y, kernel_width, *, alphas=None, n_alphas=100, eps=1e-3, warm_start=True,
-                check_input=True, **params) -> MCCL1Path:
+                check_input=True, sample_weight=None, **params) -> MCCL1Path:
     """Fit MCC-L1 at a fixed kernel width for a sequence of penalties.
 
     The penalties are fitted from the largest down. With ``warm_start`` (the default) each fit
@@ -118,6 +119,8 @@ def mcc_l1_path(X, y, kernel_width, *, alphas=None, n_alphas=100, eps=1e-3, warm
     warm_start : bool, default=True
     check_input : bool, default=True
         Validate ``X`` and ``y`` (skip for arrays already float64 and finite).
+    sample_weight : array-like of shape (n_samples,), optional
+        As in :meth:`MCCL1Regressor.fit`.
     **params
         Other :class:`MCCL1Regressor` parameters (``solver`` ``"cd"`` or ``"lasso"``,
         ``max_iter``, ``tol``, ``working_set``, ``fit_intercept``).
@@ -145,8 +148,9 @@ def mcc_l1_path(X, y, kernel_width, *, alphas=None, n_alphas=100, eps=1e-3, warm
     if check_input:
         X, y = check_X_y(X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         X = np.ascontiguousarray(X)
+    sample_weight = check_sample_weight(sample_weight, X)
     if alphas is None:
-        alpha_max = mcc_l1_alpha_max(X, y, kernel_width, model.fit_intercept)
+        alpha_max = mcc_l1_alpha_max(X, y, kernel_width, model.fit_intercept, sample_weight)
         alphas = penalty_sequence(alpha_max, n_alphas, eps)
     given = np.atleast_1d(np.asarray(alphas, dtype=float))
     if given.ndim != 1 or given.size == 0 or not np.all(np.isfinite(given)) or np.any(given < 0):
@@ -160,7 +164,8 @@ def mcc_l1_path(X, y, kernel_width, *, alphas=None, n_alphas=100, eps=1e-3, warm
     converged = np.zeros(given.size, dtype=bool)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        for k, fitted in enumerate(iter_path(model, X, y, given[order], warm_start)):
+        for k, fitted in enumerate(iter_path(model, X, y, given[order], warm_start,
+                                                 sample_weight)):
             coefs[:, k] = fitted.coef_
             intercepts[k] = fitted.intercept_
             n_iter[k] = fitted.n_iter_
