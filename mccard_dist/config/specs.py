@@ -212,7 +212,7 @@ class StoreSpec:
 
     ``verify``: how an existing store is checked before a run resumes it: ``quick`` reads every
     per-cell chunk and checks that the chunks of ``cv_score`` and ``coef`` exist; ``full`` also
-    decompresses those (:mod:`mccard_dist.integrity`)."""
+    decompresses those (:mod:`mccard_dist.store.integrity`)."""
 
     root: str
     path: str | None = None

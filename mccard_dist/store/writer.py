@@ -29,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import grid, integrity
+from .. import grid
+from . import integrity
 from ..config import ExperimentSpec
 from ..errors import StoreAccessError, UsageError
 from ..lock import INNER_LOCK
@@ -149,7 +150,7 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec,
                             group) -> tuple[list[str], list[str]]:
     """Recreate the arrays of the template whose folder (or its ``.zarray``) is gone.
 
-    A data variable gets its metadata only, no chunks: :mod:`~mccard_dist.integrity` then finds
+    A data variable gets its metadata only, no chunks: :mod:`~mccard_dist.store.integrity` then finds
     every chunk of it missing, so its finished cells are recomputed (``status`` and ``error`` are
     rebuilt from the others instead). A coordinate is written whole from the grid. The arrays keep
     the names this store uses (:data:`~mccard_dist.records.LEGACY_NAMES`). Returns one message per
@@ -300,7 +301,7 @@ class ResultsStore:
 
     def check_and_repair(self, full: bool | None = None) -> list[str]:
         """Find lost or damaged chunks and put their finished cells back to pending
-        (:func:`mccard_dist.integrity.check_and_repair`; ``full`` defaults to
+        (:func:`mccard_dist.store.integrity.check_and_repair`; ``full`` defaults to
         ``store.verify == "full"``); returns what was found."""
         import zarr
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .records import (
+from ..records import (
     SCALARS,
     STATUS_DONE,
     STATUS_FAILED,
