@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from .common import _blas_report, _compose_spec
+from .flops import floor_flops, trace_solves
 
 
 def _product_rate(n_samples, n_features, repeats=10):
@@ -34,14 +35,13 @@ def bench_floor(repeats=2, psis=(0.0, 0.3, 0.6, 1.0), tau=10.0, out=sys.stdout):
     Every kernel width of the ``paper`` configuration's MCC-ARD grids is fitted (with the
     configuration's parameters) on a training fold's worth of rows (N=240 of 300) of the paper's
     data for each ``psi`` and ``repeats`` seeds. The ridge solves of each fit are traced
-    (:func:`mccard_dist.models._linalg.trace_solves`) and charged their textbook flop minimum
-    (:func:`~mccard_dist.models._linalg.floor_flops`); divided by this machine's best measured
+    (:func:`mccard_dist.bench.flops.trace_solves`) and charged their textbook flop minimum
+    (:func:`~mccard_dist.bench.flops.floor_flops`); divided by this machine's best measured
     single-thread matrix-product rate, that is the time the fit cannot go below without fewer
     iterations or fewer solves. Returns ``method -> dict`` of the printed figures.
     """
     from threadpoolctl import threadpool_limits
 
-    from ..models import floor_flops, trace_solves
 
     spec = _compose_spec(["experiment=paper"])
     methods = [m for m in spec.methods if m.estimator == "mcc_ard"]

@@ -2,7 +2,6 @@
 and Huber regression as peer baselines."""
 
 from ._likelihoods import log_density
-from ._linalg import floor_flops, trace_solves
 from ._sequential import ard_evidence
 from ._width import AUTO as AUTO_WIDTH
 from .authors import AuthorsLSARDRegressor, AuthorsMCCARDRegressor
@@ -27,11 +26,9 @@ __all__ = [
     "MCCL1Regressor",
     "MCCL1RegressorCV",
     "ard_evidence",
-    "floor_flops",
     "lasso_alpha_max",
     "log_density",
     "mcc_l1_alpha_max",
     "mcc_l1_objective",
     "mcc_l1_path",
-    "trace_solves",
 ]

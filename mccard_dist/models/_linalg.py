@@ -30,74 +30,13 @@ from expressions with no cancellation: ``gamma_d = ||L^{-1} b'_d||^2`` in the du
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
 
 __all__ = ["RidgeSolution", "RidgeSteps", "weighted_ridge", "choose_form", "posterior_covariance",
-           "hat_diagonal", "loo_from_leverage", "trace_solves", "floor_flops"]
-
-#: The event list of the innermost :func:`trace_solves` block, or None (no tracing).
-_TRACE = None
-
-
-@contextmanager
-def trace_solves():
-    """Record the linear algebra of the ridge solves made inside the block (for benchmarks).
-
-    Yields a list that receives one tuple per operation: ``("kernel", N, k)`` for a dual kernel
-    ``X A^{-1} X^T`` formed by :class:`RidgeSteps`, and ``("solve", form, N, k, gamma)`` for each
-    weighted ridge solve (:func:`weighted_ridge` or :meth:`RidgeSteps.solve`), with ``gamma``
-    whether ``gamma`` was computed. :func:`floor_flops` turns the list into a flop count.
-    Tracing costs one global lookup per solve and is off outside the block. It is process-wide:
-    solves that other threads make while the block is open are recorded too.
-    """
-    global _TRACE
-    outer, _TRACE = _TRACE, []
-    try:
-        yield _TRACE
-    finally:
-        _TRACE = outer
-
-
-def floor_flops(events) -> float:
-    """Floating-point operations the traced solves need at least (:func:`trace_solves`).
-
-    Each operation is charged its textbook minimum, not what the code happens to run: a symmetric
-    product ``N k^2`` (``N^2 k`` for the dual kernel), a Cholesky factor ``n^3/3``, a triangular
-    solve with ``m`` right-hand sides ``n^2 m``, an inverse from a factor ``2 n^3/3``, plus
-    ``2 N k`` per solve for the residuals ``X w`` the caller needs. Divided by the machine's
-    matrix-product rate this is a floor on the time: the dense work cannot take less.
-    """
-    total = 0.0
-    for event in events:
-        if event[0] == "kernel":
-            _, n, k = event
-            total += n * n * k
-            continue
-        _, form, n, k, gamma = event
-        total += 2.0 * n * k  # residuals
-        if k == 0:
-            continue
-        if form == "dual":
-            # Cholesky of K, the centring and the two triangular solves, X^T u
-            total += n**3 / 3.0 + 4.0 * n * n + 2.0 * n * k
-            if gamma:  # L^{-1} B' for gamma_d = ||L^{-1} b'_d||^2
-                total += n * n * k + 2.0 * n * k
-        else:
-            # B^T B, its Cholesky factor, right-hand side
-            total += n * k * k + k**3 / 3.0 + 2.0 * n * k
-            if gamma:  # the inverse of the factored matrix
-                total += 2.0 * k**3 / 3.0
-    return total
-
-
-def _record(*event):
-    if _TRACE is not None:
-        _TRACE.append(event)
-
+           "hat_diagonal", "loo_from_leverage"]
 
 @dataclass(frozen=True)
 class RidgeSolution:
@@ -224,9 +163,6 @@ def weighted_ridge(
     n_samples, n_active = X.shape
     if form == "auto":
         form = choose_form(n_samples, n_active)
-    if form == "dual" and n_active:
-        _record("kernel", n_samples, n_active)  # formed here for every call
-    _record("solve", form, n_samples, n_active, compute_gamma)
     if n_active == 0:
         xc, tc, _, t_mean = _centre(X, t, sample_weight, fit_intercept)
         intercept = 0.0 if t_mean is None else float(t_mean)
@@ -316,7 +252,6 @@ class RidgeSteps:
         if self.form == "dual" and n_active:
             scaled = X * (1.0 / np.sqrt(relevance))
             self.P = scaled @ scaled.T  # X A^{-1} X^T (symmetric rank-k product)
-            _record("kernel", n_samples, n_active)
 
     def solve(self, t: np.ndarray, sample_weight: np.ndarray, *,
               compute_gamma: bool = False, compute_leverage: bool = False) -> RidgeSolution:
@@ -331,7 +266,6 @@ class RidgeSteps:
             return weighted_ridge(X, t, s, self.relevance, fit_intercept=self.fit_intercept,
                                   form=self.form, compute_gamma=compute_gamma,
                                   compute_leverage=compute_leverage)
-        _record("solve", self.form, n_samples, n_active, compute_gamma)
         total = float(s.sum())
         centre = self.fit_intercept and total > 0.0
         t_mean = float(s @ t) / total if centre else 0.0
