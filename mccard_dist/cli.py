@@ -285,7 +285,7 @@ def report(argv=None) -> None:
 
 def _report(argv=None) -> None:
     """Console entry point ``mccard-report STORE [STORE ...] --out DIR [--cell
-    method,tau,psi,seed] [--compare BASE_STORE]``.
+    method,tau,psi,seed] [--compare BASE_STORE] [--pair BASE,OTHER ...]``.
 
     Writes the paper's figures and ``report.md`` (summary tables, claims, cells done, config and
     versions) into DIR and prints the claims table. Works on a partial store. Several stores of
@@ -321,6 +321,10 @@ def _report(argv=None) -> None:
                         help="the cell of the CV-curve figure, e.g. mcc_l1,10,0.3,0 (METHOD 'all': "
                              "every method with CV); default: every method with CV at the middle "
                              "tau, the psi closest to 0.3 and the first finished seed")
+    parser.add_argument("--pair", action="append", default=[], metavar="BASE,OTHER",
+                        help="also print a paired comparison of two methods on the cells both "
+                             "finished (OTHER - BASE, intervals over seeds), e.g. "
+                             "mcc_ard,mcc_ard_authors; repeatable")
     parser.add_argument("--html", action="store_true",
                         help="also write report.html: one self-contained page with interactive "
                              "figures (needs the 'html' extra: altair, vl-convert-python)")
@@ -341,10 +345,20 @@ def _report(argv=None) -> None:
         cell = parse_cell(args.cell) if args.cell is not None else None
     except ValueError as exc:
         parser.error(f"--cell: {exc}")
+    pairs_asked = []
+    for pair in args.pair:
+        names = [name.strip() for name in pair.split(",")]
+        if len(names) != 2 or not all(names):
+            parser.error(f"--pair: expected BASE,OTHER (two method names), got {pair!r}")
+        pairs_asked.append(tuple(names))
     if args.out is not None:
         _check_out_dir(Path(args.out))
     path = Path(args.store[0]) if len(args.store) == 1 else [Path(p) for p in args.store]
     ds = _open_store(path)
+    missing = sorted({n for pair in pairs_asked for n in pair} - set(map(str, ds["model"].values)))
+    if missing:
+        raise SystemExit(f"error: --pair: no method {', '.join(missing)} in the store(s); they "
+                         f"hold {', '.join(map(str, ds['model'].values))}")
     if args.compare is not None:
         from .analysis import compare_stores, comparison_table
 
@@ -368,6 +382,9 @@ def _report(argv=None) -> None:
     if pairs:
         print("\nKernel width set inside the fit against K-fold CV (paired, same cells):\n")
         print(method_comparison_markdown(compare_methods(ds, pairs)))
+    if pairs_asked:
+        print("\nMethods paired as asked (--pair; same cells):\n")
+        print(method_comparison_markdown(compare_methods(ds, pairs_asked)))
     written = sum(f.path is not None for f in out.figures)
     print(f"\nreport: {out.path}  ({written} figure(s) in {out.path.parent})")
     if out.html is not None:

@@ -143,6 +143,26 @@ def test_report_compare_prints_the_paired_table(store, capsys):
         cli.report([str(store)])  # neither --out nor --compare
 
 
+def test_report_pair_prints_the_paired_difference_of_two_methods(store, tmp_path, capsys):
+    cli.report([str(store), "--out", str(tmp_path / "out"), "--pair", "ls_ard,mcc_ard"])
+    out = capsys.readouterr().out
+    assert "Methods paired as asked" in out
+    row = next(line for line in out.splitlines() if line.startswith("| `mcc_ard` vs `ls_ard` | r |"))
+    ds = open_results(store)
+    r = ds["r"].sel(model=["ls_ard", "mcc_ard"]).values.reshape(2, -1)
+    expected = np.nanmean(r[1] - r[0])
+    assert float(row.split("|")[7]) == pytest.approx(expected, abs=6e-4)  # printed to 3 digits
+
+
+def test_report_pair_refuses_unknown_methods_before_writing(store, tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit, match="--pair: no method nope in the store"):
+        cli.report([str(store), "--out", str(out), "--pair", "mcc_ard,nope"])
+    with pytest.raises(SystemExit):
+        cli.report([str(store), "--out", str(out), "--pair", "mcc_ard"])
+    assert not out.exists()
+
+
 # -- legibility of the figures ---------------------------------------------------------------------
 def _drawn(fig):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
