@@ -7,6 +7,8 @@
 - bad values of the parameter.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from _references import refit_without
@@ -248,3 +250,18 @@ def test_auto_estimators_pass_sklearn_checks(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)
         check(clone(estimator))
+
+
+def test_the_default_width_follows_the_scale_of_y():
+    """The default is "auto": with y in thousands a fit still keeps features and predicts, where
+    the old default of a fixed h = 1 (in units of y²) gives every sample ~zero weight."""
+    d = make_paper_data(seed=3, psi=0.3, tau=5.0, n_train=150, n_features=200, n_relevant=10)
+    y = 1e3 * d.y_train
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        default = MCCARDRegressor().fit(d.X_train, y)
+        fixed = MCCARDRegressor(1.0).fit(d.X_train, y)
+    assert MCCARDRegressor().kernel_width == "auto"
+    assert default.kernel_width_ > 1e5  # a variance in units of y² (here ~ 3e7)
+    assert default.active_.sum() >= 5 and not fixed.active_.any()
+    assert np.corrcoef(default.predict(d.X_test), d.y_test)[0, 1] > 0.9

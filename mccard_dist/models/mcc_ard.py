@@ -47,11 +47,11 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
 
     Parameters
     ----------
-    kernel_width : float or "auto", default=1.0
-        Kernel width ``h > 0`` (a variance, in squared units of ``y``): a number fixes it (choose
-        it by cross-validation); ``"auto"`` sets it inside the fit from the fit's own
-        leave-one-out residuals (see Notes). With the default ``h_factor`` it plays the role of
-        the inlier noise variance.
+    kernel_width : float or "auto", default="auto"
+        Kernel width ``h > 0`` (a variance, in squared units of ``y``): ``"auto"`` sets it inside
+        the fit from the fit's own leave-one-out residuals, scaled to the data (see Notes); a
+        number fixes it (choose it by cross-validation, e.g. :class:`MCCARDRegressorCV`). With the
+        default ``h_factor`` it plays the role of the inlier noise variance.
     likelihood : {"deviant", "proper"}, default="deviant"
         Noise density: ``C`` (the paper's eq. (22), the MCC-aware PDF) or ``C'`` (eq. (40), in
         its Discussion).
@@ -225,7 +225,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
 
     def __init__(
         self,
-        kernel_width=1.0,
+        kernel_width="auto",
         *,
         likelihood="deviant",
         h_factor="consistent",
