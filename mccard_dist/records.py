@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["DONE_CELL_VALUES", "LEGACY_NAMES", "SCALARS", "SELECTION_COUNTS", "STATUS_DONE",
+__all__ = ["ADDED_SCALARS", "DONE_CELL_VALUES", "LEGACY_NAMES", "SCALARS", "SELECTION_COUNTS", "STATUS_DONE",
            "STATUS_FAILED", "STATUS_NAMES", "STATUS_PENDING", "CellResult", "done_cell_values",
            "stored_name"]
 
@@ -36,8 +36,12 @@ SCALARS = {
     "precision": "f8", "recall": "f8", "f1": "f8", "chosen_h": "f8", "chosen_alpha_ratio": "f8",
     "chosen_alpha": "f8",
     "n_iter": "i4", "converged": "i1", "fit_seconds": "f8", "cell_seconds": "f8",
-    "n_cv_failures": "i4",
+    "n_cv_failures": "i4", "degenerate": "i1",
 }
+
+#: per-cell results a store made before them lacks: opening such a store for a run adds them,
+#: with no value for the cells already finished (they are diagnostics, not recomputed for)
+ADDED_SCALARS = ("degenerate",)
 
 
 #: per-cell values every done cell has, whatever its data

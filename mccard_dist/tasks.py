@@ -278,6 +278,16 @@ def _failed(cell, exc, n_failures, seconds, scores) -> CellResult:
                       cv_score=scores)
 
 
+def _degenerate(est) -> float:
+    """1 when the final fit is degenerate (MCC-ARD: every sample lost its weight; LS-ARD: the
+    noise variance collapsed and the model interpolates), 0 when not, NaN for an estimator that
+    does not say."""
+    for name in ("degenerate_", "noise_var_collapsed_"):
+        if hasattr(est, name):
+            return float(bool(getattr(est, name)))
+    return np.nan
+
+
 def _done(spec, method, cell, est, h, ratio, alpha, metrics, fit_seconds, cell_seconds,
           n_failures, scores, save_coef) -> CellResult:
     save_coef = spec.run.save_coef if save_coef is None else save_coef
@@ -288,7 +298,7 @@ def _done(spec, method, cell, est, h, ratio, alpha, metrics, fit_seconds, cell_s
         chosen_alpha_ratio=float(ratio),
         chosen_alpha=np.nan if alpha is None else float(alpha),
         n_iter=int(est.n_iter_), converged=int(bool(est.converged_)), fit_seconds=fit_seconds,
-        cell_seconds=cell_seconds, n_cv_failures=n_failures,
+        cell_seconds=cell_seconds, n_cv_failures=n_failures, degenerate=_degenerate(est),
     )
     coef = np.asarray(est.coef_, dtype=np.float64) if save_coef else None
     return CellResult(cell.index, STATUS_DONE, scalars=scalars, cv_score=scores, coef=coef)

@@ -299,3 +299,28 @@ def test_open_results_loads_the_per_cell_variables_and_keeps_the_big_ones_lazy(s
     assert isinstance(ds["r"].mean("seed").values, np.ndarray)
     assert isinstance(ds["cv_score"].data, dask.array.Array)
     assert isinstance(ds["coef"].data, dask.array.Array)
+
+
+@pytest.mark.slow  # runs the pipeline into two stores
+def test_a_degenerate_final_fit_is_flagged_in_the_store(smoke_spec):
+    """At a width far below the residuals the samples lose their weight (unless the ridge start
+    interpolates them): such a cell is done, keeps no feature and has ``degenerate`` 1; at the
+    smoke grid's widths no cell is degenerate. LS-ARD says 0 or 1; MCC-L1, which has no such
+    notion, nothing."""
+    tiny = smoke_spec("experiment.methods=[mcc_ard,ls_ard,mcc_l1]",
+                      "methods.mcc_ard.kernel_width=[1e-12]", name="tiny")
+    usual = smoke_spec("experiment.methods=[mcc_ard]", name="usual")
+    for spec in (tiny, usual):
+        run_serial(spec)
+    ds = open_results(store_path(tiny))
+    assert (ds["status"] == 1).all()
+    flag = ds["degenerate"].sel(model="mcc_ard")
+    assert flag.isin([0, 1]).all() and (flag == 1).any()
+    assert (ds["n_selected"].sel(model="mcc_ard").where(flag == 1) == 0).sum() == (flag == 1).sum()
+    assert ds["degenerate"].sel(model="ls_ard").isin([0, 1]).all()
+    assert ds["degenerate"].sel(model="mcc_l1").isnull().all()
+    assert (open_results(store_path(usual))["degenerate"] == 0).all()
+    from mccard_dist.analysis.report import _degenerate_lines
+
+    line = _degenerate_lines(ds)[0]
+    assert f"`mcc_ard` {int((flag == 1).sum())} of 4" in line and "mcc_l1" not in line

@@ -87,6 +87,21 @@ def _cells_markdown(ds) -> str:
     return "\n".join(lines)
 
 
+def _degenerate_lines(ds) -> list[str]:
+    """One line on the done cells whose final fit is degenerate, per method (none: nothing)."""
+    if "degenerate" not in ds:  # a store made before the flag
+        return []
+    done = ds["status"] == STATUS_DONE
+    flagged = ((ds["degenerate"] == 1) & done).sum(["tau", "psi", "seed"]).values
+    if not flagged.any():
+        return []
+    counts = [f"`{m}` {int(k)} of {int(n)}" for m, k, n in
+              zip(ds["model"].values, flagged, done.sum(["tau", "psi", "seed"]).values) if k]
+    return ["Degenerate final fits (MCC-ARD: every sample lost its weight, the width is far below "
+            "the residuals; LS-ARD: the noise variance collapsed and the fit interpolates), done "
+            "cells: " + ", ".join(counts) + ".", ""]
+
+
 def report_markdown(ds, claims, figures, store_path=None) -> str:
     """The text of ``report.md``: store and cells, figures, claims, summary tables, config and
     versions (from the store's attributes)."""
@@ -119,6 +134,7 @@ def report_markdown(ds, claims, figures, store_path=None) -> str:
         out += [f"- **{w}**" for w in edge_warnings(edges)]
         if any(e.flagged for e in edges):
             out.append("")
+    out += _degenerate_lines(ds)
     if n_undefined:
         out += [f"{n_undefined} finished cell(s) predict a constant (no feature kept): their r is "
                 "undefined and counts as 0 in the tables, figures and claims.", ""]

@@ -127,7 +127,7 @@ def _copy_method(store, spec, method_spec, group) -> int:
     if not (status == STATUS_DONE).any():
         return 0
     # the method's slab of each variable, read once
-    scalars = {name: np.asarray(group[name][mi]) for name in SCALARS}
+    scalars = {name: np.asarray(group[name][mi]) for name in SCALARS if name in group}
     scores = np.asarray(group["cv_score"][mi]) if candidates else None
     coefs = np.asarray(group["coef"][mi]) if "coef" in group else None
     mine = [c for c in grid.cells(spec) if c.method == method]

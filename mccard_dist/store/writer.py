@@ -11,7 +11,8 @@ Layout (``xarray.open_zarr(path)`` is enough to analyse it):
 - per cell, dims ``(model, tau, psi, seed)`` (``model``: the method names): ``status`` (0 pending, 1 done, 2 failed), ``error``
   (message of a failed cell), the metrics ``r, rmse, n_selected, tp, fp, fn, tn, precision,
   recall, f1``, the CV choice ``chosen_h, chosen_alpha_ratio`` and ``chosen_alpha``, and ``n_iter, converged,
-  fit_seconds, cell_seconds, n_cv_failures``; float64 (NaN where not available) but for
+  fit_seconds, cell_seconds, n_cv_failures, degenerate`` (1 where the final fit is degenerate:
+  MCC-ARD's samples all lost their weight, LS-ARD's noise variance collapsed); float64 (NaN where not available) but for
   ``status`` (int8) and ``error`` (text).
 - ``cv_score`` (model, tau, psi, seed, h, alpha_ratio, fold): validation loss of each candidate and fold
   (NaN where a method has no such candidate). ``alpha_ratio = 0`` stands for "no L1 penalty" (ARD).
@@ -35,6 +36,7 @@ from ..config import ExperimentSpec
 from ..errors import StoreAccessError, UsageError
 from ..lock import INNER_LOCK
 from ..records import (
+    ADDED_SCALARS,
     LEGACY_NAMES,
     SCALARS,
     STATUS_FAILED,
@@ -152,7 +154,9 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec,
 
     A data variable gets its metadata only, no chunks: :mod:`~mccard_dist.store.integrity` then finds
     every chunk of it missing, so its finished cells are recomputed (``status`` and ``error`` are
-    rebuilt from the others instead). A coordinate is written whole from the grid. The arrays keep
+    rebuilt from the others instead). A variable of :data:`~mccard_dist.records.ADDED_SCALARS`
+    (absent from stores made before it) is written whole instead, with no value anywhere: the
+    cells already finished keep their results and have none for it. A coordinate is written whole from the grid. The arrays keep
     the names this store uses (:data:`~mccard_dist.records.LEGACY_NAMES`). Returns one message per
     array recreated, and the names of the data variables recreated (all their chunks are lost).
     """
@@ -181,7 +185,15 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec,
             with _here():
                 var.to_zarr(str(part), compute=False, zarr_format=2, consolidated=False)
             shutil.rmtree(path / stored, ignore_errors=True)
-            if stored in template.data_vars:  # metadata only: its chunks count as lost
+            if name in ADDED_SCALARS:  # every chunk written, so none of them reads as lost
+                import zarr
+
+                with _here(), zarr.config.set({"array.write_empty_chunks": True}):
+                    var.to_zarr(str(part), mode="w", zarr_format=2, consolidated=False)
+                shutil.copytree(part / stored, path / stored)
+                messages.append(f"{stored}: not in this store (made before it); added with no "
+                                "value for the finished cells")
+            elif stored in template.data_vars:  # metadata only: its chunks count as lost
                 (path / stored).mkdir()
                 for meta in (".zarray", ".zattrs"):
                     shutil.copy2(part / stored / meta, path / stored / meta)
@@ -192,7 +204,9 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec,
     _consolidate(path)
     for message in messages:
         log.warning("store %s: %s", path, message)
-    return messages, [on_disk[n] for n in missing if on_disk[n] in template.data_vars]
+    lost = [on_disk[n] for n in missing
+            if on_disk[n] in template.data_vars and n not in ADDED_SCALARS]
+    return messages, lost
 
 
 def _now() -> str:
