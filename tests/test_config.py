@@ -643,3 +643,16 @@ def test_the_registry_declares_alo_exactly_where_the_estimator_gives_loo_residua
         except (AttributeError, NotImplementedError):
             gives = False
         assert gives == kind.alo, name
+
+
+@pytest.mark.parametrize("alias, short", [("neg_mean_absolute_error", "mae"),
+                                          ("neg_median_absolute_error", "medae"),
+                                          ("neg_root_mean_squared_error", "rmse")])
+def test_cv_score_takes_scikit_learns_scorer_names(compose, alias, short):
+    """The same loss under either name: the same spec, grid hash and store."""
+    from mccard_dist.grid import grid_hash
+
+    spec = from_dictconfig(compose(["experiment=smoke", f"cv.score={alias}"]))
+    assert spec.cv.score == short
+    assert grid_hash(spec) == grid_hash(from_dictconfig(compose(["experiment=smoke",
+                                                                 f"cv.score={short}"])))

@@ -34,6 +34,7 @@ from .data_specs import DiabetesDataSpec, FileDataSpec
 from .specs import (
     CV_PATHS,
     CV_SCHEMES,
+    CV_SCORE_ALIASES,
     CV_SCORES,
     ESTIMATORS,
     RUN_UNITS,
@@ -184,8 +185,10 @@ def _parse_cv(d: Mapping, data) -> CVSpec:
         _fail("cv.n_folds", f"leaves fewer than 2 training samples per fold with {fewer}",
               n_folds)
     score = _get(section, key, "score")
+    score = CV_SCORE_ALIASES.get(score, score) if isinstance(score, str) else score
     if score not in CV_SCORES:
-        _fail("cv.score", f"must be one of {', '.join(CV_SCORES)}", score)
+        _fail("cv.score", f"must be one of {', '.join(CV_SCORES)} (or scikit-learn's "
+              f"{', '.join(CV_SCORE_ALIASES)})", score)
     reference_width = _as_float("cv.reference_width", _get(section, key, "reference_width"))
     if reference_width <= 0:
         _fail("cv.reference_width", "must be > 0", reference_width)

@@ -20,6 +20,11 @@ ESTIMATORS = MappingProxyType({name: kind.cls for name, kind in KINDS.items()})
 
 #: CV validation losses (lower is better). ``correntropy`` is ``1 - mean exp(-e^2 / 2 reference_width)``.
 CV_SCORES = ("mae", "medae", "rmse", "correntropy")
+#: scikit-learn's scorer names accepted for the same losses (the config keeps the short name, so
+#: either spelling gives the same grid hash and store)
+CV_SCORE_ALIASES = MappingProxyType({"neg_mean_absolute_error": "mae",
+                                     "neg_median_absolute_error": "medae",
+                                     "neg_root_mean_squared_error": "rmse"})
 CV_SCHEMES = ("kfold", "alo")
 #: How K-fold CV fits the candidates of a method that can fit them as warm-started paths
 #: (MCC-L1): ``width``, one path per L1 ratio over the kernel widths, widest first; ``penalty``,
