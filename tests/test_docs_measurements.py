@@ -45,14 +45,14 @@ def test_a_measurement_with_one_digit_changed_is_caught(path):
 
 
 def test_results_pages_take_their_tables_from_measurements():
-    """Pages under docs/results/ show measured tables only by including a measurement (the
-    archive pages, copied from command outputs before the record script, say so at the top)."""
+    """Pages under docs/results/ show measured tables and outputs only by including a measurement:
+    no table, and no fenced block but commands (bash) and MyST directives."""
     for page in (DOCS / "results").glob("*.md"):
         text = page.read_text()
-        if page.name.startswith("archive_"):
-            assert "are not\nregenerated" in text or "not regenerated" in text.replace("\n", " ")
-            continue
         tables = [line for line in text.splitlines() if line.lstrip().startswith("|")]
         assert not tables, f"{page.name} has a hand-written table: include a measurement instead"
+        fences = re.findall(r"^```(\S*)", text, flags=re.M)
+        outputs = [f for f in fences[::2] if f != "bash" and not f.startswith("{")]
+        assert not outputs, f"{page.name} has a hand-written output block: record it instead"
         for include in re.findall(r"\{include\} (\S+)", text):
             assert (page.parent / include).resolve().is_file(), include
