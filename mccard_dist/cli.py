@@ -39,8 +39,7 @@ def run_from_spec(spec, *, stop_after_blocks=None):
         if ard:
             log.warning("cv.scheme=alo with %s: approximate leave-one-out holds the ARD "
                         "relevances fixed although they were tuned on every sample, so it favours "
-                        "the smallest kernel widths (docs/results/archive_speed.md, 'Approximate "
-                        "leave-one-out'); use "
+                        "the smallest kernel widths (docs/results/model_selection.md); use "
                         "cv=kfold, optionally with cv.race, for results comparable with the paper",
                         ", ".join(ard))
     report = run_experiment(spec, stop_after_blocks=stop_after_blocks)
@@ -283,6 +282,14 @@ def report(argv=None) -> None:
         raise SystemExit(f"error: {BUG_HINT}") from None
 
 
+def _print_pairs(ds, pairs) -> None:
+    """The paired comparison of ``mccard-report --pair``."""
+    from .analysis import compare_methods, method_comparison_markdown
+
+    print("\nMethods paired as asked (--pair; same cells):\n")
+    print(method_comparison_markdown(compare_methods(ds, pairs)))
+
+
 def _report(argv=None) -> None:
     """Console entry point ``mccard-report STORE [STORE ...] --out DIR [--cell
     method,tau,psi,seed] [--compare BASE_STORE] [--pair BASE,OTHER ...]``.
@@ -329,8 +336,8 @@ def _report(argv=None) -> None:
                         help="also write report.html: one self-contained page with interactive "
                              "figures (needs the 'html' extra: altair, vl-convert-python)")
     args = parser.parse_args(argv)
-    if args.out is None and args.compare is None:
-        parser.error("--out DIR is required (unless --compare BASE_STORE is given)")
+    if args.out is None and args.compare is None and not args.pair:
+        parser.error("--out DIR is required (unless --compare BASE_STORE or --pair is given)")
     if args.html:
         if args.out is None:
             parser.error("--html needs --out DIR")
@@ -348,8 +355,8 @@ def _report(argv=None) -> None:
     pairs_asked = []
     for pair in args.pair:
         names = [name.strip() for name in pair.split(",")]
-        if len(names) != 2 or not all(names):
-            parser.error(f"--pair: expected BASE,OTHER (two method names), got {pair!r}")
+        if len(names) != 2 or not all(names) or names[0] == names[1]:
+            parser.error(f"--pair: expected BASE,OTHER (two different method names), got {pair!r}")
         pairs_asked.append(tuple(names))
     if args.out is not None:
         _check_out_dir(Path(args.out))
@@ -368,8 +375,10 @@ def _report(argv=None) -> None:
             raise SystemExit(f"error: {path} and {args.compare} share no finished cell")
         print(comparison_table(rows, base_name="base", other_name="this"))
         print(f"(base: {args.compare}; this: {path})")
-        if args.out is None:
-            return
+    if pairs_asked and args.out is None:
+        _print_pairs(ds, pairs_asked)
+    if args.out is None:
+        return
     if cell is not None:
         try:
             cell = resolve_cell(ds, cell)
@@ -383,8 +392,7 @@ def _report(argv=None) -> None:
         print("\nKernel width set inside the fit against K-fold CV (paired, same cells):\n")
         print(method_comparison_markdown(compare_methods(ds, pairs)))
     if pairs_asked:
-        print("\nMethods paired as asked (--pair; same cells):\n")
-        print(method_comparison_markdown(compare_methods(ds, pairs_asked)))
+        _print_pairs(ds, pairs_asked)
     written = sum(f.path is not None for f in out.figures)
     print(f"\nreport: {out.path}  ({written} figure(s) in {out.path.parent})")
     if out.html is not None:

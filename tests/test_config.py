@@ -569,7 +569,7 @@ def test_auto_width_from_the_command_line(compose):
      "d600f6241f194a6f38049b1a66d3c12b1a915c66e0df1c4a4f72bb688fbd28a4"),
     (["experiment=paper", "cv.paths=none"],
      "597bac29888dd5c612b7a1c11607ea9cd3d082f0c25d34b5145aa4e6818a68af"),
-    # the reproduce grid before its widths reached 1000: the store of docs/results/archive_reproduction.md
+    # the reproduce grid before its widths reached 1000 (stores made with it keep resuming)
     (["experiment=reproduce", "cv.race=0.25", "cv.paths=none",
       "methods.mcc_ard.kernel_width=[0.1,0.3,1.0,3.0,10.0,30.0,100.0]",
       "methods.mcc_ard_proper.kernel_width=[0.1,0.3,1.0,3.0,10.0,30.0,100.0]",

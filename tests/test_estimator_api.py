@@ -15,8 +15,8 @@ from mccard_dist import (AuthorsLSARDRegressor, AuthorsMCCARDRegressor, LSARDReg
 
 ESTIMATORS = [
     MCCARDRegressor(1.0),  # the default, "auto", runs scikit-learn's checks in test_width.py
-    MCCARDRegressor(likelihood="proper", curvature="exact", h_factor="printed"),
-    MCCARDRegressor(solver="sequential"),
+    MCCARDRegressor(1.0, likelihood="proper", curvature="exact", h_factor="printed"),
+    MCCARDRegressor(1.0, solver="sequential"),
     MCCARDRegressor(kernel_width="auto", likelihood="proper", solver="sequential"),
     LSARDRegressor(),
     LSARDRegressor(solver="sequential"),

@@ -152,14 +152,17 @@ def test_report_pair_prints_the_paired_difference_of_two_methods(store, tmp_path
     r = ds["r"].sel(model=["ls_ard", "mcc_ard"]).values.reshape(2, -1)
     expected = np.nanmean(r[1] - r[0])
     assert float(row.split("|")[7]) == pytest.approx(expected, abs=6e-4)  # printed to 3 digits
+    cli.report([str(store), "--pair", "ls_ard,mcc_ard"])  # without --out: printed only
+    assert row in capsys.readouterr().out
 
 
 def test_report_pair_refuses_unknown_methods_before_writing(store, tmp_path):
     out = tmp_path / "out"
     with pytest.raises(SystemExit, match="--pair: no method nope in the store"):
         cli.report([str(store), "--out", str(out), "--pair", "mcc_ard,nope"])
-    with pytest.raises(SystemExit):
-        cli.report([str(store), "--out", str(out), "--pair", "mcc_ard"])
+    for pair in ("mcc_ard", "mcc_ard,mcc_ard"):
+        with pytest.raises(SystemExit):
+            cli.report([str(store), "--out", str(out), "--pair", pair])
     assert not out.exists()
 
 

@@ -167,3 +167,15 @@ def test_bad_weights_are_refused(estimator, weights, message):
     X, y, _ = paper_like(n_train=20, n_features=5)
     with pytest.raises(ValueError, match=message):
         clone(estimator).fit(X, y, sample_weight=weights)
+
+
+def test_ls_ard_sequential_collapses_when_weights_below_one_use_up_the_degrees_of_freedom():
+    """With weights summing to less than 1 + the intercept's degree of freedom, no noise variance
+    can be estimated: both LS-ARD solvers stop as collapsed (the variance at its floor, flagged)
+    instead of dividing by a vanishing or negative number of degrees of freedom."""
+    X, y, _ = paper_like(seed=7, n_train=40, n_features=60)
+    weights = np.full(y.size, 0.02)  # sum 0.8
+    for solver in ("pruning", "sequential"):
+        model = fit_quietly(LSARDRegressor(solver=solver), X, y, sample_weight=weights)
+        assert model.noise_var_collapsed_, solver
+        assert np.isfinite(model.noise_var_) and model.noise_var_ <= np.var(y), solver

@@ -1,5 +1,5 @@
 """Worker processes start without Dask's MALLOC_TRIM_THRESHOLD_ (it makes numpy-heavy fits spend
-much of their time in the kernel; docs/results/archive_speed.md) and with one BLAS thread."""
+much of their time in the kernel; see mccard_dist.cluster.MALLOC_ENV) and with one BLAS thread."""
 
 import os
 import subprocess

@@ -91,12 +91,13 @@ def _degenerate_lines(ds) -> list[str]:
     """One line on the done cells whose final fit is degenerate, per method (none: nothing)."""
     if "degenerate" not in ds:  # a store made before the flag
         return []
-    done = ds["status"] == STATUS_DONE
-    flagged = ((ds["degenerate"] == 1) & done).sum(["tau", "psi", "seed"]).values
+    # done cells that carry the flag (those finished before a store had it carry none)
+    known = (ds["status"] == STATUS_DONE) & ds["degenerate"].notnull()
+    flagged = ((ds["degenerate"] == 1) & known).sum(["tau", "psi", "seed"]).values
     if not flagged.any():
         return []
     counts = [f"`{m}` {int(k)} of {int(n)}" for m, k, n in
-              zip(ds["model"].values, flagged, done.sum(["tau", "psi", "seed"]).values) if k]
+              zip(ds["model"].values, flagged, known.sum(["tau", "psi", "seed"]).values) if k]
     return ["Degenerate final fits (MCC-ARD: every sample lost its weight, the width is far below "
             "the residuals; LS-ARD: the noise variance collapsed and the fit interpolates), done "
             "cells: " + ", ".join(counts) + ".", ""]

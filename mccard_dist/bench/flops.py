@@ -24,7 +24,8 @@ def trace_solves():
     ``RidgeSteps``), and ``("solve", form, N, k, gamma)`` for each weighted ridge solve, with
     ``gamma`` whether ``gamma`` was computed. :func:`floor_flops` turns the list into a flop
     count. The wrappers are process-wide while the block is open: solves that other threads make
-    then are recorded too.
+    then are recorded too, and a block inside another records into both lists. A solve that
+    raises is not recorded.
     """
     from ..models import _linalg
 

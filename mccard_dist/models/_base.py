@@ -148,8 +148,9 @@ class RegressorBase(RegressorMixin, BaseEstimator):
         leave-one-out residual of that linear smoother, and an approximation for the robust and
         sparse fits, whose weights and hyper-parameters would move a little without sample ``n``.
         A sample the fit ignores (weight 0) keeps its residual; one it interpolates (``H_nn = 1``)
-        gets ``inf``. Used by ``cv.scheme=alo`` to select hyper-parameters from one fit per
-        candidate instead of K.
+        gets ``inf``. After a fit with ``sample_weight``, one unit of a sample's weight is left
+        out (the whole sample when its weight is below 1). Used by ``cv.scheme=alo`` to select
+        hyper-parameters from one fit per candidate instead of K.
 
         Parameters
         ----------
@@ -170,7 +171,7 @@ class RegressorBase(RegressorMixin, BaseEstimator):
         if y.shape != (X.shape[0],):
             raise ValueError(f"y must have shape ({X.shape[0]},) to match X; got {y.shape}")
         e = y - X @ self.coef_ - self.intercept_
-        return loo_from_leverage(e, self._leverage(X, e))
+        return loo_from_leverage(e, self._leverage(X, e), self._fit_weights)
 
     def _leverage(self, X, e):  # pragma: no cover - every estimator overrides it
         raise NotImplementedError

@@ -392,14 +392,14 @@ def loo_from_leverage(residuals: np.ndarray, leverage: np.ndarray,
     """Leave-one-out residuals ``e_n / (1 - H_nn)`` of a linear smoother (``inf`` where
     ``H_nn >= 1``: the fit interpolates that sample, its held-out error is unbounded).
 
-    With ``sample_weight`` ``c`` (in the smoother's weights), one unit of weight is left out:
-    ``H_nn / c_n`` is the leverage of one of ``c_n`` copies of the sample, so integer weights
-    give the residuals of the repeated samples (a sample of weight 0 keeps its residual)."""
+    With ``sample_weight`` ``c`` (in the smoother's weights), one unit of weight is left out, or
+    the whole sample when ``c_n < 1``: ``H_nn / max(c_n, 1)``, for ``c_n >= 1`` the leverage of
+    one of ``c_n`` copies of the sample, so integer weights give the residuals of the repeated
+    samples (a sample of weight 0 keeps its residual)."""
     e = np.asarray(residuals, dtype=float)
     leverage = np.asarray(leverage, dtype=float)
     if sample_weight is not None:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            leverage = np.where(sample_weight > 0, leverage / sample_weight, 0.0)
+        leverage = leverage / np.maximum(sample_weight, 1.0)
     denom = 1.0 - leverage
     out = np.full_like(e, np.inf)
     ok = denom > 1e-12

@@ -162,18 +162,20 @@ def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept,
     engine = SequentialARD(X, fit_intercept=fit_intercept, relevance_max=relevance_max)
     coef_prev = np.zeros(X.shape[1])
     active_prev = None
-    converged = False
+    converged = collapsed = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         beta = c / noise_var
         engine.set_precisions(beta, y)
         settled, _ = engine.run(_max_steps(X.shape[1]), tol)
         e = engine.residuals()
-        new_var = max(float(e @ (c * e)), tiny) / max(dof - float(engine.gamma().sum()), tiny)
-        new_var = max(new_var, floor)
-        if engine.active.size >= limit - 1:
-            noise_var = new_var
-            break  # the model interpolates: the noise variance has collapsed
+        dof_left = dof - float(engine.gamma().sum())
+        new_var = max(max(float(e @ (c * e)), tiny) / max(dof_left, tiny), floor)
+        if engine.active.size >= limit - 1 or dof_left <= 0:
+            # the model interpolates (or, with weights below 1, uses up the degrees of freedom
+            # sum c gives): the noise variance has collapsed
+            noise_var, collapsed = (new_var if dof_left > 0 else floor), True
+            break
         coef_prev, active_prev, dw, same = _changes(engine, coef_prev, active_prev)
         dv = abs(np.log(new_var / noise_var))
         converged = bool(settled and same and dw <= tol and dv <= tol)
@@ -182,5 +184,4 @@ def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept,
             break
     # the posterior at the final variance
     engine.set_precisions(c / noise_var, y)
-    collapsed = engine.active.size >= limit - 1
     return SequentialFit(engine, float("nan"), noise_var, n_iter, converged, collapsed)

@@ -336,8 +336,8 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         sample_weight : array-like of shape (n_samples,), optional
             Weights ``c_n >= 0`` of the samples' log-likelihood terms: each half-quadratic
             weight becomes ``c_n omega_n / h``, so an integer weight acts as that many copies of
-            the sample and a weight of 0 drops it (with ``kernel_width="auto"``, whose width rule
-            uses leave-one-out residuals, a weighted sample is left out as a whole).
+            the sample and a weight of 0 drops it (the leave-one-out residuals of
+            ``kernel_width="auto"`` leave one unit of weight out, a whole sample below 1).
 
         Returns
         -------

@@ -191,8 +191,8 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec,
                 with _here(), zarr.config.set({"array.write_empty_chunks": True}):
                     var.to_zarr(str(part), mode="w", zarr_format=2, consolidated=False)
                 shutil.copytree(part / stored, path / stored)
-                messages.append(f"{stored}: not in this store (made before it); added with no "
-                                "value for the finished cells")
+                messages.append(f"{stored}: not in this store (made before it, or its folder was "
+                                "lost); added with no value for the finished cells")
             elif stored in template.data_vars:  # metadata only: its chunks count as lost
                 (path / stored).mkdir()
                 for meta in (".zarray", ".zattrs"):
