@@ -1,8 +1,8 @@
 """The linear algebra of the ridge solves made inside a block, and its textbook flop count.
 
-:func:`trace_solves` wraps the solvers of :mod:`mccard_dist.models._linalg` for the length of a
-``with`` block (every module of :mod:`mccard_dist.models` that holds ``weighted_ridge``, and the
-methods of ``RidgeSteps``), so the estimators carry no instrumentation of their own.
+:func:`trace_solves` wraps the solves every estimator reduces to (``weighted_ridge``, in every
+module of :mod:`mccard_dist.models` that holds it, and the methods of ``RidgeSteps``) for the
+length of a ``with`` block, so the estimators carry no instrumentation of their own.
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ def trace_solves():
     then are recorded too, and a block inside another records into both lists. A solve that
     raises is not recorded.
     """
-    from ..models import _linalg
+    from ..models import RidgeSteps, weighted_ridge
 
     events = []
-    ridge = _linalg.weighted_ridge
+    ridge = weighted_ridge
     ridge_signature = inspect.signature(ridge)
-    steps_init, steps_solve = _linalg.RidgeSteps.__init__, _linalg.RidgeSteps.solve
+    steps_init, steps_solve = RidgeSteps.__init__, RidgeSteps.solve
     solve_signature = inspect.signature(steps_solve)
 
     def traced_ridge(*args, **kwargs):
@@ -68,8 +68,8 @@ def trace_solves():
             if name.startswith("mccard_dist.models") and \
                     getattr(module, "weighted_ridge", None) is ridge:
                 stack.enter_context(mock.patch.object(module, "weighted_ridge", traced_ridge))
-        stack.enter_context(mock.patch.object(_linalg.RidgeSteps, "__init__", traced_init))
-        stack.enter_context(mock.patch.object(_linalg.RidgeSteps, "solve", traced_solve))
+        stack.enter_context(mock.patch.object(RidgeSteps, "__init__", traced_init))
+        stack.enter_context(mock.patch.object(RidgeSteps, "solve", traced_solve))
         yield events
 
 

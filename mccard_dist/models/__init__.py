@@ -2,6 +2,7 @@
 and Huber regression as peer baselines."""
 
 from ._likelihoods import log_density
+from ._linalg import RidgeSteps, weighted_ridge
 from ._sequential import ard_evidence
 from ._width import AUTO as AUTO_WIDTH
 from .authors import AuthorsLSARDRegressor, AuthorsMCCARDRegressor
@@ -25,10 +26,12 @@ __all__ = [
     "MCCL1Path",
     "MCCL1Regressor",
     "MCCL1RegressorCV",
+    "RidgeSteps",
     "ard_evidence",
     "lasso_alpha_max",
     "log_density",
     "mcc_l1_alpha_max",
     "mcc_l1_objective",
     "mcc_l1_path",
+    "weighted_ridge",
 ]
