@@ -645,6 +645,7 @@ def test_the_registry_declares_alo_exactly_where_the_estimator_gives_loo_residua
         assert gives == kind.alo, name
 
 
+@pytest.mark.slow  # composes the config six times
 @pytest.mark.parametrize("alias, short", [("neg_mean_absolute_error", "mae"),
                                           ("neg_median_absolute_error", "medae"),
                                           ("neg_root_mean_squared_error", "rmse")])

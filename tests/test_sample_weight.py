@@ -113,6 +113,7 @@ def test_ls_ard_weights_are_noise_precisions():
     np.testing.assert_allclose(model.coef_[model.active_], mean, rtol=1e-8)
 
 
+@pytest.mark.slow  # cross-validation, fold by fold
 def test_mcc_ard_cv_weights_its_fits_and_its_scores():
     X, y, _ = paper_like(seed=5)
     weights = np.random.default_rng(5).uniform(0.0, 2.0, y.size)
@@ -130,6 +131,7 @@ def test_mcc_ard_cv_weights_its_fits_and_its_scores():
     np.testing.assert_allclose(cv.coef_, final.coef_, rtol=1e-12, atol=0)
 
 
+@pytest.mark.slow  # cross-validation, fold by fold
 @pytest.mark.parametrize("path", ["none", "penalty", "width"])
 def test_mcc_l1_cv_weights_its_fits_and_its_scores(path):
     """Integer weights equal repeated samples when each fold holds a sample's copies together
