@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["ADDED_SCALARS", "DONE_CELL_VALUES", "LEGACY_NAMES", "SCALARS", "SELECTION_COUNTS", "STATUS_DONE",
-           "STATUS_FAILED", "STATUS_NAMES", "STATUS_PENDING", "CellResult", "done_cell_values",
-           "stored_name"]
+__all__ = ["ADDED_SCALARS", "DONE_CELL_VALUES", "LEGACY_NAMES", "SCALARS", "SELECTION_COUNTS",
+           "STATUS_DONE", "STATUS_FAILED", "STATUS_NAMES", "STATUS_PENDING", "CellResult",
+           "done_cell_values", "stored_name"]
 
 #: a cell's status in the store
 STATUS_PENDING, STATUS_DONE, STATUS_FAILED = 0, 1, 2
