@@ -147,7 +147,8 @@ def test_report_pair_prints_the_paired_difference_of_two_methods(store, tmp_path
     cli.report([str(store), "--out", str(tmp_path / "out"), "--pair", "ls_ard,mcc_ard"])
     out = capsys.readouterr().out
     assert "Methods paired as asked" in out
-    row = next(line for line in out.splitlines() if line.startswith("| `mcc_ard` vs `ls_ard` | r |"))
+    row = next(line for line in out.splitlines()
+               if line.startswith("| `mcc_ard` vs `ls_ard` | r |"))
     ds = open_results(store)
     r = ds["r"].sel(model=["ls_ard", "mcc_ard"]).values.reshape(2, -1)
     expected = np.nanmean(r[1] - r[0])

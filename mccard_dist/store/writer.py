@@ -12,8 +12,8 @@ Layout (``xarray.open_zarr(path)`` is enough to analyse it):
   (message of a failed cell), the metrics ``r, rmse, n_selected, tp, fp, fn, tn, precision,
   recall, f1``, the CV choice ``chosen_h, chosen_alpha_ratio`` and ``chosen_alpha``, and ``n_iter, converged,
   fit_seconds, cell_seconds, n_cv_failures, degenerate`` (1 where the final fit is degenerate:
-  MCC-ARD's samples all lost their weight, LS-ARD's noise variance collapsed); float64 (NaN where not available) but for
-  ``status`` (int8) and ``error`` (text).
+  MCC-ARD's samples all lost their weight, LS-ARD's noise variance collapsed); float64 (NaN
+  where not available) but for ``status`` (int8) and ``error`` (text).
 - ``cv_score`` (model, tau, psi, seed, h, alpha_ratio, fold): validation loss of each candidate and fold
   (NaN where a method has no such candidate). ``alpha_ratio = 0`` stands for "no L1 penalty" (ARD).
 - ``coef`` (model, tau, psi, seed, feature): final coefficients (unless ``run.save_coef`` is off).
@@ -152,13 +152,14 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec,
                             group) -> tuple[list[str], list[str]]:
     """Recreate the arrays of the template whose folder (or its ``.zarray``) is gone.
 
-    A data variable gets its metadata only, no chunks: :mod:`~mccard_dist.store.integrity` then finds
-    every chunk of it missing, so its finished cells are recomputed (``status`` and ``error`` are
-    rebuilt from the others instead). A variable of :data:`~mccard_dist.records.ADDED_SCALARS`
-    (absent from stores made before it) is written whole instead, with no value anywhere: the
-    cells already finished keep their results and have none for it. A coordinate is written whole from the grid. The arrays keep
-    the names this store uses (:data:`~mccard_dist.records.LEGACY_NAMES`). Returns one message per
-    array recreated, and the names of the data variables recreated (all their chunks are lost).
+    A data variable gets its metadata only, no chunks: :mod:`~mccard_dist.store.integrity` then
+    finds every chunk of it missing, so its finished cells are recomputed (``status`` and
+    ``error`` are rebuilt from the others instead). A variable of
+    :data:`~mccard_dist.records.ADDED_SCALARS` (absent from stores made before it) is written
+    whole instead, with no value anywhere: the cells already finished keep their results and have
+    none for it. A coordinate is written whole from the grid. The arrays keep the names this
+    store uses (:data:`~mccard_dist.records.LEGACY_NAMES`). Returns one message per array
+    recreated, and the names of the data variables recreated (all their chunks are lost).
     """
     import shutil
     import tempfile
