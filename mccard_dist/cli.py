@@ -206,7 +206,7 @@ def run() -> None:
     import hydra
     from hydra._internal.utils import get_args_parser
 
-    from .hydra_guard import check_overrides
+    from .hydra_guard import check_overrides, register_schemas
 
     if not CONFIG_DIR.is_dir():
         sys.exit(f"config directory {CONFIG_DIR} not found; set MCCARD_CONFIG_DIR to the "
@@ -220,6 +220,7 @@ def run() -> None:
     if problem is not None:
         sys.exit(f"error: {problem}")
     sys.argv[1:] = _flags_first(sys.argv[1:], args.overrides)  # the order Hydra's parser takes
+    register_schemas()
     main = hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")(_main)
     main()
 

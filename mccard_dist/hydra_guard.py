@@ -21,7 +21,7 @@ import os
 import re
 from pathlib import Path
 
-from .config import CONFIG_DIR
+from .config import CONFIG_DIR, SCHEMAS, composition_message
 
 __all__ = ["SENSITIVE", "TRUST_ENV", "check_overrides"]
 
@@ -40,6 +40,16 @@ SENSITIVE = {
 TRUST_ENV = "MCCARD_TRUST_HYDRA_OVERRIDES"
 #: why a sweep over any of them is refused outright (a value after the first would not be checked)
 SWEEP_WHY = "a sweep over Hydra's callbacks, logging, environment, search path or sweeper"
+
+
+def register_schemas() -> None:
+    """Put the config's schemas (:data:`mccard_dist.config.SCHEMAS`) into Hydra's ConfigStore,
+    under the names ``conf/`` gives them in its defaults lists: call before composing ``conf/``
+    (the CLI and :func:`check_overrides` do)."""
+    from hydra.core.config_store import ConfigStore
+
+    for group, name, node in SCHEMAS:
+        ConfigStore.instance().store(group=group, name=name, node=node)
 
 
 def _refused(key: str, why: str) -> str:
@@ -148,6 +158,7 @@ def _compose(config_dir, extra_dir, config_name, overrides):
     from hydra.core.config_search_path import SearchPathQuery
     from hydra.core.global_hydra import GlobalHydra
 
+    register_schemas()
     version.setbase("1.3")
     GlobalHydra.instance().clear()
     search_path = create_config_search_path(str(config_dir))
@@ -249,7 +260,7 @@ def check_overrides(args, config_dir: Path = CONFIG_DIR) -> str | None:
                 return None
             shipped = _shipped_settings(*where)
         except (HydraException, OmegaConfBaseException, ValueError) as exc:
-            return _one_line(str(exc))
+            return composition_message(exc) or _one_line(str(exc))
         except Exception as exc:  # noqa: BLE001 - e.g. hydra.job.env_copy of an unset variable
             return f"the config does not compose ({type(exc).__name__}: {_one_line(str(exc))})"
         new = _settings(cfg)

@@ -28,6 +28,9 @@ def _compose_cached(overrides):
 
 
 def _compose(overrides, return_hydra_config):
+    from mccard_dist.hydra_guard import register_schemas
+
+    register_schemas()  # the schemas that conf/ names in its defaults
     GlobalHydra.instance().clear()  # in case another test left Hydra initialised
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return _hydra_compose("config", overrides=list(overrides),
@@ -38,6 +41,27 @@ def _compose(overrides, return_hydra_config):
 def compose():
     """``compose(overrides=[]) -> DictConfig``: the project's config composed with the compose API."""
     return compose_config
+
+
+def refusal(overrides) -> str:
+    """The one-line message a bad command line gets: from composition (a wrong type or a key
+    the schema does not have, as ``mccard-run`` prints it) or from validation of the composed
+    config. Fails if the config is accepted."""
+    from hydra.errors import HydraException
+
+    from mccard_dist.config import ConfigError, composition_message, from_dictconfig
+
+    try:
+        cfg = compose_config(overrides)
+    except HydraException as exc:
+        message = composition_message(exc)
+        assert message is not None, f"not a schema error: {exc}"
+        return message
+    try:
+        from_dictconfig(cfg)
+    except ConfigError as exc:
+        return str(exc)
+    raise AssertionError(f"accepted: {overrides}")
 
 
 # --- end of the Hydra compose fixture ---------------------------------------------------------------

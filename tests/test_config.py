@@ -6,6 +6,7 @@ import pickle
 from pathlib import Path
 
 import pytest
+from conftest import compose_config, refusal
 from omegaconf import OmegaConf
 
 from mccard_dist import (
@@ -20,6 +21,7 @@ from mccard_dist.config import (
     ClusterSpec,
     ConfigError,
     ExperimentSpec,
+    composition_message,
     from_dictconfig,
     spec_from_dict,
 )
@@ -277,7 +279,7 @@ BAD_VALUES = [
     ("run.fits_per_block", 0, "run.fits_per_block"),
     ("run.blocks_per_worker", 0, "run.blocks_per_worker"),
     ("run.retries", -1, "run.retries"),
-    ("run.save_coef", "yes", "run.save_coef"),
+    ("run.save_coef", "maybe", "run.save_coef"),
     ("store.root", "", "store.root"),
     ("cluster.kind", "kubernetes", "cluster.kind"),
     ("cluster.n_workers", 0, "cluster.n_workers"),
@@ -319,6 +321,7 @@ def test_unselected_methods_are_not_validated(smoke_dict):
     assert spec_from_dict(d).method_names == ("mcc_ard",)
 
 
+@pytest.mark.slow
 def test_bad_values_through_hydra_overrides(compose):
     cases = [
         (["experiment.psi=[0.0,1.2]"], "experiment.psi"),
@@ -356,6 +359,51 @@ def test_unknown_top_level_keys_are_refused(compose, override, message):
     assert str(info.value) == message
 
 
+@pytest.mark.parametrize("overrides, message", [
+    (["data.n_train=abc"], "data.n_train: must be an integer, got 'abc'"),
+    (["cv.reference_width=wide"], "cv.reference_width: must be a real number, got 'wide'"),
+    (["experiment.tau=[2,x]"], "experiment.tau[1]: must be a real number, got 'x'"),
+    (["run.progress=maybe"], "run.progress: must be true or false, got 'maybe'"),
+    (["data.n_trian=100"], "data.n_trian: unknown key(s); known keys are source, n_train, "
+     "n_test, n_features, n_relevant, noise_var, outliers, df, leverage, rho; did you mean "
+     "data.n_train?"),
+    (["data=diabetes", "data.rho=0.5"], "data.rho: unknown key(s); known keys are source, "
+     "n_train, n_noise_features, standardize, outliers, df (a key of data.source=paper)"),
+    (["methods.mcc_ard.kernel_widths=[1]"], "methods.mcc_ard.kernel_widths: unknown key(s); "
+     "known keys are estimator, params, kernel_width, alpha_ratio; did you mean "
+     "methods.mcc_ard.kernel_width?"),
+    (["cluster.cores=4"], "cluster.cores: is not used by cluster.kind=local (it is a setting of "
+     "slurm, pbs)"),
+    (["cluster=slurm", "cluster.n_workers=4"], "cluster.n_workers: is not used by "
+     "cluster.kind=slurm (it is a setting of local) (use cluster.n_jobs: workers = n_jobs x "
+     "processes)"),
+    (["cluster=pbs", "cluster.cores=many"], "cluster.cores: must be an integer, got 'many'"),
+])
+def test_the_schema_refuses_while_composing_with_the_same_messages(overrides, message):
+    """Hydra checks the overrides against the registered schemas; the message a user gets is
+    the one the same value gets in a plain config."""
+    from hydra.errors import HydraException
+
+    with pytest.raises(HydraException) as info:
+        compose_config(["experiment=smoke", *overrides])
+    assert composition_message(info.value) == message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("group, field, options", [
+    ("data", "source", ["paper", "tiny", "file", "diabetes"]),
+    ("cluster", "kind", ["local", "address", "scheduler_file", "slurm", "pbs"]),
+])
+def test_every_group_option_is_typed_by_the_schema_of_its_source_or_kind(group, field, options):
+    from mccard_dist.config.schema import CLUSTER_SCHEMAS, DATA_SCHEMAS
+
+    schemas = DATA_SCHEMAS if group == "data" else CLUSTER_SCHEMAS
+    for option in options:
+        cfg = compose_config(["experiment=smoke", f"{group}={option}"])
+        node = cfg[group]
+        assert OmegaConf.get_type(node) is schemas[node[field]], option
+
+
 def test_the_hydra_node_is_a_known_top_level_key(smoke_dict):
     d = copy.deepcopy(smoke_dict)
     d["hydra"] = {"run": {"dir": "outputs"}}
@@ -375,8 +423,9 @@ def jobqueue_dict(smoke_dict, kind="slurm", **changes):
 
 
 JOBQUEUE_CLUSTERS = {
-    kind: OmegaConf.to_container(OmegaConf.load(Path(__file__).parents[1] / "conf" / "cluster"
-                                                / f"{kind}.yaml"), resolve=True)
+    kind: {k: v for k, v in OmegaConf.to_container(OmegaConf.load(
+        Path(__file__).parents[1] / "conf" / "cluster" / f"{kind}.yaml"), resolve=True).items()
+        if k != "defaults"}
     for kind in ("slurm", "pbs")
 }
 
@@ -444,7 +493,7 @@ BAD_JOBQUEUE = [
     ("pbs", {"job_extra_directives": ["", "-l place=scatter"]}, "cluster.job_extra_directives[0]"),
     ("slurm", {"job_script_prologue": [1]}, "cluster.job_script_prologue[0]"),
     ("slurm", {"queue": ""}, "cluster.queue"),
-    ("slurm", {"interface": 0}, "cluster.interface"),
+    ("slurm", {"interface": [0]}, "cluster.interface"),
     ("slurm", {"resource_spec": "nodes=1:ppn=4"}, "cluster.resource_spec"),
     ("slurm", {"n_workers": 4}, "cluster.n_workers"),
     ("slurm", {"address": "tcp://h:8786"}, "cluster.address"),
@@ -477,6 +526,7 @@ def test_jobqueue_messages_say_what_to_change(smoke_dict):
         spec_from_dict(jobqueue_dict(smoke_dict, "pbs", cores=None))
 
 
+@pytest.mark.slow
 def test_jobqueue_values_through_hydra_overrides(compose):
     spec = from_dictconfig(compose([
         "experiment=smoke", "cluster=slurm", "cluster.walltime=02:00:00", "cluster.cores=8",
@@ -492,9 +542,8 @@ def test_jobqueue_values_through_hydra_overrides(compose):
         (["cluster=local", "+cluster.queue=short"], "cluster.queue"),
     ]
     for overrides, key in cases:
-        with pytest.raises(ConfigError) as info:
-            from_dictconfig(compose(["experiment=smoke", *overrides]))
-        assert str(info.value).startswith(key), (overrides, str(info.value))
+        message = refusal(["experiment=smoke", *overrides])
+        assert message.startswith(key), (overrides, message)
 
 
 def test_other_kinds_refuse_jobqueue_settings(smoke_dict):
@@ -512,6 +561,7 @@ def test_other_kinds_refuse_jobqueue_settings(smoke_dict):
     assert spec.cluster.target_workers == 2
 
 
+@pytest.mark.slow
 def test_path_stop_needs_alo_and_a_positive_margin(compose):
     from mccard_dist.config import from_dictconfig
 
@@ -551,6 +601,7 @@ def test_auto_width_methods_have_no_cv_over_h(compose):
     assert spec_from_dict(spec.to_dict()) == spec
 
 
+@pytest.mark.slow
 def test_auto_width_from_the_command_line(compose):
     spec = from_dictconfig(compose(["experiment=smoke", "methods.mcc_ard.kernel_width=auto"]))
     assert spec.method("mcc_ard").auto_width

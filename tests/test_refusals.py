@@ -50,7 +50,7 @@ def refusal_cases(tmp_path):
         "store path through a file": ([f"store.path={a_file}/x.zarr"], None, "is a file"),
         "timeout in options": (["cluster=address", "cluster.address=tcp://127.0.0.1:1",
                                 "+cluster.options.timeout=3"], None, "cluster.options.timeout"),
-        "unknown key": (["data.n_trian=100"], None, "+data.n_trian=100"),
+        "unknown key": (["data.n_trian=100"], None, "did you mean data.n_train?"),
         "unknown option of a group": (["experiment=paper_fast"], None,
                                       "available: diabetes, paper, paper_auto"),
         "unparsable override": (["experiment.psi=[0,"], None, "override_grammar"),

@@ -31,7 +31,9 @@ def _compose_spec(overrides):
     from omegaconf import OmegaConf
 
     from ..config import CONFIG_DIR, spec_from_dict
+    from ..hydra_guard import register_schemas
 
+    register_schemas()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         cfg = compose("config", list(overrides))

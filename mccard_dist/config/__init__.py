@@ -3,28 +3,14 @@
 The Hydra config (``conf/``) is composed by the CLI, resolved to plain Python in the driver and turned
 into an :class:`ExperimentSpec` here; nothing below this module sees a Hydra type. Every bad value is
 refused with a :class:`ConfigError` whose message starts with the config key (``experiment.psi: ...``),
-before any cluster starts.
+before any cluster starts: types, unknown keys and missing values by the schema (OmegaConf), ranges
+and the rules between keys by :mod:`.parse` and :mod:`.cluster_rules`.
 
-Layout of the (resolved) config that :func:`spec_from_dict` reads; the top-level ``hydra`` node is
-ignored, any other top-level key is refused (``+psi=0.5`` on the command line: did you mean
-``experiment.psi``?)::
-
-    experiment: {name, methods: [names], tau: [..], psi: [..], seeds: {start, count} | [ints]}
-    methods:    {<name>: {estimator, params: {..}, kernel_width: [..], alpha_ratio: [..]}, ...}
-    data:       {source: paper, n_train, n_test, n_features, n_relevant, noise_var, outliers, df,
-                 leverage, rho} (``source`` may be left out)
-              | {source: file, path, target, test_fraction, standardize, outliers, df, sha256}
-              | {source: diabetes, n_train, n_noise_features, standardize, outliers, df}
-    cv:         {scheme, n_folds, score, reference_width, path_stop, race, paths}
-    run:        {fits_per_block, blocks_per_worker, retries, save_coef, retry_failed, progress,
-                 unit}
-    store:      {root, path, verify}
-    cluster:    {kind, n_workers, threads_per_worker, memory_limit, host, dashboard_address, address,
-                 scheduler_file, cores, processes, memory, walltime, queue, account, interface,
-                 log_directory, job_extra_directives, job_script_prologue, resource_spec, n_jobs,
-                 adaptive: {minimum, maximum} | null, worker_lifetime, lifetime_stagger, python,
-                 connect_timeout, no_worker_timeout, tls, tls_ca_file, tls_cert, tls_key,
-                 options}   (each kind reads its own fields; the others must be unset)
+The layout of the config is the schema in :mod:`.schema`: one dataclass per section, one per
+``data.source`` and one per ``cluster.kind`` (:data:`SCHEMAS`; ``conf/`` names them in its
+defaults lists, so Hydra composes ``conf/`` after :func:`mccard_dist.hydra_guard.register_schemas`
+has put them into its ConfigStore). The top-level ``hydra`` node is ignored; any other top-level
+key is refused (``+psi=0.5`` on the command line: did you mean ``experiment.psi``?).
 
 :meth:`ExperimentSpec.to_dict` returns the same layout (with only the selected methods and the seeds as
 an explicit list), as plain JSON-able Python: it is what goes to a store attribute and to Dask workers,
@@ -45,6 +31,7 @@ from .parse import (
     from_dictconfig,
     spec_from_dict,
 )
+from .schema import SCHEMAS, composition_message
 from .specs import (
     CLUSTER_KINDS,
     CONFIG_DIR,
@@ -85,6 +72,8 @@ __all__ = [
     "RunSpec",
     "StoreSpec",
     "CONFIG_DIR",
+    "SCHEMAS",
+    "composition_message",
     "from_dictconfig",
     "spec_from_dict",
     "to_plain",

@@ -1,9 +1,8 @@
-"""Typed readers of config values: each refuses a bad value with a ConfigError that starts with
-the key. Sizes, walltimes and durations are parsed here too."""
+"""Checks of typed config values (ranges, non-empty strings, lists of numbers, sizes, walltimes,
+durations): each refuses a bad value with a ConfigError that starts with the key."""
 
 from __future__ import annotations
 
-import inspect
 import math
 import numbers
 import re
@@ -52,24 +51,9 @@ def _fail(key: str, problem: str, value=None, show_value: bool = True):
     raise ConfigError(f"{key}: {problem}{suffix}")
 
 
-def _section(d, key: str) -> Mapping:
-    if key not in d:
-        raise ConfigError(f"{key}: missing config section")
-    value = d[key]
-    if not isinstance(value, Mapping):
-        _fail(key, "must be a mapping", value)
-    return value
-
-
-def _get(section: Mapping, key: str, name: str, default=inspect.Parameter.empty):
-    """``section[name]``; missing (absent or Hydra's ``???``) is an error unless a default is given."""
-    value = section.get(name, default)
-    if value is inspect.Parameter.empty or (isinstance(value, str) and value == _MISSING):
-        raise ConfigError(f"{key}.{name}: missing mandatory value")
-    return value
-
-
 def _check_known(section: Mapping, key: str, known, hint: str = ""):
+    """Refuse keys of ``section`` outside ``known`` (a subset of the schema's: e.g. the keys one
+    ``data.source`` reads)."""
     unknown = sorted(set(section) - set(known))
     if unknown:
         names = ", ".join(f"{key}.{u}" for u in unknown)
@@ -78,30 +62,22 @@ def _check_known(section: Mapping, key: str, known, hint: str = ""):
         )
 
 
-def _as_int(key: str, value, minimum: int | None = None) -> int:
+def _at_least(key: str, value: int, minimum: int) -> int:
+    """``value`` (an integer, checked here for keys the schema leaves untyped) >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         _fail(key, "must be an integer", value)
-    if minimum is not None and value < minimum:
+    if value < minimum:
         _fail(key, f"must be >= {minimum}", value)
-    return int(value)
+    return value
 
 
-def _as_float(key: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        _fail(key, "must be a real number", value)
-    value = float(value)
+def _finite(key: str, value: float) -> float:
     if not math.isfinite(value):
         _fail(key, "must be finite", value)
     return value
 
 
-def _as_bool(key: str, value) -> bool:
-    if not isinstance(value, bool):
-        _fail(key, "must be true or false", value)
-    return value
-
-
-def _as_str(key: str, value, allow_none: bool = False) -> str | None:
+def _nonempty(key: str, value: str | None, allow_none: bool = False) -> str | None:
     if value is None and allow_none:
         return None
     if not isinstance(value, str) or not value:
@@ -109,15 +85,14 @@ def _as_str(key: str, value, allow_none: bool = False) -> str | None:
     return value
 
 
-def _as_list(key: str, value) -> list:
-    if not isinstance(value, (list, tuple)):
-        _fail(key, "must be a list", value)
-    return list(value)
-
-
 def _float_list(key: str, value, *, low: float, low_open: bool, high: float | None = None,
                 allow_empty: bool) -> tuple[float, ...]:
-    values = tuple(_as_float(f"{key}[{i}]", v) for i, v in enumerate(_as_list(key, value)))
+    if not isinstance(value, (list, tuple)):
+        _fail(key, "must be a list", value)
+    for i, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            _fail(f"{key}[{i}]", "must be a real number", v)
+    values = tuple(_finite(f"{key}[{i}]", float(v)) for i, v in enumerate(value))
     if not values and not allow_empty:
         _fail(key, "must not be empty", list(values))
     for v in values:
@@ -199,8 +174,7 @@ def _as_duration(key: str, value) -> str:
 
 
 def _str_list(key: str, value) -> tuple[str, ...]:
-    items = _as_list(key, [] if value is None else value)
-    return tuple(_as_str(f"{key}[{i}]", v) for i, v in enumerate(items))
+    return tuple(_nonempty(f"{key}[{i}]", v) for i, v in enumerate(value or ()))
 
 
 def _freeze(value):

@@ -11,28 +11,23 @@ from collections.abc import Mapping
 from .checks import (
     _MISSING,
     ConfigError,
-    _as_bool,
     _as_duration,
-    _as_int,
     _as_size,
-    _as_str,
     _as_walltime,
+    _at_least,
     _check_known,
     _duration_seconds,
     _fail,
     _freeze,
-    _get,
-    _section,
+    _nonempty,
     _str_list,
     _walltime_seconds,
 )
 from .specs import (
     _CLUSTER_FIELDS,
-    _KIND_FIELDS,
     _RESERVED_OPTIONS,
     _SCHEDULER_BINDING,
     ACCEPTED_OPTIONS,
-    CLUSTER_KINDS,
     CODE_OPTIONS,
     SCHEDULER_OPTIONS,
     AdaptiveSpec,
@@ -47,8 +42,10 @@ def _parse_adaptive(value) -> AdaptiveSpec | None:
     if not isinstance(value, Mapping):
         _fail(key, "must be null or {minimum: jobs, maximum: jobs}", value)
     _check_known(value, key, ("minimum", "maximum"))
-    minimum = _as_int(f"{key}.minimum", value.get("minimum", 0), 0)
-    maximum = _as_int(f"{key}.maximum", _get(value, key, "maximum"), 1)
+    if value.get("maximum", _MISSING) == _MISSING:
+        raise ConfigError(f"{key}.maximum: missing mandatory value")
+    minimum = _at_least(f"{key}.minimum", value.get("minimum", 0), 0)
+    maximum = _at_least(f"{key}.maximum", value["maximum"], 1)
     if maximum < minimum:
         _fail(f"{key}.maximum", f"must be >= cluster.adaptive.minimum ({minimum})", maximum)
     return AdaptiveSpec(minimum, maximum)
@@ -57,10 +54,10 @@ def _parse_adaptive(value) -> AdaptiveSpec | None:
 def _parse_jobqueue(kind: str, section: Mapping, required) -> dict:
     """The dask-jobqueue settings of a ``slurm`` / ``pbs`` cluster, validated."""
     directive = "#SBATCH" if kind == "slurm" else "#PBS"
-    cores = _as_int("cluster.cores", required("cores"), 1)
+    cores = _at_least("cluster.cores", required("cores"), 1)
     processes = section.get("processes")
     if processes is not None:
-        processes = _as_int("cluster.processes", processes, 1)
+        processes = _at_least("cluster.processes", processes, 1)
         if processes > cores:
             _fail("cluster.processes", f"must be <= cluster.cores ({cores}): every worker has one "
                                        "thread and needs a core", processes)
@@ -68,7 +65,7 @@ def _parse_jobqueue(kind: str, section: Mapping, required) -> dict:
     walltime = _as_walltime("cluster.walltime", required("walltime"), allow_days=kind == "slurm")
 
     def optional_str(name):
-        return _as_str(f"cluster.{name}", section.get(name), allow_none=True)
+        return _nonempty(f"cluster.{name}", section.get(name), allow_none=True)
 
     example = "--qos=normal" if kind == "slurm" else "-l place=scatter"
     directives = _str_list("cluster.job_extra_directives", section.get("job_extra_directives"))
@@ -81,9 +78,9 @@ def _parse_jobqueue(kind: str, section: Mapping, required) -> dict:
     adaptive = _parse_adaptive(section.get("adaptive"))
     n_jobs = section.get("n_jobs")
     if adaptive is None:
-        n_jobs = _as_int("cluster.n_jobs", required("n_jobs"), 1)
+        n_jobs = _at_least("cluster.n_jobs", required("n_jobs"), 1)
     elif n_jobs is not None:
-        n_jobs = _as_int("cluster.n_jobs", n_jobs, 1)
+        n_jobs = _at_least("cluster.n_jobs", n_jobs, 1)
 
     lifetime = section.get("worker_lifetime")
     stagger = section.get("lifetime_stagger")
@@ -124,11 +121,6 @@ def _parse_jobqueue(kind: str, section: Mapping, required) -> dict:
         lifetime_stagger=stagger,
         python=optional_str("python"),
     )
-
-
-def _is_unset(value) -> bool:
-    return value is None or value == _MISSING or (isinstance(value, (list, tuple, Mapping))
-                                                  and not value)
 
 
 def _is_loopback(host: str) -> bool:
@@ -203,24 +195,9 @@ def _refuse_code_options(value, key: str) -> None:
             _refuse_code_options(item, key)
 
 
-def _parse_cluster(d: Mapping) -> ClusterSpec:
-    key = "cluster"
-    section = _section(d, key)
-    _check_known(section, key, _CLUSTER_FIELDS,
-                 hint="; other backend keyword arguments go under cluster.options")
-    kind = _get(section, key, "kind")
-    if kind not in CLUSTER_KINDS:
-        _fail("cluster.kind", f"unknown cluster kind; known kinds are {', '.join(CLUSTER_KINDS)}",
-              kind)
-    used = _KIND_FIELDS[kind]
-    for name in _CLUSTER_FIELDS:
-        if name not in ("kind", "options") and name not in used and not _is_unset(
-                section.get(name)):
-            users = [k for k, fields in _KIND_FIELDS.items() if name in fields]
-            hint = " (use cluster.n_jobs: workers = n_jobs x processes)" if (
-                name == "n_workers" and kind in ("slurm", "pbs")) else ""
-            _fail(f"cluster.{name}", f"is not used by cluster.kind={kind} (it is a setting of "
-                                     f"{', '.join(users)}){hint}", section.get(name))
+def _parse_cluster(section: Mapping) -> ClusterSpec:
+    """``section``: the typed cluster section (``???`` left in, see ``required``)."""
+    kind = section["kind"]  # a known kind: the schema was chosen by it
 
     def required(name: str):
         value = section.get(name)
@@ -229,26 +206,18 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
                               f"command line, e.g. {_EXAMPLES[name]})")
         return value
 
-    def optional_int(name: str, minimum: int):
-        value = section.get(name)
-        return None if value is None else _as_int(f"cluster.{name}", value, minimum)
-
-    n_workers = optional_int("n_workers", 1)
-    threads_per_worker = optional_int("threads_per_worker", 1)
+    n_workers = threads_per_worker = address = scheduler_file = None
     if kind == "local":
-        n_workers = _as_int("cluster.n_workers", required("n_workers"), 1)
-        threads_per_worker = _as_int("cluster.threads_per_worker", required("threads_per_worker"),
-                                     1)
-    address = _as_str("cluster.address", section.get("address"), allow_none=True)
+        n_workers = _at_least("cluster.n_workers", required("n_workers"), 1)
+        threads_per_worker = _at_least("cluster.threads_per_worker",
+                                       required("threads_per_worker"), 1)
     if kind == "address":
-        address = _as_str("cluster.address", required("address"))
+        address = _nonempty("cluster.address", required("address"))
         if not _ADDRESS_RE.match(address):
             _fail("cluster.address", "must be a scheduler address [scheme://]host:port, e.g. "
                                      "tcp://head-node:8786", address)
-    scheduler_file = _as_str("cluster.scheduler_file", section.get("scheduler_file"),
-                             allow_none=True)
     if kind == "scheduler_file":
-        scheduler_file = _as_str("cluster.scheduler_file", required("scheduler_file"))
+        scheduler_file = _nonempty("cluster.scheduler_file", required("scheduler_file"))
     memory_limit = section.get("memory_limit")
     if memory_limit is not None:
         if isinstance(memory_limit, bool) or not isinstance(memory_limit, (str, numbers.Real)):
@@ -257,15 +226,13 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
         if isinstance(memory_limit, numbers.Real) and memory_limit < 0:
             _fail("cluster.memory_limit", "must be >= 0", memory_limit)
     options = section.get("options") or {}
-    if not isinstance(options, Mapping):
-        _fail("cluster.options", "must be a mapping", options)
     _refuse_code_options(options, "cluster.options")
     _check_options(kind, options)
     jobqueue = _parse_jobqueue(kind, section, required) if kind in ("slurm", "pbs") else {}
     connect = {}
     if kind == "local":
         tls = section.get("tls")
-        connect["tls"] = True if tls is None else _as_bool("cluster.tls", tls)
+        connect["tls"] = True if tls is None else tls
         host = section.get("host")
         if not connect["tls"] and host is not None and not _is_loopback(str(host)):
             _fail("cluster.host", "listens beyond this machine while cluster.tls=false: anyone "
@@ -279,27 +246,27 @@ def _parse_cluster(d: Mapping) -> ClusterSpec:
                   "is required with the other TLS files (tls_ca_file, tls_cert, tls_key)", None,
                   show_value=False)
         for name in given:
-            value = _as_str(f"cluster.{name}", files[name])
+            value = files[name]
             if not os.path.isfile(value):
                 _fail(f"cluster.{name}", "is not a readable file", value)
             connect[name] = value
     if kind in ("address", "scheduler_file") and section.get("connect_timeout") is not None:
         connect["connect_timeout"] = _as_duration("cluster.connect_timeout",
-                                                  section["connect_timeout"])
+                                                  section.get("connect_timeout"))
     if section.get("no_worker_timeout") is not None:  # None: the kind's default
         connect["no_worker_timeout"] = _as_duration("cluster.no_worker_timeout",
-                                                    section["no_worker_timeout"])
+                                                    section.get("no_worker_timeout"))
         if _duration_seconds(connect["no_worker_timeout"]) < 1:
             _fail("cluster.no_worker_timeout", 'must be at least 1 s, e.g. "5m"',
-                  section["no_worker_timeout"])
+                  section.get("no_worker_timeout"))
     return ClusterSpec(
         kind=kind,
         n_workers=n_workers,
         threads_per_worker=threads_per_worker,
         memory_limit=memory_limit,
-        host=_as_str("cluster.host", section.get("host"), allow_none=True),
-        dashboard_address=_as_str("cluster.dashboard_address", section.get("dashboard_address"),
-                                  allow_none=True),
+        host=_nonempty("cluster.host", section.get("host"), allow_none=True),
+        dashboard_address=_nonempty("cluster.dashboard_address", section.get("dashboard_address"),
+                                    allow_none=True),
         address=address,
         scheduler_file=scheduler_file,
         options=_freeze(options),

@@ -8,7 +8,7 @@ import numbers
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..data import OUTLIERS, SOURCES, load_table
+from ..data import OUTLIERS, load_table
 from ..data.real import DIABETES_SHAPE, split_sizes
 from ..methods import KINDS
 from ..models import AUTO_WIDTH
@@ -17,20 +17,18 @@ from .checks import (
     _NAME_RE,
     ConfigError,
     FrozenMap,
-    _as_bool,
-    _as_float,
-    _as_int,
-    _as_list,
-    _as_str,
+    _at_least,
     _check_known,
     _check_unique,
     _fail,
+    _finite,
     _float_list,
-    _get,
-    _section,
+    _nonempty,
+    to_plain,
 )
 from .cluster_rules import _parse_cluster
 from .data_specs import DiabetesDataSpec, FileDataSpec
+from .schema import typed_config
 from .specs import (
     CV_PATHS,
     CV_SCHEMES,
@@ -48,34 +46,27 @@ from .specs import (
 )
 
 
-def _parse_data(d: Mapping):
-    key = "data"
-    section = _section(d, key)
-    source = section.get("source") or "paper"
-    if source not in SOURCES:
-        _fail("data.source", f"must be one of {', '.join(SOURCES)}", source)
-    if source == "file":
+def _parse_data(section: Mapping):
+    """The typed data section, of the schema of its source."""
+    if section["source"] == "file":
         return _parse_file_data(section)
-    if source == "diabetes":
+    if section["source"] == "diabetes":
         return _parse_diabetes_data(section)
-    _check_known(section, key, ("source", "n_train", "n_test", "n_features", "n_relevant",
-                                "noise_var", "outliers", "df", "leverage", "rho"))
-    n_train = _as_int("data.n_train", _get(section, key, "n_train"), 2)
-    n_test = _as_int("data.n_test", _get(section, key, "n_test"), 1)
-    n_features = _as_int("data.n_features", _get(section, key, "n_features"), 1)
-    n_relevant = _as_int("data.n_relevant", _get(section, key, "n_relevant"), 0)
+    n_train = _at_least("data.n_train", section["n_train"], 2)
+    n_test = _at_least("data.n_test", section["n_test"], 1)
+    n_features = _at_least("data.n_features", section["n_features"], 1)
+    n_relevant = _at_least("data.n_relevant", section["n_relevant"], 0)
     if n_relevant > n_features:
         _fail("data.n_relevant", f"must be <= data.n_features ({n_features})", n_relevant)
-    noise_var = _as_float("data.noise_var", _get(section, key, "noise_var"))
+    noise_var = _finite("data.noise_var", section["noise_var"])
     if noise_var < 0:
         _fail("data.noise_var", "must be >= 0", noise_var)
     outliers, df = _parse_outliers(section)
-    leverage = _as_bool("data.leverage", section.get("leverage", False))
-    rho = _as_float("data.rho", section.get("rho", 0.0))
+    rho = _finite("data.rho", section["rho"])
     if not 0.0 <= rho < 1.0:
         _fail("data.rho", "must be in [0, 1)", rho)
-    return DataSpec(n_train, n_test, n_features, n_relevant, noise_var, outliers, df, leverage,
-                    rho)
+    return DataSpec(n_train, n_test, n_features, n_relevant, noise_var, outliers, df,
+                    section["leverage"], rho)
 
 
 def _parse_outliers(section: Mapping) -> tuple[str, float | None]:
@@ -87,7 +78,6 @@ def _parse_outliers(section: Mapping) -> tuple[str, float | None]:
         if df is None:
             _fail("data.df", "is required with data.outliers=student_t (degrees of freedom, > 0)",
                   None, show_value=False)
-        df = _as_float("data.df", df)
         if not df > 0:
             _fail("data.df", "must be > 0", df)
     elif df is not None:
@@ -97,18 +87,14 @@ def _parse_outliers(section: Mapping) -> tuple[str, float | None]:
 
 def _parse_file_data(section: Mapping) -> FileDataSpec:
     """``data.source=file``: the file is read and checked here, before any store or cluster."""
-    key = "data"
-    _check_known(section, key, ("source", "path", "target", "test_fraction", "standardize",
-                                "outliers", "df", "sha256"),
-                 hint=" (leverage, rho and the sizes belong to the synthetic data, data=paper)")
-    path = _as_str("data.path", _get(section, key, "path"))
-    target = _as_str("data.target", section.get("target"), allow_none=True)
-    test_fraction = _as_float("data.test_fraction", section.get("test_fraction", 0.3))
+    path = _nonempty("data.path", section["path"])
+    target = _nonempty("data.target", section["target"], allow_none=True)
+    test_fraction = section["test_fraction"]
     if not 0.0 < test_fraction < 1.0:
         _fail("data.test_fraction", "must be in (0, 1)", test_fraction)
-    standardize = _as_bool("data.standardize", section.get("standardize", True))
+    standardize = section["standardize"]
     outliers, df = _parse_outliers(section)
-    pinned = _as_str("data.sha256", section.get("sha256"), allow_none=True)
+    pinned = _nonempty("data.sha256", section["sha256"], allow_none=True)
     table = load_table(path, target)
     if pinned is not None and pinned != table.sha256:
         _fail("data.sha256", f"{path} holds other data than the experiment was set up with "
@@ -129,26 +115,21 @@ def _parse_file_data(section: Mapping) -> FileDataSpec:
 
 
 def _parse_diabetes_data(section: Mapping) -> DiabetesDataSpec:
-    key = "data"
-    _check_known(section, key, ("source", "n_train", "n_noise_features", "standardize",
-                                "outliers", "df"))
     n_rows = DIABETES_SHAPE[0]
-    n_train = _as_int("data.n_train", _get(section, key, "n_train"), 2)
+    n_train = _at_least("data.n_train", section["n_train"], 2)
     if n_train > n_rows - 2:
         _fail("data.n_train", f"must leave at least 2 of the {n_rows} rows for testing", n_train)
-    n_noise = _as_int("data.n_noise_features", _get(section, key, "n_noise_features"), 0)
-    standardize = _as_bool("data.standardize", section.get("standardize", True))
+    n_noise = _at_least("data.n_noise_features", section["n_noise_features"], 0)
     outliers, df = _parse_outliers(section)
-    return DiabetesDataSpec(n_train=n_train, n_noise_features=n_noise, standardize=standardize,
-                            outliers=outliers, df=df)
+    return DiabetesDataSpec(n_train=n_train, n_noise_features=n_noise,
+                            standardize=section["standardize"], outliers=outliers, df=df)
 
 
 def _cv_margin(section: Mapping, name: str, scheme: str, needs: str) -> float | None:
     """An optional margin of cv (``None``: off): a positive number, used by one scheme only."""
-    value = section.get(name, None)
+    value = section[name]
     if value is None:
         return None
-    value = _as_float(f"cv.{name}", value)
     if not value > 0:
         _fail(f"cv.{name}", "must be > 0 (or null: off)", value)
     if scheme != needs:
@@ -156,23 +137,19 @@ def _cv_margin(section: Mapping, name: str, scheme: str, needs: str) -> float | 
     return value
 
 
-def _parse_cv(d: Mapping, data) -> CVSpec:
-    key = "cv"
-    section = _section(d, key)
-    _check_known(section, key, ("scheme", "n_folds", "score", "reference_width", "path_stop",
-                                "race", "paths"))
-    scheme = section.get("scheme", "kfold")  # stores written before schemes existed: kfold
+def _parse_cv(section: Mapping, data) -> CVSpec:
+    scheme = section["scheme"]  # stores written before schemes existed: kfold
     if scheme not in CV_SCHEMES:
         _fail("cv.scheme", f"must be one of {', '.join(CV_SCHEMES)}", scheme)
     path_stop = _cv_margin(section, "path_stop", scheme, "alo")
     race = _cv_margin(section, "race", scheme, "kfold")
     # configs written before the key: kfold fits paths (the default), alo never does
-    paths = section.get("paths", "width" if scheme == "kfold" else "none")
+    paths = section["paths"] or ("width" if scheme == "kfold" else "none")
     if paths not in CV_PATHS:
         _fail("cv.paths", f"must be one of {', '.join(CV_PATHS)}", paths)
     if scheme != "kfold" and paths != "none":
         _fail("cv.paths", "is only used with cv.scheme=kfold (set none)", paths)
-    n_folds = _as_int("cv.n_folds", _get(section, key, "n_folds"), 2)
+    n_folds = _at_least("cv.n_folds", section["n_folds"], 2)
     if data.source == "file":  # the training rows come from the file, not from a key
         rows = f"the {data.n_train} training rows of {data.path}"
         fewer = f"{rows} (too few rows for {n_folds} folds; lower cv.n_folds)"
@@ -184,20 +161,17 @@ def _parse_cv(d: Mapping, data) -> CVSpec:
     if data.n_train - math.ceil(data.n_train / n_folds) < 2:
         _fail("cv.n_folds", f"leaves fewer than 2 training samples per fold with {fewer}",
               n_folds)
-    score = _get(section, key, "score")
-    score = CV_SCORE_ALIASES.get(score, score) if isinstance(score, str) else score
+    score = CV_SCORE_ALIASES.get(section["score"], section["score"])
     if score not in CV_SCORES:
         _fail("cv.score", f"must be one of {', '.join(CV_SCORES)} (or scikit-learn's "
               f"{', '.join(CV_SCORE_ALIASES)})", score)
-    reference_width = _as_float("cv.reference_width", _get(section, key, "reference_width"))
+    reference_width = _finite("cv.reference_width", section["reference_width"])
     if reference_width <= 0:
         _fail("cv.reference_width", "must be > 0", reference_width)
     return CVSpec(n_folds, score, reference_width, scheme, path_stop, race, paths)
 
 
 def _parse_params(key: str, estimator: str, params, kernel_width, alpha_ratio) -> FrozenMap:
-    if not isinstance(params, Mapping):
-        _fail(key, "must be a mapping of estimator keyword arguments", params)
     kind = KINDS[estimator]
     cls = kind.cls
     accepted = _init_parameters(cls)
@@ -239,20 +213,17 @@ def _parse_params(key: str, estimator: str, params, kernel_width, alpha_ratio) -
     return FrozenMap(converted)
 
 
-def _parse_method(name: str, section) -> MethodSpec:
+def _parse_method(name: str, section: Mapping) -> MethodSpec:
     key = f"methods.{name}"
     if not _NAME_RE.match(name):
         _fail(key, "method names must start with a letter and contain only letters, digits and _",
               name)
-    if not isinstance(section, Mapping):
-        _fail(key, "must be a mapping", section)
-    _check_known(section, key, ("estimator", "params", "kernel_width", "alpha_ratio"))
-    estimator = _get(section, key, "estimator")
+    estimator = section["estimator"]
     if estimator not in ESTIMATORS:
         _fail(f"{key}.estimator", f"unknown estimator; known estimators are {', '.join(ESTIMATORS)}",
               estimator)
     kind = KINDS[estimator]
-    kernel_width = section.get("kernel_width", [])
+    kernel_width = section["kernel_width"]
     auto_width = isinstance(kernel_width, str)
     if auto_width:
         if kernel_width != AUTO_WIDTH:
@@ -268,7 +239,7 @@ def _parse_method(name: str, section) -> MethodSpec:
     else:
         kernel_width = _float_list(f"{key}.kernel_width", kernel_width,
                                    low=0.0, low_open=True, allow_empty=True)
-    alpha_ratio = _float_list(f"{key}.alpha_ratio", section.get("alpha_ratio", []),
+    alpha_ratio = _float_list(f"{key}.alpha_ratio", section["alpha_ratio"],
                               low=0.0, low_open=False, allow_empty=True)
     if kind.kernel_width and not kernel_width and not auto_width:
         _fail(f"{key}.kernel_width", f"must not be empty: {estimator} is selected by CV over h "
@@ -282,20 +253,22 @@ def _parse_method(name: str, section) -> MethodSpec:
     if not kind.alpha and alpha_ratio:
         _fail(f"{key}.alpha_ratio", f"must be empty: {estimator} has no L1 penalty",
               list(alpha_ratio))
-    params = _parse_params(f"{key}.params", estimator, section.get("params") or {},
+    params = _parse_params(f"{key}.params", estimator, section["params"],
                            AUTO_WIDTH if auto_width else kernel_width, alpha_ratio)
     return MethodSpec(name, estimator, params, kernel_width, alpha_ratio, auto_width)
 
 
 def _parse_seeds(value) -> tuple[int, ...]:
-    key = "experiment.seeds"
+    key = "experiment.seeds"  # the schema cannot type a mapping-or-list: checked here
+
     if isinstance(value, Mapping):
         _check_known(value, key, ("start", "count"))
-        start = _as_int(f"{key}.start", _get(value, key, "start"), 0)
-        count = _as_int(f"{key}.count", _get(value, key, "count"), 1)
-        return tuple(range(start, start + count))
+        if "count" not in value:
+            raise ConfigError(f"{key}.count: missing mandatory value")
+        start = _at_least(f"{key}.start", value.get("start", 0), 0)
+        return tuple(range(start, start + _at_least(f"{key}.count", value["count"], 1)))
     if isinstance(value, (list, tuple)):
-        seeds = tuple(_as_int(f"{key}[{i}]", s, 0) for i, s in enumerate(value))
+        seeds = tuple(int(_at_least(f"{key}[{i}]", s, 0)) for i, s in enumerate(value))
         if not seeds:
             _fail(key, "must not be empty", [])
         _check_unique(key, seeds)
@@ -303,37 +276,20 @@ def _parse_seeds(value) -> tuple[int, ...]:
     _fail(key, "must be {start, count} or a list of seeds", value)
 
 
-def _parse_run(d: Mapping) -> RunSpec:
-    key = "run"
-    section = _section(d, key)
-    _check_known(section, key, ("fits_per_block", "blocks_per_worker", "retries", "save_coef",
-                                "retry_failed", "progress", "unit"))
-    unit = section.get("unit") or "auto"
-    if unit not in RUN_UNITS:
-        _fail("run.unit", f"must be one of {', '.join(RUN_UNITS)}", unit)
-    return RunSpec(
-        fits_per_block=_as_int("run.fits_per_block", _get(section, key, "fits_per_block"), 1),
-        blocks_per_worker=_as_int("run.blocks_per_worker",
-                                  _get(section, key, "blocks_per_worker"), 1),
-        retries=_as_int("run.retries", _get(section, key, "retries"), 0),
-        save_coef=_as_bool("run.save_coef", _get(section, key, "save_coef")),
-        retry_failed=_as_bool("run.retry_failed", _get(section, key, "retry_failed")),
-        progress=_as_bool("run.progress", _get(section, key, "progress")),
-        unit=unit,
-    )
+def _parse_run(section: Mapping) -> RunSpec:
+    if section["unit"] not in RUN_UNITS:
+        _fail("run.unit", f"must be one of {', '.join(RUN_UNITS)}", section["unit"])
+    for name, minimum in (("fits_per_block", 1), ("blocks_per_worker", 1), ("retries", 0)):
+        _at_least(f"run.{name}", section[name], minimum)
+    return RunSpec(**section)
 
 
-def _parse_store(d: Mapping) -> StoreSpec:
-    key = "store"
-    section = _section(d, key)
-    _check_known(section, key, ("root", "path", "verify"))
-    root = _as_str("store.root", _get(section, key, "root"))
-    path = _as_str("store.path", _get(section, key, "path", None), allow_none=True)
-    verify = section.get("verify") or "quick"
-    if verify not in ("quick", "full"):
-        _fail("store.verify", "must be quick or full", verify)
-    return StoreSpec(root, path, verify)
-
+def _parse_store(section: Mapping) -> StoreSpec:
+    _nonempty("store.root", section["root"])
+    _nonempty("store.path", section["path"], allow_none=True)
+    if section["verify"] not in ("quick", "full"):
+        _fail("store.verify", "must be quick or full", section["verify"])
+    return StoreSpec(**section)
 
 
 #: the top-level keys of a resolved config (``hydra``: Hydra's own node, not read here)
@@ -372,32 +328,38 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
     if not isinstance(d, Mapping):
         raise ConfigError(f"config: must be a mapping, got {type(d).__name__}")
     _check_top_level(d)
-    exp = _section(d, "experiment")
-    _check_known(exp, "experiment", ("name", "methods", "tau", "psi", "seeds"))
-    name = _as_str("experiment.name", _get(exp, "experiment", "name"))
+    given = {k: v for k, v in to_plain(d).items() if k != "hydra"}
+    for section in ("experiment", "methods", "data", "cv", "run", "store", "cluster"):
+        if section not in given:
+            raise ConfigError(f"{section}: missing config section")
+    # The methods that experiment.methods selects are checked; the others are not read.
+    selected = given["experiment"].get("methods") if isinstance(given["experiment"], Mapping) \
+        else None
+    available = given["methods"]
+    if isinstance(selected, list) and isinstance(available, Mapping):
+        if not selected:
+            _fail("experiment.methods", "must not be empty", selected)
+        _check_unique("experiment.methods", selected)
+        for m in selected:
+            if m not in available:
+                _fail("experiment.methods", f"unknown method {m!r}; known methods are "
+                                            f"{', '.join(map(str, available))}", selected)
+        given["methods"] = {m: available[m] for m in selected}
+    typed = typed_config(given)
+    exp = typed["experiment"]
+    name = exp["name"]
     if not _EXPERIMENT_NAME_RE.match(name):
         _fail("experiment.name", "must be usable in a file name (letters, digits, _ . -)", name)
+    methods = tuple(_parse_method(m, typed["methods"][m]) for m in exp["methods"])
 
-    available = _section(d, "methods")
-    selected = _as_list("experiment.methods", _get(exp, "experiment", "methods"))
-    if not selected:
-        _fail("experiment.methods", "must not be empty", selected)
-    _check_unique("experiment.methods", selected)
-    for m in selected:
-        if m not in available:
-            _fail("experiment.methods", f"unknown method {m!r}; known methods are "
-                                        f"{', '.join(map(str, available))}", selected)
-    methods = tuple(_parse_method(m, available[m]) for m in selected)
-
-    tau = _float_list("experiment.tau", _get(exp, "experiment", "tau"), low=0.0, low_open=True,
+    tau = _float_list("experiment.tau", exp["tau"], low=0.0, low_open=True, allow_empty=False)
+    psi = _float_list("experiment.psi", exp["psi"], low=0.0, low_open=False, high=1.0,
                       allow_empty=False)
-    psi = _float_list("experiment.psi", _get(exp, "experiment", "psi"), low=0.0, low_open=False,
-                      high=1.0, allow_empty=False)
-    seeds = _parse_seeds(_get(exp, "experiment", "seeds"))
+    seeds = _parse_seeds(exp["seeds"])
 
-    data = _parse_data(d)
-    cv = _parse_cv(d, data)
-    run = _parse_run(d)
+    data = _parse_data(typed["data"])
+    cv = _parse_cv(typed["cv"], data)
+    run = _parse_run(typed["run"])
     if run.unit == "fit" and (cv.scheme != "kfold" or cv.race is not None):
         what = "cv.race" if cv.race is not None else "cv.scheme=alo"
         _fail("run.unit", f"fit splits K-fold CV into one task per fit; {what} decides which fits "
@@ -417,8 +379,8 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
         data=data,
         cv=cv,
         run=run,
-        store=_parse_store(d),
-        cluster=_parse_cluster(d),
+        store=_parse_store(typed["store"]),
+        cluster=_parse_cluster(typed["cluster"]),
     )
 
 

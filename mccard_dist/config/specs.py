@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
 
@@ -14,6 +14,7 @@ from ..methods import KINDS, MethodKind
 from ..models import AUTO_WIDTH
 from .checks import FrozenMap, _duration_seconds, _walltime_seconds, to_plain
 from .data_specs import DataSpec, DiabetesDataSpec, FileDataSpec
+from .schema import CLUSTER_SCHEMAS, SlurmClusterConfig
 
 #: The fixed estimator registry (:data:`mccard_dist.methods.KINDS`): key -> estimator class.
 ESTIMATORS = MappingProxyType({name: kind.cls for name, kind in KINDS.items()})
@@ -32,7 +33,7 @@ CV_SCHEMES = ("kfold", "alo")
 CV_PATHS = ("width", "penalty", "none")
 
 #: Cluster backends (``slurm`` and ``pbs`` through dask-jobqueue, see :class:`ClusterSpec`).
-CLUSTER_KINDS = ("local", "address", "scheduler_file", "slurm", "pbs")
+CLUSTER_KINDS = tuple(CLUSTER_SCHEMAS)
 
 
 
@@ -351,23 +352,9 @@ _CLUSTER_FIELDS = ("kind", "n_workers", "threads_per_worker", "memory_limit", "h
 NO_WORKER_TIMEOUTS = {"local": "5m", "address": "5m", "scheduler_file": "5m", "slurm": "1h",
                       "pbs": "1h"}
 
-#: settings of the dask-jobqueue kinds (slurm, pbs)
-_JOBQUEUE_FIELDS = ("cores", "processes", "memory", "walltime", "queue", "account", "interface",
-                    "log_directory", "job_extra_directives", "job_script_prologue", "n_jobs",
-                    "adaptive", "worker_lifetime", "lifetime_stagger", "python",
-                    "dashboard_address", "no_worker_timeout")
-
-#: the fields each cluster kind reads (besides kind and options); others must stay unset
-_KIND_FIELDS = {
-    "local": ("n_workers", "threads_per_worker", "memory_limit", "host", "dashboard_address",
-              "tls", "no_worker_timeout"),
-    "address": ("address", "connect_timeout", "tls_ca_file", "tls_cert", "tls_key",
-                "no_worker_timeout"),
-    "scheduler_file": ("scheduler_file", "connect_timeout", "tls_ca_file", "tls_cert", "tls_key",
-                       "no_worker_timeout"),
-    "slurm": _JOBQUEUE_FIELDS,
-    "pbs": _JOBQUEUE_FIELDS + ("resource_spec",),
-}
+#: settings of the dask-jobqueue kinds (slurm, pbs), from their schema
+_JOBQUEUE_FIELDS = tuple(f.name for f in fields(SlurmClusterConfig)
+                         if f.name not in ("kind", "options"))
 
 #: option names that make Dask import or run code given as a value (a file, a module, a class),
 #: refused at any depth of ``cluster.options``. (The batch-job settings ``job_script_prologue``
