@@ -50,8 +50,6 @@ class RidgeSolution:
         Unpenalised intercept (0.0 without intercept, or when every weight is zero).
     gamma : ndarray of shape (k,) or None
         ``1 - a_d Sigma_dd`` without cancellation (``None`` if not requested).
-    sigma_diag : ndarray of shape (k,) or None
-        Diagonal of ``Sigma = (X_c^T S X_c + A)^{-1}``.
     form : {"primal", "dual"}
         The form that was used.
     leverage : ndarray of shape (N,) or None
@@ -61,7 +59,6 @@ class RidgeSolution:
     coef: np.ndarray
     intercept: float
     gamma: np.ndarray | None
-    sigma_diag: np.ndarray | None
     form: str
     leverage: np.ndarray | None = None
 
@@ -92,10 +89,10 @@ def inverse_lower(lower_factor: np.ndarray) -> np.ndarray:
     return np.tril(inv)
 
 
-def _dual_with_gamma(L, B, z, relevance):
+def _dual_with_gamma(L, B, z):
     """Dual-form solution from the lower Cholesky factor ``L`` of ``K = I + B' B'^T`` (consumed):
-    the scaled coefficients ``B'^T K^{-1} z``, ``gamma_d = b'_d^T K^{-1} b'_d``, the diagonal
-    of Sigma and ``1 - (K^{-1})_nn``, the hat diagonal of the centred problem
+    the scaled coefficients ``B'^T K^{-1} z``, ``gamma_d = b'_d^T K^{-1} b'_d`` and
+    ``1 - (K^{-1})_nn``, the hat diagonal of the centred problem
     (``B' (I + B'^T B')^{-1} B'^T = I - K^{-1}``).
 
     ``K^{-1}`` is formed explicitly (LAPACK potri; ``K >= I``, so it is well conditioned) and
@@ -107,8 +104,7 @@ def _dual_with_gamma(L, B, z, relevance):
     inv += np.tril(inv, -1).T  # the full symmetric inverse: a plain product is the fastest here
     C = inv @ B
     gamma = np.einsum("ij,ij->j", B, C)
-    # Sigma_dd = (1 - gamma_d) / a_d; gamma_d < 1 in exact arithmetic.
-    return C.T @ z, gamma, np.clip(1.0 - gamma, 0.0, None) / relevance, 1.0 - np.diag(inv)
+    return C.T @ z, gamma, 1.0 - np.diag(inv)
 
 
 def _primal_hat(B, T):
@@ -151,7 +147,7 @@ def weighted_ridge(
     form : {"auto", "primal", "dual"}
         ``"auto"`` picks the dual form while ``k > N`` (:func:`choose_form`).
     compute_gamma : bool
-        Whether to return ``gamma`` and the diagonal of ``Sigma``.
+        Whether to return ``gamma``.
     compute_leverage : bool
         Whether to return the hat diagonal (with ``compute_gamma`` only, which factors the
         inverse it needs).
@@ -172,8 +168,7 @@ def weighted_ridge(
             total = float(np.sum(sample_weight))
             leverage = _with_base(np.zeros(n_samples), sample_weight, total,
                                   fit_intercept and total > 0.0)
-        return RidgeSolution(empty, intercept, empty if compute_gamma else None,
-                             empty if compute_gamma else None, form, leverage)
+        return RidgeSolution(empty, intercept, empty if compute_gamma else None, form, leverage)
 
     Xc, tc, x_mean, t_mean = _centre(X, t, sample_weight, fit_intercept)
     root_w = np.sqrt(sample_weight)
@@ -183,13 +178,13 @@ def weighted_ridge(
     B *= inv_root_a[None, :]
     z = tc * root_w
 
-    gamma = sigma_diag = hat = None
+    gamma = hat = None
     if form == "dual":
         K = B @ B.T
         K.flat[:: n_samples + 1] += 1.0
         L = linalg.cholesky(K, lower=True, overwrite_a=True, check_finite=False)
         if compute_gamma:
-            coef_scaled, gamma, sigma_diag, hat = _dual_with_gamma(L, B, z, relevance)
+            coef_scaled, gamma, hat = _dual_with_gamma(L, B, z)
         else:
             u = linalg.solve_triangular(L, z, lower=True, check_finite=False)
             v = linalg.solve_triangular(L, u, lower=True, trans="T", check_finite=False)
@@ -206,7 +201,6 @@ def weighted_ridge(
             T = inverse_lower(c)  # c is not needed after the solve above
             P = T * G
             gamma = P.sum(axis=0) + P.sum(axis=1) - np.diag(P)
-            sigma_diag = np.diag(T) / relevance
             if compute_leverage:
                 hat = _primal_hat(B, T)
     else:
@@ -221,7 +215,7 @@ def weighted_ridge(
     if compute_leverage and hat is not None:
         total = float(np.sum(sample_weight))
         leverage = _with_base(hat, sample_weight, total, x_mean is not None)
-    return RidgeSolution(coef, intercept, gamma, sigma_diag, form, leverage)
+    return RidgeSolution(coef, intercept, gamma, form, leverage)
 
 
 class RidgeSteps:
@@ -269,7 +263,7 @@ class RidgeSteps:
         total = float(s.sum())
         centre = self.fit_intercept and total > 0.0
         t_mean = float(s @ t) / total if centre else 0.0
-        gamma = sigma_diag = leverage = None
+        gamma = leverage = None
         if self.form == "dual":
             Pc = self.P
             if centre:
@@ -289,7 +283,7 @@ class RidgeSteps:
                 B = X - (s @ X) / total if centre else X.copy()
                 B *= inv_root_a[None, :]
                 B *= root[:, None]
-                coef, gamma, sigma_diag, hat = _dual_with_gamma(factor, B, z, self.relevance)
+                coef, gamma, hat = _dual_with_gamma(factor, B, z)
                 coef *= inv_root_a
                 if compute_leverage:
                     leverage = _with_base(hat, s, total, centre)
@@ -319,7 +313,7 @@ class RidgeSteps:
             intercept = t_mean  # no sample carries weight: nothing determines the intercept
         else:
             intercept = t_mean - float(s @ (X @ coef)) / total
-        return RidgeSolution(coef, intercept, gamma, sigma_diag, self.form, leverage)
+        return RidgeSolution(coef, intercept, gamma, self.form, leverage)
 
 
 def posterior_covariance(
