@@ -372,3 +372,49 @@ def test_an_rmse_ten_times_the_others_puts_the_panel_on_a_log_scale(store):
     scales = {ax.get_ylabel(): ax.get_yscale() for ax in fig.axes}
     assert scales["test RMSE (units of y)"] == "log"
     assert scales["test r (Pearson, unitless)"] == "linear"
+
+
+def test_a_count_row_that_reaches_zero_is_symlog_in_every_panel_and_shows_0(store):
+    """A seed with no feature kept puts 0 on the count axis: log above 1, the same scale in every
+    panel of the row (not log in one tau and linear in another)."""
+    ds = open_results(store).load()
+    ds["n_selected"].loc[{"model": "mcc_ard", "tau": ds["tau"].values[-1],
+                          "psi": ds["psi"].values[-1], "seed": ds["seed"].values[0]}] = 0
+    fig = analysis.fig_selection(ds)
+    counts = [ax for ax in fig.axes if ax.get_ylabel() == "selected features (count)"]
+    assert len(counts) == ds.sizes["tau"]
+    assert {ax.get_yscale() for ax in counts} == {"symlog"}
+    for ax in counts:
+        assert ax.get_ylim()[0] == 0 and "0" in [t.get_text() for t in ax.get_yticklabels()]
+    assert_legible(fig)
+
+
+def test_the_psi_axis_is_ticked_at_the_grids_psi_when_it_has_few(store):
+    ds = open_results(store)
+    psi = [f"{p:g}" for p in ds["psi"].values]
+    assert 1 < len(psi) <= 11
+    for ax in analysis.fig_prediction(ds).axes:
+        assert [t.get_text() for t in ax.get_xticklabels()] == psi
+
+
+def test_cv_curves_list_only_the_penalties_with_a_mean_over_the_folds(store):
+    """A candidate without a score on some fold (dropped by racing) has no mean, no line and no
+    legend entry."""
+    ds = open_results(store).load()
+    cell = {"model": "mcc_l1", "tau": float(ds["tau"].values[0]),
+            "psi": float(ds["psi"].values[-1]), "seed": int(ds["seed"].values[0])}
+    ratios = sorted(float(r) for r in ds["alpha_ratio"].values if r > 0)
+    assert len(ratios) == 2
+    ds["cv_score"].loc[{**cell, "alpha_ratio": ratios[0], "fold": 1}] = np.nan
+    fig = analysis.fig_cv_curves(ds, cell=tuple(cell.values()))
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert f"λ = {ratios[1]:g} λ_max" in labels
+    assert not any(label.startswith(f"λ = {ratios[0]:g} ") for label in labels)
+
+
+def test_chosen_h_cells_are_written_without_exponents(store):
+    ds = open_results(store).load()
+    ds["chosen_h"].loc[{"model": "mcc_ard"}] = 170.0
+    fig = analysis.fig_chosen_h(ds)
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert "170" in texts and not any("e+" in t for t in texts)

@@ -41,7 +41,7 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
     0, and counts cannot push a bar past what any seed reached).
 
     ``rows``: (metric, y label, log scale: True, False or ``"auto"``, log where the means of a
-    panel lie more than 10x apart); ``hline``: (y, label) drawn in every panel of the
+    panel lie more than 3x apart); ``hline``: (y, label) drawn in every panel of the
     first row; ``reference``: methods drawn thinner and dashed, for comparison.
     """
     import textwrap
@@ -58,6 +58,10 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
     offsets = _dodge(psi, len(shown))
     width = max(4.3 * len(taus) + 0.4, 7.5)  # room for the title and legend with one tau
     fig, axes = _figure(len(rows), len(taus), width, 3.0 * len(rows) + 1.2)
+    # counts that reach 0 in some seed (the error bars go down to it): symlog in the whole row
+    counts = (values["n_selected"].sel({"model": shown}).values if "n_selected" in values
+              else np.array([]))
+    zero_counts = bool(np.any(counts[np.isfinite(counts)] <= 0))
     for j, tau in enumerate(taus):
         for i, (metric, ylabel, log) in enumerate(rows):
             ax = axes[i, j]
@@ -79,12 +83,21 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
                             elinewidth=0.8, label=style["label"] + (" (reference)" if ref else ""))
             if hline is not None and i == 0:
                 ax.axhline(hline[0], color="black", ls=":", lw=1.2, label=hline[1])
-            if log:
+            if log and metric == "n_selected" and zero_counts:
+                # a count that reaches 0 somewhere in the row: log above 1 and 0 still drawn,
+                # the same scale in every panel of the row
+                ax.set_yscale("symlog", linthresh=1.0, linscale=0.4)
+                top = np.nanmax(s["n_selected_mean"].sel({"model": shown}).values)
+                ax.set_ylim(0.0, 1.4 * max(top, hline[0] if hline else 1.0))
+                marks = [hline[0]] if hline is not None and i == 0 else []
+                ticks = _thin_log(_log_ticks_125(1.0, ax.get_ylim()[1]), keep=marks)
+                _plain_log_ticks(ax.yaxis, [0.0, *ticks])
+            elif log:
                 finite = s[f"{metric}_mean"].sel({"tau": tau}).values
                 finite = finite[np.isfinite(finite)]
-                # "auto": log only when one method's level would squeeze the others (10x apart)
+                # "auto": log only when one method's level would squeeze the others (3x apart)
                 wide = log != "auto" or (finite.size and finite.min() > 0
-                                         and finite.max() > 10 * finite.min())
+                                         and finite.max() > 3 * finite.min())
                 if finite.size and np.all(finite > 0) and wide:
                     ax.set_yscale("log")
                     low, high = ax.get_ylim()
@@ -97,6 +110,8 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
             ax.grid(True, alpha=0.3)
             if i == 0:
                 ax.set_title(outlier_scale_title(ds, tau), fontsize=10)
+            if len(psi) <= 11:  # ticks at the grid's psi: the dodged points belong to them
+                ax.set_xticks(psi, [f"{p:g}" for p in psi])
             if i == len(rows) - 1:
                 ax.set_xlabel(_PSI_LABEL)
     handles, labels = axes[0, 0].get_legend_handles_labels()

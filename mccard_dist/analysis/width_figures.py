@@ -14,6 +14,7 @@ from .plotting import (
     _PSI_LABEL,
     FigureUnavailable,
     _figure,
+    _log_ticks_125,
     _plain_log_ticks,
     _thin_log,
 )
@@ -120,7 +121,9 @@ def fig_cv_curves(ds, cell=None):
         mean = scores.mean("fold", skipna=False)
         h = ds["h"].values.astype(float)
         mean, h = mean.isel(h=h > 0), h[h > 0]  # h = 0: lambda-only CV of an auto-width method
-        lams = [lam for lam in ds["alpha_ratio"].values if bool(scores.sel(alpha_ratio=lam).notnull().any())]
+        # a candidate with a mean over the folds: one that racing dropped has none, and no line
+        lams = [lam for lam in ds["alpha_ratio"].values
+                if bool(mean.sel(alpha_ratio=lam).notnull().any())]
         l1 = [lam for lam in lams if lam > 0]
         colors = dict(zip(l1, colormaps["viridis"](np.linspace(0.0, 0.85, max(len(l1), 1)))))
         for lam in lams:
@@ -133,9 +136,13 @@ def fig_cv_curves(ds, cell=None):
                 ax.plot(h[keep], y[keep], marker=style["marker"], ms=4, color=style["color"],
                         label="no L1 penalty (ARD)")
         ax.set_xscale("log")
+        grid = [g for g in _method_grid(ds, m) if g > 0]
+        if grid:  # the whole grid, so that candidates without a mean show as gaps
+            ax.set_xlim(min(grid) / 1.5, max(grid) * 1.5)
         chosen_h = float(cell_values(ds, "chosen_h").sel(sel)) if "chosen_h" in ds else math.nan
         own = h[mean.notnull().any([d for d in mean.dims if d != "h"]).values]  # this method's
-        ticks = _thin_log(own, keep=[chosen_h] if math.isfinite(chosen_h) else [])
+        ticks = _thin_log([*own, *grid[:1], *grid[-1:]],
+                          keep=[chosen_h] if math.isfinite(chosen_h) else [])
         _plain_log_ticks(ax.xaxis, ticks)
         if len(ticks) > 6:
             ax.tick_params(axis="x", labelrotation=45)
@@ -152,8 +159,10 @@ def fig_cv_curves(ds, cell=None):
                     ls="none", label=f"CV pick: {what}", zorder=5)
         ax.legend(fontsize=8)
     n_folds = ds.sizes.get("fold", 0)
-    fig.suptitle(f"Cross-validation over the kernel width ({n_folds}-fold, lower is better)",
-                 fontsize=11)
+    raced = cv.get("race")
+    fig.suptitle(f"Cross-validation over the kernel width ({n_folds}-fold, lower is better)"
+                 + (f"; candidates dropped by racing (cv.race = {raced:g}) have no mean and no "
+                    "point" if raced else ""), fontsize=11)
     return fig
 
 
@@ -222,13 +231,16 @@ def fig_chosen_h(ds):
                         v = values[ti, pi]
                         if np.isfinite(v):
                             dark = norm(v) < 0.6
-                            ax.text(pi, ti, f"{v:.2g}", ha="center", va="center", fontsize=8,
+                            text = f"{v:.2g}" if v < 100 else f"{v:.0f}"  # not 1.7e+02
+                            ax.text(pi, ti, text, ha="center", va="center", fontsize=8,
                                     color="white" if dark else "black")
         bar = fig.colorbar(image, ax=[panels[m] for m in members],
                            label=f"h, geometric mean over seeds\n(units of {unit}, log scale)")
-        inside = grid_h[(grid_h >= vmin) & (grid_h <= vmax)] if grid_h.size else np.array([])
-        ticks = _thin_log(inside, keep=[inside.min(), inside.max()] if inside.size else [],
-                          min_decades=0.2)
+        # labels about 0.2 in apart on the bar, whatever its height
+        inches = bar.ax.get_position().height * fig.get_figheight()
+        spread = math.log10(vmax / vmin) * 0.2 / max(inches, 0.5)
+        ends = [h for h in (grid_h.min(), grid_h.max()) if vmin <= h <= vmax] if grid_h.size else []
+        ticks = _thin_log(_log_ticks_125(vmin, vmax), keep=ends, min_decades=max(0.2, spread))
         _plain_log_ticks(bar.ax.yaxis, ticks or None)
     fig.suptitle("Kernel width: chosen by CV, or set inside the fit (auto h)", fontsize=11)
     return fig
