@@ -629,7 +629,8 @@ def test_auto_width_from_the_command_line(compose):
      "db7f62735c937eed3dea5e72f8c8f8af7ba40472157ae455ce512bdc8837813e"),
 ], ids=["smoke", "paper", "reproduce-race"])
 def test_grid_hash_of_a_fixed_spec_is_pinned(compose, overrides, digest):
-    """A change that alters these hashes would orphan the stores users already have."""
+    """Compatibility pins, not correctness checks: a change that alters these hashes would orphan
+    the stores users already have."""
     from mccard_dist.grid import grid_hash
 
     assert grid_hash(from_dictconfig(compose(overrides))) == digest
