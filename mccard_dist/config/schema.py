@@ -142,9 +142,10 @@ class LocalClusterConfig(_Cluster):
 
 
 @dataclass
-class AddressClusterConfig(_Cluster):
-    kind: str = "address"
-    address: str | None = None
+class _RunningScheduler(_Cluster):
+    """A scheduler that is already running: how long to try to reach it, and the TLS files of a
+    scheduler that requires TLS."""
+
     connect_timeout: Any = None
     tls_ca_file: str | None = None
     tls_cert: str | None = None
@@ -152,13 +153,15 @@ class AddressClusterConfig(_Cluster):
 
 
 @dataclass
-class SchedulerFileClusterConfig(_Cluster):
+class AddressClusterConfig(_RunningScheduler):
+    kind: str = "address"
+    address: str | None = None
+
+
+@dataclass
+class SchedulerFileClusterConfig(_RunningScheduler):
     kind: str = "scheduler_file"
     scheduler_file: str | None = None
-    connect_timeout: Any = None
-    tls_ca_file: str | None = None
-    tls_cert: str | None = None
-    tls_key: str | None = None
 
 
 @dataclass
