@@ -285,6 +285,22 @@ BAD_VALUES = [
     ("cluster.n_workers", 0, "cluster.n_workers"),
     ("cluster.queue", "short", "cluster.queue"),
     ("data", ..., "data"),
+    # "???" given where the schema has a default (a merge would keep the default)
+    ("cv.scheme", "???", "cv.scheme: missing mandatory value"),
+    ("data.outliers", "???", "data.outliers: missing mandatory value"),
+    ("run.unit", "???", "run.unit: missing mandatory value"),
+    ("store.path", "???", "store.path: missing mandatory value"),
+    ("cluster.tls", "???", "cluster.tls: missing mandatory value"),
+    ("cluster.n_workers", "???", "cluster.n_workers: required when cluster.kind=local"),
+    # values the schema cannot type, each named with its key
+    ("cv.race", float("inf"), "cv.race: must be finite"),
+    ("methods.mcc_ard", None, "methods.mcc_ard: must be a mapping"),
+    ("data.source", ["paper"], "data.source: must be one of"),
+    ("cluster.kind", ["local"], "cluster.kind: unknown cluster kind"),
+    ("data.n_train", None, "data.n_train: must not be null"),
+    ("run.save_coef", None, "run.save_coef: must not be null"),
+    ("experiment.tau", {"a": 1}, "experiment.tau: must be a list"),
+    ("cluster.n_worker", None, "cluster.n_worker: unknown key(s)"),
 ]
 
 
@@ -294,6 +310,35 @@ def test_bad_value_is_refused_naming_the_key(smoke_dict, dotted, value, key):
     with pytest.raises(ConfigError) as info:
         spec_from_dict(bad(smoke_dict, dotted, value))
     assert str(info.value).startswith(key), str(info.value)
+
+
+def test_null_stands_for_the_default_where_it_did(smoke_dict):
+    spec = spec_from_dict(smoke_dict)
+    for dotted in ("run.unit", "store.verify", "data.outliers", "data.source", "cluster.options",
+                   "methods.mcc_ard.params"):
+        changed = spec_from_dict(bad(smoke_dict, dotted, None))
+        if dotted == "methods.mcc_ard.params":
+            assert changed.method("mcc_ard").params == {}
+        else:
+            assert changed == spec, dotted
+
+
+def test_numpy_numbers_are_taken_as_python_numbers(smoke_dict):
+    import numpy as np
+
+    d = bad(smoke_dict, "experiment.seeds", list(np.arange(3)))
+    d["data"]["n_train"] = np.int64(40)
+    d["methods"]["mcc_ard"]["kernel_width"] = [np.float32(0.5), np.float64(3.0)]
+    spec = spec_from_dict(d)
+    assert spec.seeds == (0, 1, 2) and spec.data.n_train == 40
+    assert spec.method("mcc_ard").kernel_width == (0.5, 3.0)
+
+
+def test_an_infinite_degrees_of_freedom_is_refused(smoke_dict):
+    d = bad(smoke_dict, "data.outliers", "student_t")
+    d["data"]["df"] = float("inf")
+    with pytest.raises(ConfigError, match=r"^data.df: must be finite"):
+        spec_from_dict(d)
 
 
 def test_messages_say_what_to_change(smoke_dict):
@@ -378,6 +423,9 @@ def test_unknown_top_level_keys_are_refused(compose, override, message):
      "cluster.kind=slurm (it is a setting of local) (use cluster.n_jobs: workers = n_jobs x "
      "processes)"),
     (["cluster=pbs", "cluster.cores=many"], "cluster.cores: must be an integer, got 'many'"),
+    (["data.n_train=null"], "data.n_train: must not be null"),
+    (["experiment.tau={a:1}"], "experiment.tau: must be a list"),
+    (["~data.n_train"], "data.n_train: cannot be removed (set it instead)"),
 ])
 def test_the_schema_refuses_while_composing_with_the_same_messages(overrides, message):
     """Hydra checks the overrides against the registered schemas; the message a user gets is

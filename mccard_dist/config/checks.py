@@ -8,6 +8,7 @@ import numbers
 import re
 from collections.abc import Mapping
 
+import numpy as np
 from dask.utils import parse_bytes, parse_timedelta
 
 from ..errors import UsageError
@@ -188,12 +189,14 @@ def _freeze(value):
 
 
 def to_plain(value):
-    """Mappings and tuples to dicts and lists, recursively (e.g. ``cluster.options`` for the
-    Dask backends)."""
+    """Mappings and tuples to dicts and lists, and numpy scalars to Python numbers, recursively
+    (e.g. ``cluster.options`` for the Dask backends, seeds from ``np.arange``)."""
     if isinstance(value, Mapping):
         return {k: to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
     return value
 
 

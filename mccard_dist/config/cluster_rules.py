@@ -198,6 +198,9 @@ def _refuse_code_options(value, key: str) -> None:
 def _parse_cluster(section: Mapping) -> ClusterSpec:
     """``section``: the typed cluster section (``???`` left in, see ``required``)."""
     kind = section["kind"]  # a known kind: the schema was chosen by it
+    for name, value in section.items():  # the required ones say what to set, with the kind
+        if value == _MISSING and name not in _EXAMPLES:
+            raise ConfigError(f"cluster.{name}: missing mandatory value")
 
     def required(name: str):
         value = section.get(name)

@@ -48,9 +48,9 @@ from .specs import (
 
 def _parse_data(section: Mapping):
     """The typed data section, of the schema of its source."""
-    if section["source"] == "file":
+    if section.get("source") == "file":
         return _parse_file_data(section)
-    if section["source"] == "diabetes":
+    if section.get("source") == "diabetes":
         return _parse_diabetes_data(section)
     n_train = _at_least("data.n_train", section["n_train"], 2)
     n_test = _at_least("data.n_test", section["n_test"], 1)
@@ -74,6 +74,8 @@ def _parse_outliers(section: Mapping) -> tuple[str, float | None]:
     if outliers not in OUTLIERS:
         _fail("data.outliers", f"must be one of {', '.join(OUTLIERS)}", outliers)
     df = section.get("df")
+    if df is not None:
+        _finite("data.df", df)
     if outliers == "student_t":
         if df is None:
             _fail("data.df", "is required with data.outliers=student_t (degrees of freedom, > 0)",
@@ -130,6 +132,7 @@ def _cv_margin(section: Mapping, name: str, scheme: str, needs: str) -> float | 
     value = section[name]
     if value is None:
         return None
+    _finite(f"cv.{name}", value)
     if not value > 0:
         _fail(f"cv.{name}", "must be > 0 (or null: off)", value)
     if scheme != needs:
@@ -253,7 +256,7 @@ def _parse_method(name: str, section: Mapping) -> MethodSpec:
     if not kind.alpha and alpha_ratio:
         _fail(f"{key}.alpha_ratio", f"must be empty: {estimator} has no L1 penalty",
               list(alpha_ratio))
-    params = _parse_params(f"{key}.params", estimator, section["params"],
+    params = _parse_params(f"{key}.params", estimator, section["params"] or {},
                            AUTO_WIDTH if auto_width else kernel_width, alpha_ratio)
     return MethodSpec(name, estimator, params, kernel_width, alpha_ratio, auto_width)
 
@@ -277,6 +280,7 @@ def _parse_seeds(value) -> tuple[int, ...]:
 
 
 def _parse_run(section: Mapping) -> RunSpec:
+    section = {**section, "unit": section["unit"] or "auto"}
     if section["unit"] not in RUN_UNITS:
         _fail("run.unit", f"must be one of {', '.join(RUN_UNITS)}", section["unit"])
     for name, minimum in (("fits_per_block", 1), ("blocks_per_worker", 1), ("retries", 0)):
@@ -285,6 +289,7 @@ def _parse_run(section: Mapping) -> RunSpec:
 
 
 def _parse_store(section: Mapping) -> StoreSpec:
+    section = {**section, "verify": section["verify"] or "quick"}
     _nonempty("store.root", section["root"])
     _nonempty("store.path", section["path"], allow_none=True)
     if section["verify"] not in ("quick", "full"):

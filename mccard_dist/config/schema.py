@@ -28,7 +28,6 @@ from omegaconf.errors import (
     ConfigAttributeError,
     ConfigKeyError,
     OmegaConfBaseException,
-    ValidationError,
 )
 
 from .checks import ConfigError
@@ -46,20 +45,20 @@ class ExperimentConfig:
 @dataclass
 class MethodConfig:
     estimator: str = MISSING
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] | None = field(default_factory=dict)
     kernel_width: Any = field(default_factory=list)  # a list of widths, or "auto"
     alpha_ratio: list[float] = field(default_factory=list)
 
 
 @dataclass
 class PaperDataConfig:
-    source: str = "paper"
+    source: str | None = "paper"
     n_train: int = MISSING
     n_test: int = MISSING
     n_features: int = MISSING
     n_relevant: int = MISSING
     noise_var: float = MISSING
-    outliers: str = "laplace"
+    outliers: str | None = "laplace"
     df: float | None = None
     leverage: bool = False
     rho: float = 0.0
@@ -67,23 +66,23 @@ class PaperDataConfig:
 
 @dataclass
 class FileDataConfig:
-    source: str = "file"
+    source: str | None = "file"
     path: str = MISSING
     target: str | None = None
     test_fraction: float = 0.3
     standardize: bool = True
-    outliers: str = "laplace"
+    outliers: str | None = "laplace"
     df: float | None = None
     sha256: str | None = None
 
 
 @dataclass
 class DiabetesDataConfig:
-    source: str = "diabetes"
+    source: str | None = "diabetes"
     n_train: int = MISSING
     n_noise_features: int = MISSING
     standardize: bool = True
-    outliers: str = "laplace"
+    outliers: str | None = "laplace"
     df: float | None = None
 
 
@@ -110,14 +109,14 @@ class RunConfig:
     save_coef: bool = MISSING
     retry_failed: bool = MISSING
     progress: bool = MISSING
-    unit: str = "auto"
+    unit: str | None = "auto"
 
 
 @dataclass
 class StoreConfig:
     root: str = MISSING
     path: str | None = None
-    verify: str = "quick"
+    verify: str | None = "quick"
 
 
 @dataclass
@@ -127,7 +126,7 @@ class _Cluster:
 
     kind: str = MISSING
     no_worker_timeout: Any = None
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] | None = field(default_factory=dict)
 
 
 @dataclass
@@ -243,25 +242,35 @@ def _unknown(cls, prefix: str, name: str) -> str:
     return f"{key}: unknown key(s); known keys are {', '.join(_keys(cls))}{hint}"
 
 
-#: OmegaConf's words for a value of the wrong type -> what the key asks for
-_CONVERSIONS = (("to Integer", "an integer"), ("to Float", "a real number"),
-                ("valid bool", "true or false"), ("to string", "a string"),
-                ("not a ListConfig", "a list"), ("to Dict", "a mapping"))
+#: OmegaConf's words for a value it cannot take -> what the key asks for
+_CONVERSIONS = (("with ListConfig", "must be a list"), ("does not support deletion",
+                                                         "cannot be removed (set it instead)"),
+                ("to Integer", "must be an integer"), ("to Float", "must be a real number"),
+                ("valid bool", "must be true or false"), ("to string", "must be a string"),
+                ("not a ListConfig", "must be a list"), ("to Dict", "must be a mapping"),
+                ("Incompatible value 'None'", "must not be null"),
+                ("is not Optional", "must not be null"),
+                ("NoneType is not a subclass", "must not be null"))
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 def _one_line(cause: OmegaConfBaseException, prefix: str = "") -> str | None:
     """OmegaConf's error (in the section at ``prefix``) as this package's one-line message:
-    a key the schema does not have, or a value of the wrong type; None for other errors."""
+    a key the schema does not have, or a value it cannot take; None for other errors."""
     key = ".".join(p for p in (prefix, str(cause.full_key or "")) if p).replace(".[", "[")
     parent, _, name = key.rpartition(".")
     if isinstance(cause, (ConfigKeyError, ConfigAttributeError)) and is_dataclass(
-            cause.object_type):
+            cause.object_type) and name:
         return _unknown(cause.object_type, parent, name)
-    text = str(cause).splitlines()[0] if isinstance(cause, ValidationError) else ""
+    text = _first_line(cause)
     wants = next((w for words, w in _CONVERSIONS if words in text), None)
     if not key or wants is None:
         return None
-    return f"{key}: must be {wants}, got {cause.value!r}"
+    shown = wants.endswith(("null", "instead)")) or getattr(cause, "value", None) is None
+    return f"{key}: {wants}" + ("" if shown else f", got {cause.value!r}")
 
 
 def composition_message(exc: BaseException) -> str | None:
@@ -272,18 +281,22 @@ def composition_message(exc: BaseException) -> str | None:
     return None if exc is None else _one_line(exc)
 
 
-def _check_mappings(value, wanted, key: str) -> None:
-    """Refuse a non-mapping where the schema has a section or a mapping (OmegaConf's merge
-    reports that without the key)."""
+def _check_shapes(value, wanted, key: str) -> None:
+    """Refuse a non-mapping where the schema has a section or a mapping, and a mapping where it
+    has a list (OmegaConf's merge reports both without the key)."""
     wanted = _plain_type(wanted)
-    if value is None or not (is_dataclass(wanted) or get_origin(wanted) is dict):
+    if value is None:
+        return
+    if get_origin(wanted) is list and isinstance(value, dict):
+        raise ConfigError(f"{key}: must be a list, got {value!r}")
+    if not (is_dataclass(wanted) or get_origin(wanted) is dict):
         return
     if not isinstance(value, dict):
         raise ConfigError(f"{key}: must be a mapping, got {value!r}")
     hints = get_type_hints(wanted) if is_dataclass(wanted) else {}
     for name, inner in value.items():
         inner_type = hints.get(name) if hints else get_args(wanted)[1]
-        _check_mappings(inner, inner_type, f"{key}.{name}")
+        _check_shapes(inner, inner_type, f"{key}.{name}")
 
 
 @functools.cache
@@ -305,12 +318,14 @@ def _typed_text(cls, value: str | dict, prefix: str) -> str:
     """:func:`_typed_section` on JSON text (or a dict), as JSON text; cached, since OmegaConf's
     merge takes a millisecond a section and the same sections are checked again and again."""
     value = json.loads(value) if isinstance(value, str) else value
-    _check_mappings(value, cls, prefix)
+    if not isinstance(value, dict):
+        raise ConfigError(f"{prefix}: must be a mapping, got {value!r}")
+    _check_shapes(value, cls, prefix)
     try:
         return json.dumps(OmegaConf.to_container(OmegaConf.merge(_structured(cls), value)))
-    except OmegaConfBaseException as exc:
-        message = _one_line(exc, prefix) or f"{prefix}: {str(exc).splitlines()[0]}"
-        raise ConfigError(message) from None
+    except (OmegaConfBaseException, ValueError) as exc:
+        message = _one_line(exc, prefix) if isinstance(exc, OmegaConfBaseException) else None
+        raise ConfigError(message or f"{prefix}: {_first_line(exc)}") from None
 
 
 def _first_missing(value, key: str) -> str | None:
@@ -330,14 +345,14 @@ def _schema_of(section: str, value: dict):
     """The schema of ``data`` (by its source) or ``cluster`` (by its kind)."""
     if section == "data":
         source = value.get("source") or "paper"
-        if source not in DATA_SCHEMAS:
+        if not isinstance(source, str) or source not in DATA_SCHEMAS:
             raise ConfigError(f"data.source: must be one of {', '.join(DATA_SCHEMAS)}, "
                               f"got {source!r}")
         return DATA_SCHEMAS[source]
     kind = value.get("kind")
     if kind is None or kind == "???":
         raise ConfigError("cluster.kind: missing mandatory value")
-    if kind not in CLUSTER_SCHEMAS:
+    if not isinstance(kind, str) or kind not in CLUSTER_SCHEMAS:
         raise ConfigError(f"cluster.kind: unknown cluster kind; known kinds are "
                           f"{', '.join(CLUSTER_SCHEMAS)}, got {kind!r}")
     return CLUSTER_SCHEMAS[kind]
@@ -358,11 +373,17 @@ def typed_config(d: dict) -> dict:
                            for m, v in value.items()}
         else:
             cls = _schema_of(name, value) if name in ("data", "cluster") else hint
-            if name == "cluster":
+            if name == "cluster":  # to_dict writes every kind's keys, those of others unset
+                others = {k for c in CLUSTER_SCHEMAS.values() for k in _keys(c)} - set(_keys(cls))
                 value = {k: v for k, v in value.items()
-                         if k in _keys(cls) or v not in (None, [], {}, "", "???")}
+                         if k not in others or v not in (None, [], {}, "")}
             typed[name] = _typed_section(cls, value, name)
-        missing = _first_missing(typed[name], name) if name != "cluster" else None
+            if name == "cluster":  # kept: checked with the kind (mccard_dist.config.cluster_rules)
+                typed[name].update({k: v for k, v in value.items() if v == "???"})
+        # ``???`` given (a merge keeps the default under it) or left unset; the cluster's
+        # required keys depend on its kind and are reported with it
+        missing = None if name == "cluster" else (_first_missing(value, name)
+                                                  or _first_missing(typed[name], name))
         if missing:
             raise ConfigError(f"{missing}: missing mandatory value")
     return typed
