@@ -757,3 +757,13 @@ def test_cv_score_takes_scikit_learns_scorer_names(compose, alias, short):
     assert spec.cv.score == short
     assert grid_hash(spec) == grid_hash(from_dictconfig(compose(["experiment=smoke",
                                                                  f"cv.score={short}"])))
+
+
+def test_every_data_source_has_a_schema_and_every_cluster_kind_too():
+    """The schemas and the lists the data and cluster code read must name the same choices."""
+    from mccard_dist.config import CLUSTER_KINDS
+    from mccard_dist.config.schema import CLUSTER_SCHEMAS, DATA_SCHEMAS
+    from mccard_dist.data import SOURCES
+
+    assert set(DATA_SCHEMAS) == set(SOURCES)
+    assert tuple(CLUSTER_SCHEMAS) == CLUSTER_KINDS
