@@ -253,9 +253,10 @@ def candidate_positions(spec: ExperimentSpec, method_spec: MethodSpec) -> list[t
 def grid_description(spec: ExperimentSpec) -> dict:
     """Everything that changes results, as plain JSON-able Python (the input of :func:`grid_hash`).
 
-    Keys follow the config layout (``experiment.psi``, ``methods.mcc_ard.kernel_width``,
-    ``data.n_features``, ``cv.score`` ...). Excluded: the experiment name, ``run``, ``store``,
-    ``cluster``.
+    Keys follow the config layout (``experiment.psi``, ``data.n_features``, ``cv.score`` ...),
+    but for a method's grid, which is described by axis
+    (:meth:`~mccard_dist.config.MethodSpec.axes_dict`). Excluded: the experiment name, ``run``,
+    ``store``, ``cluster``.
     """
     return {
         "grid_version": GRID_VERSION,
@@ -265,7 +266,7 @@ def grid_description(spec: ExperimentSpec) -> dict:
             "psi": list(spec.psi),
             "seeds": list(spec.seeds),
         },
-        "methods": {m.name: m.to_dict() for m in spec.methods},
+        "methods": {m.name: m.axes_dict() for m in spec.methods},
         "data": _data_description(spec.data),
         "cv": _cv_description(spec),
     }

@@ -1,8 +1,11 @@
 """What each registry estimator declares about its hyper-parameters.
 
-A method in the config names one of these kinds (``estimator: mcc_l1``) and gives its grids. The
-kind says which grids it has, how they expand into CV candidates ``(h, ratio)``, and how a
-candidate becomes estimator parameters (``alpha = ratio * alpha_max``). The grid, the tasks and
+A method in the config names one of these kinds (``estimator: mcc_l1``) and gives its CV grid,
+keyed by the names the kind declares (:attr:`MethodKind.grid_names`: the estimator's own
+parameter, such as Huber's ``epsilon``, or ``alpha_ratio`` for a penalty given as a fraction of
+``alpha_max``). A kind has at most two axes, a width (or other robustness scale) and a penalty;
+its CV candidates are ``(width, penalty)`` pairs, and the kind says how a candidate becomes
+estimator parameters (``alpha = alpha_ratio * alpha_max``). The grid, the tasks and
 the runner ask the method's kind and know no estimator by name; a new estimator is one entry in
 :data:`KINDS`.
 """
@@ -28,7 +31,7 @@ from .models import (
 )
 from .models.mcc_l1_path import iter_path, iter_width_path
 
-__all__ = ["AUTO_H", "KINDS", "PATH_AXIS", "MethodKind"]
+__all__ = ["AUTO_H", "KINDS", "PATH_AXIS", "MethodKind", "with_grid"]
 
 #: The ``h`` of the candidates of a method whose fits set their own width (``kernel_width: auto``),
 #: in the CV candidates and the store's ``h`` coordinate (real widths are > 0).
@@ -45,9 +48,10 @@ class MethodKind:
     """An estimator class and its hyper-parameters.
 
     ``kernel_width``: it has a kernel width (or another robustness scale, the estimator parameter
-    ``width_param``), chosen by CV over the method's ``kernel_width`` grid, or set inside each fit
+    ``width_param``), chosen by CV over the grid of that name, or set inside each fit
     (``"auto"``) where ``auto_width``. ``penalty_scale``: it has a penalty ``alpha``, chosen by CV
-    over fractions of ``penalty_scale(X, y, width)`` of the training data (None: no penalty).
+    over the grid ``penalty_name``, fractions of ``penalty_scale(X, y, width)`` of the training
+    data: ``alpha_ratio``, or ``alpha`` for the penalty itself (a scale of 1); None: no penalty.
     ``path``: fits the penalties of one numeric width as a warm-started path, ``path(estimator,
     X, y, alphas)`` yielding the estimator fitted at each of the decreasing ``alphas``;
     ``width_path(estimator, X, y, widths, alphas)`` likewise over decreasing widths, each with
@@ -60,6 +64,7 @@ class MethodKind:
     kernel_width: bool
     penalty_scale: Callable | None = None
     width_param: str = "kernel_width"
+    penalty_name: str = "alpha_ratio"
     auto_width: bool = True
     path: Callable | None = None
     width_path: Callable | None = None
@@ -68,8 +73,16 @@ class MethodKind:
 
     @property
     def alpha(self) -> bool:
-        """Whether the estimator has an L1 penalty ``alpha``."""
+        """Whether the estimator has a penalty ``alpha``."""
         return self.penalty_scale is not None
+
+    @property
+    def grid_names(self) -> dict[str, str]:
+        """The names of the CV grid's axes, ``{name: "width" | "penalty"}`` (width first)."""
+        names = {self.width_param: "width"} if self.kernel_width else {}
+        if self.alpha:
+            names[self.penalty_name] = "penalty"
+        return names
 
     def candidates(self, kernel_width, alpha_ratio, auto_width) -> list[tuple[float, float]]:
         """The CV candidates ``(h, ratio)``, h varying slowest; ratio 0.0 without a penalty.
@@ -142,9 +155,32 @@ KINDS = MappingProxyType({
     "mcc_ard_authors": MethodKind(AuthorsMCCARDRegressor, kernel_width=True, alo=False),
     "ls_ard_authors": MethodKind(AuthorsLSARDRegressor, kernel_width=False, alo=False),
     # peer baselines (scikit-learn): the Lasso's alpha as a fraction of its alpha_max; Huber's
-    # epsilon on the kernel-width axis and its L2 alpha in absolute terms (scale 1)
+    # threshold epsilon and its L2 alpha, both under their own names
     "lasso": MethodKind(LassoBaseline, kernel_width=False, penalty_scale=lasso_alpha_max,
                         alo=False),
     "huber": MethodKind(HuberBaseline, kernel_width=True, penalty_scale=lambda X, y, w: 1.0,
-                        width_param="epsilon", auto_width=False, alo=False),
+                        width_param="epsilon", penalty_name="alpha", auto_width=False, alo=False),
 })
+
+
+#: where configs written before ``grid`` kept a method's width and penalty axes
+OLD_AXIS_KEYS = MappingProxyType({"kernel_width": "width", "alpha_ratio": "penalty"})
+
+
+def with_grid(config):
+    """A method's stored config with its CV grid under ``grid``, keyed by its kind's names.
+
+    Configs written before ``grid`` (stores made then) kept the width axis under
+    ``kernel_width`` and the penalty axis under ``alpha_ratio``, whatever the estimator calls
+    them (Huber's epsilon and alpha); they are moved to the kind's names. Anything else is
+    returned as it is."""
+    if not isinstance(config, Mapping) or "grid" in config:
+        return config
+    kind = KINDS.get(config.get("estimator"))
+    if kind is None:
+        return config
+    out = {k: v for k, v in config.items() if k not in OLD_AXIS_KEYS}
+    axes = {axis: config.get(key) for key, axis in OLD_AXIS_KEYS.items()}
+    out["grid"] = {name: axes[axis] for name, axis in kind.grid_names.items()
+                   if axes[axis] not in (None, [])}
+    return out

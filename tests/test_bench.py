@@ -11,9 +11,9 @@ from mccard_dist.store import store_path
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 TINY = ("data.n_train=30", "data.n_test=20", "data.n_features=12", "data.n_relevant=3",
-        "experiment.tau=[5.0]", "methods.mcc_ard.kernel_width=[0.3,3.0]",
-        "methods.mcc_ard_proper.kernel_width=[0.3,3.0]", "methods.mcc_l1.kernel_width=[1.0]",
-        "methods.mcc_l1.alpha_ratio=[0.8,0.4]", "cv.n_folds=3")
+        "experiment.tau=[5.0]", "methods.mcc_ard.grid.kernel_width=[0.3,3.0]",
+        "methods.mcc_ard_proper.grid.kernel_width=[0.3,3.0]", "methods.mcc_l1.grid.kernel_width=[1.0]",
+        "methods.mcc_l1.grid.alpha_ratio=[0.8,0.4]", "cv.n_folds=3")
 
 
 def test_bench_paper_projects_core_hours_for_current_and_plain_kfold():
@@ -35,8 +35,8 @@ def test_bench_paper_projects_core_hours_for_current_and_plain_kfold():
 def test_bench_paper_auto_against_kfold_racing_on_the_same_cells():
     out = io.StringIO()
     runs = bench.bench_paper(seeds=1, workers=1, baseline_psi=(0.0, 0.5), auto=True,
-                             overrides=TINY + ("methods.mcc_l1.kernel_width=[1.0,10.0]",
-                                               "methods.mcc_l1.alpha_ratio=[0.4,0.1]"),
+                             overrides=TINY + ("methods.mcc_l1.grid.kernel_width=[1.0,10.0]",
+                                               "methods.mcc_l1.grid.alpha_ratio=[0.4,0.1]"),
                              out=out)
     text = out.getvalue()
     assert set(runs) == {"auto", "K-fold (racing), baseline cells", "auto, baseline cells"}
@@ -59,7 +59,7 @@ def test_replay_race_predicts_what_a_racing_run_chooses(smoke_spec):
     from mccard_dist.store import open_results
 
     grid_args = ("experiment.methods=[mcc_ard,mcc_l1]", "cv.n_folds=4",
-                 "methods.mcc_ard.kernel_width=[0.01,0.1,1.0,10.0,100.0]")
+                 "methods.mcc_ard.grid.kernel_width=[0.01,0.1,1.0,10.0,100.0]")
     plain = smoke_spec(*grid_args, name="plain")
     run_serial(plain)
     margin = 0.1
@@ -142,7 +142,7 @@ def test_bench_solvers_and_widths_pair_two_versions_of_a_method_per_tau_and_psi_
     from mccard_dist.store import open_results
 
     spec = smoke_spec("experiment.methods=[mcc_ard,mcc_ard_seq,mcc_ard_auto]",
-                      "methods.mcc_ard_seq.kernel_width=[0.3,3.0]")
+                      "methods.mcc_ard_seq.grid.kernel_width=[0.3,3.0]")
     run_serial(spec)
     ds = open_results(spec.store.path)
     assert solver_pairs(ds) == [("mcc_ard", "mcc_ard_seq")]

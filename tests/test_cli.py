@@ -66,7 +66,7 @@ def test_multirun_gives_one_store_per_job(tmp_path):
     ("experiment.methods=[mcc_ard,nope]", "experiment.methods"),
     ("experiment.tau=[-1.0]", "experiment.tau"),
     ("cv.n_folds=1", "cv.n_folds"),
-    ("methods.mcc_ard.kernel_width=[0.0]", "methods.mcc_ard.kernel_width"),
+    ("methods.mcc_ard.grid.kernel_width=[0.0]", "methods.mcc_ard.grid.kernel_width"),
 ])
 def test_bad_config_is_refused_before_any_work(tmp_path, override, message):
     proc = mccard_run(tmp_path, "experiment=smoke", override, check=False)

@@ -25,6 +25,8 @@ from mccard_dist.config import (
     from_dictconfig,
     spec_from_dict,
 )
+from mccard_dist.grid import grid_hash
+from mccard_dist.methods import KINDS
 from mccard_dist.models import HuberBaseline, LassoBaseline
 from mccard_dist.store import store_path
 
@@ -84,9 +86,9 @@ def test_default_is_quick_with_local_cluster(compose):
         kind="local", n_workers=2, threads_per_worker=1, memory_limit="auto", host="127.0.0.1",
         dashboard_address="127.0.0.1:0", tls=True,
     )
-    assert len(spec.method("mcc_ard").kernel_width) == 6
+    assert len(spec.method("mcc_ard").widths) == 6
     l1 = spec.method("mcc_l1")
-    assert (len(l1.kernel_width), len(l1.alpha_ratio)) == (4, 3)
+    assert (len(l1.widths), len(l1.penalties)) == (4, 3)
     assert spec.cv.n_folds == 3
 
 
@@ -100,20 +102,20 @@ def test_paper_experiment_is_the_papers_protocol(compose):
     assert (spec.cv.n_folds, spec.cv.score) == (5, "mae")
     assert (spec.data.n_train, spec.data.n_features, spec.data.n_relevant) == (300, 1000, 30)
     ard = spec.method("mcc_ard")
-    assert len(ard.kernel_width) == 10 and ard.kernel_width[-1] == 100.0
+    assert len(ard.widths) == 10 and ard.widths[-1] == 100.0
     assert ard.params["likelihood"] == "deviant"
     assert spec.method("mcc_ard_proper").params["likelihood"] == "proper"
     l1 = spec.method("mcc_l1")
-    assert (len(l1.kernel_width), l1.alpha_ratio) == (6, (0.8, 0.6, 0.45, 0.3, 0.2, 0.1))
-    assert spec.method("ls_ard").kernel_width == ()
+    assert (len(l1.widths), l1.penalties) == (6, (0.8, 0.6, 0.45, 0.3, 0.2, 0.1))
+    assert spec.method("ls_ard").widths == ()
 
 
 def test_smoke_overrides_beat_config_defaults(compose):
     spec = from_dictconfig(compose(["experiment=smoke"]))
     assert spec.run.fits_per_block == 20  # config.yaml's _self_ comes first
     assert (spec.data.n_train, spec.data.n_features, spec.cv.n_folds) == (40, 60, 2)
-    assert all(len(m.kernel_width) == 2 for m in spec.methods if m.estimator != "ls_ard")
-    assert len(spec.method("mcc_l1").alpha_ratio) == 2
+    assert all(len(m.widths) == 2 for m in spec.methods if m.estimator != "ls_ard")
+    assert len(spec.method("mcc_l1").penalties) == 2
     # the command line wins over the experiment
     spec = from_dictconfig(compose(["experiment=smoke", "run.fits_per_block=7"]))
     assert spec.run.fits_per_block == 7
@@ -180,14 +182,14 @@ def test_only_selected_methods_in_order(smoke_dict):
 def test_ints_are_converted_for_float_fields(smoke_dict):
     d = bad(smoke_dict, "experiment.tau", [2, 5])
     d["experiment"]["psi"] = [0, 1]
-    d["methods"]["mcc_ard"]["kernel_width"] = [1, 10]
+    d["methods"]["mcc_ard"]["grid"]["kernel_width"] = [1, 10]
     d["methods"]["mcc_ard"]["params"]["tol"] = 1
     d["data"]["noise_var"] = 0
     d["cv"]["reference_width"] = 2
     spec = spec_from_dict(d)
     assert spec.tau == (2.0, 5.0) and all(type(v) is float for v in spec.tau + spec.psi)
     m = spec.method("mcc_ard")
-    assert all(type(v) is float for v in m.kernel_width)
+    assert all(type(v) is float for v in m.widths)
     assert type(m.params["tol"]) is float
     assert type(spec.data.noise_var) is float and type(spec.cv.reference_width) is float
     assert spec_from_dict(spec.to_dict()) == spec
@@ -247,17 +249,17 @@ BAD_VALUES = [
     ("cv.path_stop", 0.5, "cv.path_stop"),  # with the default scheme, kfold
     ("cv.race", 0.0, "cv.race"),
     ("cv.reference_width", 0.0, "cv.reference_width"),
-    ("methods.mcc_ard.kernel_width", [0.5, 0.0], "methods.mcc_ard.kernel_width"),
-    ("methods.mcc_ard.kernel_width", [-1.0], "methods.mcc_ard.kernel_width"),
-    ("methods.mcc_ard.kernel_width", [], "methods.mcc_ard.kernel_width"),
-    ("methods.mcc_ard.alpha_ratio", [0.1], "methods.mcc_ard.alpha_ratio"),
-    ("methods.mcc_l1.kernel_width", [], "methods.mcc_l1.kernel_width"),
-    ("methods.mcc_l1.alpha_ratio", [0.1, -0.01], "methods.mcc_l1.alpha_ratio"),
-    ("methods.mcc_l1.alpha_ratio", [], "methods.mcc_l1.alpha_ratio"),
-    ("methods.ls_ard.kernel_width", [1.0], "methods.ls_ard.kernel_width"),
-    ("methods.ls_ard.kernel_width", "auto", "methods.ls_ard.kernel_width"),
-    ("methods.mcc_ard.kernel_width", "Auto", "methods.mcc_ard.kernel_width"),
-    ("methods.mcc_ard.kernel_width", "", "methods.mcc_ard.kernel_width"),
+    ("methods.mcc_ard.grid.kernel_width", [0.5, 0.0], "methods.mcc_ard.grid.kernel_width"),
+    ("methods.mcc_ard.grid.kernel_width", [-1.0], "methods.mcc_ard.grid.kernel_width"),
+    ("methods.mcc_ard.grid.kernel_width", [], "methods.mcc_ard.grid.kernel_width"),
+    ("methods.mcc_ard.grid.alpha_ratio", [0.1], "methods.mcc_ard.grid.alpha_ratio"),
+    ("methods.mcc_l1.grid.kernel_width", [], "methods.mcc_l1.grid.kernel_width"),
+    ("methods.mcc_l1.grid.alpha_ratio", [0.1, -0.01], "methods.mcc_l1.grid.alpha_ratio"),
+    ("methods.mcc_l1.grid.alpha_ratio", [], "methods.mcc_l1.grid.alpha_ratio"),
+    ("methods.ls_ard.grid.kernel_width", [1.0], "methods.ls_ard.grid.kernel_width"),
+    ("methods.ls_ard.grid.kernel_width", "auto", "methods.ls_ard.grid.kernel_width"),
+    ("methods.mcc_ard.grid.kernel_width", "Auto", "methods.mcc_ard.grid.kernel_width"),
+    ("methods.mcc_ard.grid.kernel_width", "", "methods.mcc_ard.grid.kernel_width"),
     ("methods.mcc_ard.estimator", "sklearn.linear_model.Lasso", "methods.mcc_ard.estimator"),
     ("methods.mcc_ard.params", {"likelihood": "deviant", "bogus": 1, "lr": 2},
      "methods.mcc_ard.params"),
@@ -328,10 +330,10 @@ def test_numpy_numbers_are_taken_as_python_numbers(smoke_dict):
 
     d = bad(smoke_dict, "experiment.seeds", list(np.arange(3)))
     d["data"]["n_train"] = np.int64(40)
-    d["methods"]["mcc_ard"]["kernel_width"] = [np.float32(0.5), np.float64(3.0)]
+    d["methods"]["mcc_ard"]["grid"]["kernel_width"] = [np.float32(0.5), np.float64(3.0)]
     spec = spec_from_dict(d)
     assert spec.seeds == (0, 1, 2) and spec.data.n_train == 40
-    assert spec.method("mcc_ard").kernel_width == (0.5, 3.0)
+    assert spec.method("mcc_ard").widths == (0.5, 3.0)
 
 
 def test_an_infinite_degrees_of_freedom_is_refused(smoke_dict):
@@ -361,7 +363,7 @@ def test_messages_say_what_to_change(smoke_dict):
 
 
 def test_unselected_methods_are_not_validated(smoke_dict):
-    d = bad(smoke_dict, "methods.mcc_ard_proper.kernel_width", [])
+    d = bad(smoke_dict, "methods.mcc_ard_proper.grid.kernel_width", [])
     d["experiment"]["methods"] = ["mcc_ard"]
     assert spec_from_dict(d).method_names == ("mcc_ard",)
 
@@ -374,7 +376,7 @@ def test_bad_values_through_hydra_overrides(compose):
         (["experiment.methods=[mcc_ard,nope]"], "experiment.methods"),
         (["experiment.seeds.start=-1"], "experiment.seeds.start"),
         (["cv.n_folds=1"], "cv.n_folds"),
-        (["methods.mcc_l1.alpha_ratio=[]"], "methods.mcc_l1.alpha_ratio"),
+        (["methods.mcc_l1.grid.alpha_ratio=[]"], "methods.mcc_l1.grid.alpha_ratio"),
         (["+methods.mcc_ard.params.foo=1"], "methods.mcc_ard.params"),
         (["cluster=address"], "cluster.address"),
         (["cluster=scheduler_file"], "cluster.scheduler_file"),
@@ -415,8 +417,11 @@ def test_unknown_top_level_keys_are_refused(compose, override, message):
     (["data=diabetes", "data.rho=0.5"], "data.rho: unknown key(s); known keys are source, "
      "n_train, n_noise_features, standardize, outliers, df (a key of data.source=paper)"),
     (["methods.mcc_ard.kernel_widths=[1]"], "methods.mcc_ard.kernel_widths: unknown key(s); "
-     "known keys are estimator, params, kernel_width, alpha_ratio; did you mean "
+     "known keys are estimator, params, grid, kernel_width, alpha_ratio; did you mean "
      "methods.mcc_ard.kernel_width?"),
+    (["methods.mcc_ard.grid.kernel_widths=[1]"], "methods.mcc_ard.grid.kernel_widths: not a name "
+     "of this method's grid; its config lists them under grid (to add one: "
+     "+methods.mcc_ard.grid.kernel_widths=...)"),
     (["cluster.cores=4"], "cluster.cores: is not used by cluster.kind=local (it is a setting of "
      "slurm, pbs)"),
     (["cluster=slurm", "cluster.n_workers=4"], "cluster.n_workers: is not used by "
@@ -629,36 +634,70 @@ def test_race_is_for_kfold_only(compose):
         from_dictconfig(compose(["experiment=smoke", "cv=alo", "cv.race=0.25"]))
 
 
+# -- grids keyed by the estimators' names ------------------------------------------------------------
+def test_a_config_written_before_grid_gives_the_same_spec(smoke_dict):
+    """Stores made before ``grid`` hold their methods' axes under kernel_width / alpha_ratio
+    (Huber's epsilon and alpha too); read back, they give the same methods and grid hash."""
+    d = copy.deepcopy(smoke_dict)
+    d["experiment"]["methods"] = ["mcc_ard", "ls_ard", "mcc_l1", "huber"]
+    d["methods"]["huber"] = {"estimator": "huber", "params": {"max_iter": 100},
+                             "grid": {"epsilon": [1.1, 1.35, 2.0], "alpha": [1.0, 10.0]}}
+    new = spec_from_dict(d)
+    old = copy.deepcopy(d)
+    for name, section in old["methods"].items():
+        grid = section.pop("grid")
+        kind = KINDS[section["estimator"]]
+        by_axis = {axis: grid.get(gname, []) for gname, axis in kind.grid_names.items()}
+        section["kernel_width"] = by_axis.get("width", [])
+        section["alpha_ratio"] = by_axis.get("penalty", [])
+    assert old["methods"]["huber"]["kernel_width"] == [1.1, 1.35, 2.0]
+    assert spec_from_dict(old) == new and grid_hash(spec_from_dict(old)) == grid_hash(new)
+    assert new.method("huber").grid == {"epsilon": [1.1, 1.35, 2.0], "alpha": [1.0, 10.0]}
+    assert new.method("ls_ard").grid == {}
+    # both places at once: refused, naming the new one
+    both = bad(d, "methods.huber.kernel_width", [1.5])
+    with pytest.raises(ConfigError, match=r"^methods.huber.kernel_width: is the old place of "
+                                          r"methods.huber.grid.epsilon; set it there \(not both\)"):
+        spec_from_dict(both)
+    with pytest.raises(ConfigError, match=r"^methods.huber.grid.kernel_width: is not in huber's "
+                                          r"grid, which takes epsilon, alpha; did you mean "
+                                          r"methods.huber.grid.epsilon\?"):
+        spec_from_dict(bad(d, "methods.huber.grid.kernel_width", [1.5]))
+    with pytest.raises(ConfigError, match=r"^methods.huber.grid.alpha: must not be empty: huber "
+                                          r"is selected by CV over epsilon x alpha"):
+        spec_from_dict(bad(d, "methods.huber.grid.alpha", ...))
+
+
 # -- kernel_width: auto ------------------------------------------------------------------------------
 def test_auto_width_methods_have_no_cv_over_h(compose):
     from mccard_dist.grid import AUTO_H, coords, cv_candidates, fits_per_cell
 
     spec = from_dictconfig(compose(["experiment=reproduce_auto"]))
     ard = spec.method("mcc_ard_auto")
-    assert ard.auto_width and ard.kernel_width == () and not ard.has_cv
+    assert ard.auto_width and ard.widths == () and not ard.has_cv
     assert cv_candidates(ard) == [] and fits_per_cell(ard, spec.cv) == 1
     assert ard.make_estimator(kernel_width="auto").kernel_width == "auto"
     l1 = spec.method("mcc_l1_auto")
-    assert cv_candidates(l1) == [(AUTO_H, r) for r in l1.alpha_ratio]
-    assert fits_per_cell(l1, spec.cv) == len(l1.alpha_ratio) * spec.cv.n_folds + 1
+    assert cv_candidates(l1) == [(AUTO_H, r) for r in l1.penalties]
+    assert fits_per_cell(l1, spec.cv) == len(l1.penalties) * spec.cv.n_folds + 1
     assert AUTO_H in coords(spec)["h"]
-    assert spec.method("mcc_ard").to_dict()["kernel_width"] == [0.1, 0.3, 1.0, 3.0, 10.0, 30.0,
-                                                                 100.0, 300.0, 1000.0,
-                                                                 3000.0, 10000.0]
-    assert ard.to_dict()["kernel_width"] == "auto"
+    assert spec.method("mcc_ard").to_dict()["grid"] == {
+        "kernel_width": [0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0]}
+    assert ard.to_dict()["grid"] == {"kernel_width": "auto"}
+    assert l1.to_dict()["grid"] == {"kernel_width": "auto", "alpha_ratio": list(l1.penalties)}
     assert spec_from_dict(spec.to_dict()) == spec
 
 
 @pytest.mark.slow
 def test_auto_width_from_the_command_line(compose):
-    spec = from_dictconfig(compose(["experiment=smoke", "methods.mcc_ard.kernel_width=auto"]))
+    spec = from_dictconfig(compose(["experiment=smoke", "methods.mcc_ard.grid.kernel_width=auto"]))
     assert spec.method("mcc_ard").auto_width
-    with pytest.raises(ConfigError, match=r"^methods.mcc_ard.kernel_width: must be a list of "
-                                          r"widths > 0 or 'auto' \(lower case\)"):
-        from_dictconfig(compose(["experiment=smoke", "methods.mcc_ard.kernel_width=AUTO"]))
+    with pytest.raises(ConfigError, match=r"^methods.mcc_ard.grid.kernel_width: must be a list of "
+                                          r"values > 0 or 'auto' \(lower case\)"):
+        from_dictconfig(compose(["experiment=smoke", "methods.mcc_ard.grid.kernel_width=AUTO"]))
     with pytest.raises(ConfigError, match=r"^methods.mcc_l1.params: kernel_width='auto' needs "
                                           r"solver='cd' or 'lasso'"):
-        from_dictconfig(compose(["experiment=smoke", "methods.mcc_l1.kernel_width=auto",
+        from_dictconfig(compose(["experiment=smoke", "methods.mcc_l1.grid.kernel_width=auto",
                                  "methods.mcc_l1.params.solver=em"]))
 
 
@@ -670,10 +709,10 @@ def test_auto_width_from_the_command_line(compose):
      "597bac29888dd5c612b7a1c11607ea9cd3d082f0c25d34b5145aa4e6818a68af"),
     # the reproduce grid before its widths reached 1000 (stores made with it keep resuming)
     (["experiment=reproduce", "cv.race=0.25", "cv.paths=none",
-      "methods.mcc_ard.kernel_width=[0.1,0.3,1.0,3.0,10.0,30.0,100.0]",
-      "methods.mcc_ard_proper.kernel_width=[0.1,0.3,1.0,3.0,10.0,30.0,100.0]",
-      "methods.mcc_l1.kernel_width=[0.3,2.0,12.0,80.0]",
-      "methods.mcc_l1.alpha_ratio=[0.6,0.4,0.2]"],
+      "methods.mcc_ard.grid.kernel_width=[0.1,0.3,1.0,3.0,10.0,30.0,100.0]",
+      "methods.mcc_ard_proper.grid.kernel_width=[0.1,0.3,1.0,3.0,10.0,30.0,100.0]",
+      "methods.mcc_l1.grid.kernel_width=[0.3,2.0,12.0,80.0]",
+      "methods.mcc_l1.grid.alpha_ratio=[0.6,0.4,0.2]"],
      "db7f62735c937eed3dea5e72f8c8f8af7ba40472157ae455ce512bdc8837813e"),
 ], ids=["smoke", "paper", "reproduce-race"])
 def test_grid_hash_of_a_fixed_spec_is_pinned(compose, overrides, digest):
@@ -700,7 +739,7 @@ def test_paths_enter_the_hash_only_where_a_method_fits_them(compose):
     # route changes nothing, and the hash does not move
     for extra in (["experiment.methods=[mcc_ard,ls_ard]"],
                   ["methods.mcc_l1.params.solver=em"],
-                  ["methods.mcc_l1.kernel_width=auto"]):
+                  ["methods.mcc_l1.grid.kernel_width=auto"]):
         assert grid_hash(spec(*extra)) == grid_hash(spec(*extra, "cv.paths=none"))
     assert spec("cv=alo").cv.paths == "none"
 

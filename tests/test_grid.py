@@ -174,8 +174,8 @@ def test_coords(smoke, paper, dicts):
     np.testing.assert_array_equal(c["feature"], np.arange(60))
     assert c["h"].dtype == np.float64 and c["seed"].dtype == np.int64
     p = coords(paper)
-    assert len(p["h"]) == len(set(paper.method("mcc_ard").kernel_width)
-                              | set(paper.method("mcc_l1").kernel_width))
+    assert len(p["h"]) == len(set(paper.method("mcc_ard").widths)
+                              | set(paper.method("mcc_l1").widths))
     assert np.all(np.diff(p["h"]) > 0) and np.all(np.diff(p["alpha_ratio"]) > 0)
     np.testing.assert_array_equal(p["alpha_ratio"], [0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8])
     # without an ARD method with CV, alpha_ratio has no 0.0; with only LS-ARD, no h or alpha_ratio at all
@@ -218,8 +218,8 @@ def test_grid_hash_stable(smoke, dicts):
     ("cv.n_folds", 3),
     ("cv.score", "medae"),
     ("methods.mcc_ard.params.tol", 1e-5),
-    ("methods.mcc_ard.kernel_width", [0.3, 4.0]),
-    ("methods.mcc_l1.alpha_ratio", [0.1, 0.02]),
+    ("methods.mcc_ard.grid.kernel_width", [0.3, 4.0]),
+    ("methods.mcc_l1.grid.alpha_ratio", [0.1, 0.02]),
 ])
 def test_grid_hash_changes_with_results_settings(smoke, dicts, dotted, value):
     assert grid_hash(changed(dicts["smoke"], dotted, value)) != grid_hash(smoke)

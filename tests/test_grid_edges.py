@@ -24,8 +24,10 @@ def store(chosen_h, chosen_ratio, status, methods, n_selected=None):
 
 
 def test_edges_are_counted_on_finished_cells_per_method_and_axis():
-    methods = {"mcc_ard": {"kernel_width": [0.1, 1.0, 10.0], "alpha_ratio": []},
-               "mcc_l1": {"kernel_width": [0.3, 3.0], "alpha_ratio": [0.6, 0.3, 0.1, 0.03]}}
+    methods = {"mcc_ard": {"estimator": "mcc_ard", "grid": {"kernel_width": [0.1, 1.0, 10.0]}},
+               "mcc_l1": {"estimator": "mcc_l1",
+                          "grid": {"kernel_width": [0.3, 3.0],
+                                   "alpha_ratio": [0.6, 0.3, 0.1, 0.03]}}}
     h = [[[[10.0, 1.0, 0.1, 1.0, 1.0], [1.0, 1.0, 1.0, 10.0, 1.0]]],
          [[[0.3, 0.3, 3.0, 3.0, 0.3], [3.0, 3.0, 3.0, 3.0, 3.0]]]]
     ratio = [[[[np.nan] * 5, [np.nan] * 5]],
@@ -47,12 +49,12 @@ def test_edges_are_counted_on_finished_cells_per_method_and_axis():
     assert len(lines) == 2
     assert lines[0].startswith("mcc_ard: CV chose an edge of its kernel_width grid in 2 of 9 "
                                "cells (22%: 1 at 0.1, 1 at 10)")
-    assert "widen methods.mcc_ard.kernel_width" in lines[0]
+    assert "widen methods.mcc_ard.grid.kernel_width" in lines[0]
     assert "**> 10%**" in grid_edges_markdown(edges.values())
 
 
 def test_a_grid_chosen_inside_is_not_flagged():
-    methods = {"lasso": {"alpha_ratio": [0.3, 0.1, 0.03, 0.01]}}
+    methods = {"lasso": {"estimator": "lasso", "grid": {"alpha_ratio": [0.3, 0.1, 0.03, 0.01]}}}
     ratio = [[[[0.1] * 10, [0.03] * 9 + [0.01]]]]
     h = [[[[np.nan] * 10, [np.nan] * 10]]]
     status = [[[[STATUS_DONE] * 10, [STATUS_DONE] * 10]]]
@@ -63,7 +65,9 @@ def test_a_grid_chosen_inside_is_not_flagged():
 
 def test_edges_a_wider_grid_cannot_change_are_counted_apart():
     # Lasso at its largest penalty with an empty model (any larger penalty: the same model), and
-    # Huber at epsilon = 1, the parameter's bound, say nothing about the grids' width
+    # Huber at epsilon = 1, the parameter's bound, say nothing about the grids' width. The
+    # configs are written as stores made before ``grid`` wrote them (Huber's epsilon and alpha on
+    # the width and penalty axes)
     methods = {"lasso": {"estimator": "lasso", "alpha_ratio": [0.99, 0.5, 0.1]},
                "huber": {"estimator": "huber", "kernel_width": [1.0, 1.35, 2.0],
                          "alpha_ratio": [1.0, 10.0]}}
@@ -78,7 +82,7 @@ def test_edges_a_wider_grid_cannot_change_are_counted_apart():
     lasso = edges[("lasso", "alpha_ratio")]
     # two empty fits at 0.99 settled; the non-empty fit at 0.99 and the one at 0.1 count
     assert (lasso.n_high, lasso.n_settled, lasso.n_low, lasso.n_cells) == (1, 2, 1, 8)
-    huber = edges[("huber", "kernel_width")]
+    huber = edges[("huber", "epsilon")]
     assert (huber.n_low, huber.n_settled, huber.n_high) == (0, 2, 1)
     assert huber.share == pytest.approx(1 / 8) and huber.flagged
     # without n_selected in the store every edge counts

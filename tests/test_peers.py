@@ -17,10 +17,13 @@ def test_lasso_alpha_max_is_where_the_lasso_keeps_no_feature():
 
 
 @pytest.mark.parametrize("overrides, message", [
-    (["methods.huber.kernel_width=auto"], "methods.huber.kernel_width: cannot be auto"),
-    (["+methods.lasso.kernel_width=[1.0]"], "methods.lasso.kernel_width: must be empty"),
+    (["methods.huber.grid.epsilon=auto"], "methods.huber.grid.epsilon: cannot be auto"),
+    (["+methods.lasso.grid.kernel_width=[1.0]"], "methods.lasso.grid.kernel_width: is not in "
+     "lasso's grid, which takes alpha_ratio"),
+    (["methods.huber.kernel_width=[1.0]"], "methods.huber.kernel_width: is the old place of "
+     "methods.huber.grid.epsilon; set it there"),
     (["+methods.huber.params.epsilon=2.0"], "epsilon must not be set here"),
-    (["methods.lasso.alpha_ratio=[]"], "methods.lasso.alpha_ratio: must not be empty"),
+    (["methods.lasso.grid.alpha_ratio=[]"], "methods.lasso.grid.alpha_ratio: must not be empty"),
     (["cv=alo"], "cv.scheme: alo needs leave-one-out residuals, which lasso, huber do not give"),
 ])
 def test_peer_grids_are_checked_like_the_others(compose, overrides, message):
@@ -45,16 +48,16 @@ def test_peer_cells_refit_what_cv_chose_as_scikit_learn_would(smoke_spec):
         alpha = float(stored["chosen_alpha"])
         if cell.method == "lasso":
             ratio = float(stored["chosen_alpha_ratio"])
-            assert ratio in spec.method("lasso").alpha_ratio
+            assert ratio in spec.method("lasso").penalties
             assert alpha == pytest.approx(ratio * lasso_alpha_max(data.X_train, data.y_train))
             assert np.isnan(float(stored["chosen_h"]))  # a Lasso has no width
             ref = Lasso(alpha=alpha, max_iter=5000, tol=1e-4)
             scores = stored["cv_score"].sel(h=grid.AUTO_H)
         else:
             epsilon = float(stored["chosen_h"])
-            assert epsilon in spec.method("huber").kernel_width
+            assert epsilon in spec.method("huber").widths
             ref = HuberRegressor(epsilon=epsilon, alpha=alpha, max_iter=1000)
-            scores = stored["cv_score"].sel(h=list(spec.method("huber").kernel_width))
+            scores = stored["cv_score"].sel(h=list(spec.method("huber").widths))
         ref.fit(data.X_train, data.y_train)
         np.testing.assert_allclose(stored["coef"].values, ref.coef_, rtol=1e-7, atol=1e-10)
         assert np.isfinite(scores.values).any()

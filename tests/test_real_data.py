@@ -309,7 +309,7 @@ def test_a_diabetes_store_reports_without_selection_scores_and_judges_no_claim(c
     spec = from_dictconfig(compose([
         "experiment=diabetes", "experiment.methods=[mcc_ard,ls_ard,lasso]", "experiment.psi=[0.0,0.2]",
         "experiment.seeds.count=2", "data.n_noise_features=20", "cv.n_folds=2",
-        "methods.mcc_ard.kernel_width=[0.3,3.0]", f"store.path={tmp_path}/d.zarr",
+        "methods.mcc_ard.grid.kernel_width=[0.3,3.0]", f"store.path={tmp_path}/d.zarr",
         "run.progress=false"]))
     run_serial(spec)
     ds = open_results(tmp_path / "d.zarr")

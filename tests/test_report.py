@@ -125,7 +125,7 @@ def test_a_grid_left_by_its_edge_is_counted_in_the_report_and_warned_after_the_r
         smoke_spec, tmp_path, caplog):
     # smoke's data want a width far outside 0.01-0.03: every cell picks an edge
     spec = smoke_spec("experiment.methods=[mcc_ard]",
-                      "methods.mcc_ard.kernel_width=[0.01,0.02,0.03]")
+                      "methods.mcc_ard.grid.kernel_width=[0.01,0.02,0.03]")
     with caplog.at_level("WARNING", logger="mccard_dist"):
         cli.run_from_spec(spec)
     assert "mcc_ard: CV chose an edge of its kernel_width grid in 4 of 4 cells" in caplog.text
@@ -216,8 +216,8 @@ def test_the_count_panel_marks_the_true_count(smoke_spec):
 
 def test_cv_and_chosen_h_ticks_of_methods_with_different_grids_do_not_overlap(smoke_spec):
     spec = smoke_spec("experiment.methods=[mcc_ard,mcc_l1]", "data.n_features=40",
-                      "methods.mcc_ard.kernel_width=[1.0,10.0,100.0]",
-                      "methods.mcc_l1.kernel_width=[1.2,12.0,80.0]", name="grids")
+                      "methods.mcc_ard.grid.kernel_width=[1.0,10.0,100.0]",
+                      "methods.mcc_l1.grid.kernel_width=[1.2,12.0,80.0]", name="grids")
     run_serial(spec)
     ds = open_results(store_path(spec))
     fig = analysis.fig_cv_curves(ds)

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow  # runs small grids into stores
 
 BASE = ["experiment=smoke", "experiment.methods=[mcc_ard,ls_ard,mcc_l1]", "experiment.psi=[0.2]",
         "run.progress=false", "run.fits_per_block=4"]
-CHANGED_L1 = "methods.mcc_l1.alpha_ratio=[0.6,0.2]"
+CHANGED_L1 = "methods.mcc_l1.grid.alpha_ratio=[0.6,0.2]"
 
 
 def spec_at(compose, root, *overrides):

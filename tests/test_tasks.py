@@ -158,13 +158,13 @@ def test_alo_run_writes_one_score_column(smoke_spec):
 
 def test_path_stop_skips_exactly_the_rest_of_a_path_after_a_clearly_worse_score(smoke_spec):
     full = smoke_spec("cv=alo", "experiment.methods=[mcc_l1]",
-                      "methods.mcc_l1.alpha_ratio=[0.2,0.8,0.4,0.1,0.05]", name="full")
+                      "methods.mcc_l1.grid.alpha_ratio=[0.2,0.8,0.4,0.1,0.05]", name="full")
     cell = [c for c in grid.cells(full) if c.psi > 0][0]
     ref = tasks.run_cell(full, cell)
     cands = grid.cv_candidates(full.method("mcc_l1"))
     margin = 0.05
     stopping = smoke_spec("cv=alo", "experiment.methods=[mcc_l1]",
-                          "methods.mcc_l1.alpha_ratio=[0.2,0.8,0.4,0.1,0.05]",
+                          "methods.mcc_l1.grid.alpha_ratio=[0.2,0.8,0.4,0.1,0.05]",
                           f"cv.path_stop={margin}", name="stop")
     res = tasks.run_cell(stopping, cell)
     # the rule replayed on the full scores: per width, penalties from the largest down, stop
@@ -205,12 +205,12 @@ def test_race_survivors():
 def test_race_keeps_plain_kfold_scores_for_the_finishers_and_drops_the_rest(smoke_spec,
                                                                               monkeypatch):
     plain = smoke_spec("experiment.methods=[mcc_ard]", "cv.n_folds=4",
-                       "methods.mcc_ard.kernel_width=[0.01,0.1,1.0,10.0,100.0]", name="plain")
+                       "methods.mcc_ard.grid.kernel_width=[0.01,0.1,1.0,10.0,100.0]", name="plain")
     cell = [c for c in grid.cells(plain) if c.psi > 0][0]
     ref = tasks.run_cell(plain, cell)
     margin = 0.1
     racing = smoke_spec("experiment.methods=[mcc_ard]", "cv.n_folds=4",
-                        "methods.mcc_ard.kernel_width=[0.01,0.1,1.0,10.0,100.0]",
+                        "methods.mcc_ard.grid.kernel_width=[0.01,0.1,1.0,10.0,100.0]",
                         f"cv.race={margin}", name="race")
     n_fits = []
     real_fit = tasks._fit
@@ -241,8 +241,8 @@ def test_racing_paths_keep_the_plain_paths_scores_for_the_finishers(smoke_spec, 
     # a raced-out candidate inside a path is still fitted (not scored), so every later fit of
     # the path starts where it does without racing
     grid_args = ("experiment.methods=[mcc_l1]", "cv.n_folds=4", f"cv.paths={route}",
-                 "methods.mcc_l1.kernel_width=[0.05,0.5,5.0,50.0,500.0]",
-                 "methods.mcc_l1.alpha_ratio=[0.8,0.4,0.1]")
+                 "methods.mcc_l1.grid.kernel_width=[0.05,0.5,5.0,50.0,500.0]",
+                 "methods.mcc_l1.grid.alpha_ratio=[0.8,0.4,0.1]")
     plain = smoke_spec(*grid_args, name="plain")
     cell = [c for c in grid.cells(plain) if c.psi > 0][-1]
     ref = tasks.run_cell(plain, cell)
@@ -262,7 +262,7 @@ def test_auto_width_methods_fit_once_per_cell_and_record_the_final_width(smoke_s
     from mccard_dist import MCCARDRegressor
 
     spec = smoke_spec("experiment.methods=[mcc_ard_auto,mcc_l1_auto]",
-                      "methods.mcc_l1_auto.alpha_ratio=[0.3,0.1]")
+                      "methods.mcc_l1_auto.grid.alpha_ratio=[0.3,0.1]")
     run_serial(spec)
     ds = open_results(store_path(spec)).load()
     assert (ds["status"].values == records.STATUS_DONE).all()
@@ -308,7 +308,7 @@ def test_a_degenerate_final_fit_is_flagged_in_the_store(smoke_spec):
     smoke grid's widths no cell is degenerate. LS-ARD says 0 or 1; MCC-L1, which has no such
     notion, nothing."""
     tiny = smoke_spec("experiment.methods=[mcc_ard,ls_ard,mcc_l1]",
-                      "methods.mcc_ard.kernel_width=[1e-12]", name="tiny")
+                      "methods.mcc_ard.grid.kernel_width=[1e-12]", name="tiny")
     usual = smoke_spec("experiment.methods=[mcc_ard]", name="usual")
     for spec in (tiny, usual):
         run_serial(spec)

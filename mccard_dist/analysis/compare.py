@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .values import _LABELS, _auto_width_methods, _config, _num, cell_values
+from .values import _LABELS, _auto_width_methods, _config, _grid, _num, cell_values
 
 
 def paired_interval(diffs, level: float = 0.95) -> tuple[float, float, float, int]:
@@ -188,7 +188,8 @@ def width_pairs(ds) -> list[tuple[str, str]]:
             continue
         for b in names:
             cb, ca = config.get(b, {}), config.get(a, {})
-            if (b not in auto and isinstance(cb.get("kernel_width"), list) and cb["kernel_width"]
+            widths = _grid(cb).get("kernel_width")
+            if (b not in auto and isinstance(widths, list) and widths
                     and cb.get("estimator") == ca.get("estimator")
                     and cb.get("params") == ca.get("params")):
                 pairs.append((b, a))
@@ -222,8 +223,7 @@ def solver_pairs(ds) -> list[tuple[str, str]]:
     def rest(name):
         c = config.get(name, {})
         params = {k: v for k, v in (c.get("params") or {}).items() if k not in _SOLVER_ONLY}
-        return (c.get("estimator"), c.get("kernel_width"), c.get("alpha_ratio"),
-                sorted(params.items()))
+        return (c.get("estimator"), sorted(_grid(c).items()), sorted(params.items()))
 
     def solver(name):
         return (config.get(name, {}).get("params") or {}).get("solver", "pruning")

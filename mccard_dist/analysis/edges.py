@@ -2,8 +2,8 @@
 
 A candidate grid that CV leaves by its edge in many cells was too narrow there: the best value may
 lie beyond it, and a method compared at the edge of its grid is compared under-tuned. For every
-method with a grid of at least three values on an axis (``kernel_width``: the width, or Huber's
-epsilon; ``alpha_ratio``: the penalty), :func:`grid_edges` counts the finished cells whose chosen
+method with a grid of at least three values under one of its names (``kernel_width``,
+``alpha_ratio``, Huber's ``epsilon`` and ``alpha``), :func:`grid_edges` counts the finished cells whose chosen
 value is the grid's smallest or largest; a share above :data:`EDGE_SHARE` flags the grid.
 
 Two edge choices say nothing about the grid's width and are counted apart (``n_settled``): a value
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .values import _config, cell_values
+from .values import _config, _grid, cell_values, chosen_variable
 
 __all__ = ["BOUNDS", "EDGE_SHARE", "SPARSER_UPWARDS", "GridEdges", "edge_warnings", "grid_edges",
            "grid_edges_markdown"]
@@ -31,13 +31,11 @@ __all__ = ["BOUNDS", "EDGE_SHARE", "SPARSER_UPWARDS", "GridEdges", "edge_warning
 #: share of finished cells at an edge above which a grid is flagged
 EDGE_SHARE = 0.10
 
-#: (config key of the grid, store variable of the chosen value)
-_AXES = (("kernel_width", "chosen_h"), ("alpha_ratio", "chosen_alpha_ratio"))
+#: ``{(estimator, grid name): (lowest, highest)}``: the values a parameter can take (None:
+#: unbounded)
+BOUNDS = {("huber", "epsilon"): (1.0, None)}
 
-#: ``{(estimator, axis): (lowest, highest)}``: the values a parameter can take (None: unbounded)
-BOUNDS = {("huber", "kernel_width"): (1.0, None)}
-
-#: (estimator or None for any, axis) along which larger values give sparser models
+#: (estimator or None for any, grid name) along which larger values give sparser models
 SPARSER_UPWARDS = {(None, "alpha_ratio"), ("mcc_ard", "kernel_width")}
 
 
@@ -46,7 +44,7 @@ class GridEdges:
     """Edge choices of one method on one axis of its grid."""
 
     method: str
-    axis: str  # the config key: kernel_width or alpha_ratio
+    axis: str  # the grid's name: kernel_width, alpha_ratio, epsilon ...
     low: float  # the grid's smallest value
     high: float  # and its largest
     n_cells: int  # finished cells with a chosen value
@@ -72,15 +70,13 @@ def grid_edges(ds) -> list[GridEdges]:
     if "n_selected" in ds:
         empty = cell_values(ds, "n_selected") == 0
     out = []
-    for axis, variable in _AXES:
-        if variable not in ds:
-            continue
-        chosen = cell_values(ds, variable)
-        for name in (str(m) for m in ds["model"].values):
-            config = methods.get(name) or {}
-            grid = config.get(axis)
-            if not isinstance(grid, list) or len(grid) < 3:
+    for name in (str(m) for m in ds["model"].values):
+        config = methods.get(name) or {}
+        for axis, grid in _grid(config).items():
+            variable = chosen_variable(config.get("estimator"), axis)
+            if variable not in ds or not isinstance(grid, list) or len(grid) < 3:
                 continue
+            chosen = cell_values(ds, variable)
             grid = np.asarray(grid, dtype=float)
             values = chosen.sel(model=name).values.ravel()
             finite = np.isfinite(values)
@@ -107,7 +103,7 @@ def edge_warnings(edges) -> list[str]:
     return [f"{e.method}: CV chose an edge of its {e.axis} grid in {e.n_low + e.n_high} of "
             f"{e.n_cells} cells ({e.share:.0%}: {e.n_low} at {e.low:g}, {e.n_high} at "
             f"{e.high:g}); the best value may lie outside it: widen "
-            f"methods.{e.method}.{e.axis}" for e in edges if e.flagged]
+            f"methods.{e.method}.grid.{e.axis}" for e in edges if e.flagged]
 
 
 def grid_edges_markdown(edges) -> str:

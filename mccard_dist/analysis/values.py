@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..methods import KINDS, with_grid
 from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
 
 #: per-cell metrics summarised over seeds
@@ -24,10 +25,29 @@ UNDEFINED_R = 0.0
 # values and summaries
 # ------------------------------------------------------------------------------------------------
 def _config(ds) -> dict:
+    """The store's resolved config, each method's grid under ``grid``
+    (:func:`mccard_dist.methods.with_grid`, for stores made before it)."""
     try:
-        return json.loads(ds.attrs.get("config", "{}"))
+        config = json.loads(ds.attrs.get("config", "{}"))
     except (TypeError, ValueError):
         return {}
+    if isinstance(config, dict) and isinstance(config.get("methods"), dict):
+        config["methods"] = {m: with_grid(c) for m, c in config["methods"].items()}
+    return config
+
+
+def _grid(config) -> dict:
+    """A method's stored CV grid, ``{}`` without one."""
+    grid = config.get("grid") if isinstance(config, dict) else None
+    return grid if isinstance(grid, dict) else {}
+
+
+def chosen_variable(estimator, name: str) -> str:
+    """The store variable holding a cell's value of grid name ``name`` of a method of
+    ``estimator``: its width under ``chosen_h``, its penalty under ``chosen_alpha_ratio``."""
+    kind = KINDS.get(estimator)
+    axis = kind.grid_names.get(name) if kind is not None else None
+    return {"width": "chosen_h", "penalty": "chosen_alpha_ratio"}.get(axis, f"chosen_{name}")
 
 
 def scenario(ds) -> str:
@@ -221,10 +241,9 @@ def outlier_scale_title(ds, tau) -> str:
 
 
 def _auto_width_methods(ds) -> set[str]:
-    """Methods whose fits set their own kernel width (config ``kernel_width: auto``)."""
+    """Methods whose fits set their own kernel width (config ``grid: {kernel_width: auto}``)."""
     methods = _config(ds).get("methods", {})
-    return {m for m, c in methods.items()
-            if isinstance(c, dict) and c.get("kernel_width") == "auto"}
+    return {m for m, c in methods.items() if _grid(c).get("kernel_width") == "auto"}
 
 
 def mean_std(mean: float, std: float) -> str:
@@ -291,7 +310,7 @@ def method_label(config: dict | None) -> str | None:
     label = _ESTIMATOR_LABELS.get((estimator, likelihood))
     if label is None:
         return None
-    if config.get("kernel_width") == "auto":
+    if _grid(with_grid(config)).get("kernel_width") == "auto":
         label += ", auto h"
     if params.get("solver") == "sequential":
         label += ", sequential solver"
@@ -302,7 +321,7 @@ def method_style(method: str, methods=(), ds=None) -> dict:
     """``{"label", "color", "marker"}`` of a method: colours and markers fixed for the shipped
     methods, spare ones for others in the order they appear in ``methods``. With ``ds`` (the
     store), the label says what the method is from its stored config (:func:`method_label`), so
-    ``methods.mcc_ard.kernel_width=auto`` is not labelled as the K-fold MCC-ARD."""
+    ``methods.mcc_ard.grid.kernel_width=auto`` is not labelled as the K-fold MCC-ARD."""
     label = method_label(_config(ds).get("methods", {}).get(method)) if ds is not None else None
     if method in _KNOWN_METHODS:
         known, color, marker = _KNOWN_METHODS[method]

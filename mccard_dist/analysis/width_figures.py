@@ -18,7 +18,7 @@ from .plotting import (
     _plain_log_ticks,
     _thin_log,
 )
-from .values import _auto_width_methods, _config, _done, cell_values, method_style
+from .values import _auto_width_methods, _config, _done, _grid, cell_values, method_style
 
 
 def _cv_methods(ds) -> list[str]:
@@ -46,7 +46,7 @@ def _standardised_width(ds, method) -> bool:
 
 def _method_grid(ds, method) -> list[float]:
     """A method's kernel-width grid from its stored config ([] for ``auto`` or none)."""
-    widths = (_config(ds).get("methods", {}).get(method) or {}).get("kernel_width")
+    widths = _grid(_config(ds).get("methods", {}).get(method)).get("kernel_width")
     return [float(h) for h in widths] if isinstance(widths, list) else []
 
 

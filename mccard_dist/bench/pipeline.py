@@ -11,7 +11,7 @@ def _pipeline_spec(root, name, seeds, fits_per_block=None):
     overrides = ["experiment=smoke", "experiment.methods=[mcc_ard,ls_ard]",
                  "data.n_train=100", "data.n_test=100", "data.n_features=300",
                  "data.n_relevant=10", "experiment.psi=[0.0,0.1,0.2,0.3]",
-                 f"experiment.seeds.count={seeds}", "methods.mcc_ard.kernel_width=[0.1,1.0,10.0]",
+                 f"experiment.seeds.count={seeds}", "methods.mcc_ard.grid.kernel_width=[0.1,1.0,10.0]",
                  "cv.n_folds=3", f"store.path={root}/{name}.zarr", "run.progress=false"]
     if fits_per_block:
         overrides.append(f"run.fits_per_block={fits_per_block}")

@@ -16,7 +16,7 @@ def _units_spec(root, name, unit, n_train, n_features, widths, folds):
         "experiment=smoke", "experiment.methods=[mcc_ard]", "experiment.tau=[5.0]",
         "experiment.psi=[0.3]", "experiment.seeds.count=1", f"data.n_train={n_train}",
         "data.n_test=200", f"data.n_features={n_features}", "data.n_relevant=30",
-        f"methods.mcc_ard.kernel_width=[{grid}]", f"cv.n_folds={folds}", f"run.unit={unit}",
+        f"methods.mcc_ard.grid.kernel_width=[{grid}]", f"cv.n_folds={folds}", f"run.unit={unit}",
         f"store.path={root}/{name}.zarr", "run.progress=false"])
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..data import OUTLIERS, load_table
 from ..data.real import DIABETES_SHAPE, split_sizes
-from ..methods import KINDS
+from ..methods import KINDS, OLD_AXIS_KEYS
 from ..models import AUTO_WIDTH
 from .checks import (
     _EXPERIMENT_NAME_RE,
@@ -174,7 +174,7 @@ def _parse_cv(section: Mapping, data) -> CVSpec:
     return CVSpec(n_folds, score, reference_width, scheme, path_stop, race, paths)
 
 
-def _parse_params(key: str, estimator: str, params, kernel_width, alpha_ratio) -> FrozenMap:
+def _parse_params(key: str, estimator: str, params, widths, auto_width: bool) -> FrozenMap:
     kind = KINDS[estimator]
     cls = kind.cls
     accepted = _init_parameters(cls)
@@ -186,8 +186,9 @@ def _parse_params(key: str, estimator: str, params, kernel_width, alpha_ratio) -
     grid_params |= {"alpha"} if kind.alpha else set()
     from_grid = sorted(set(params) & grid_params)
     if from_grid:
+        grid_key = key.rsplit(".", 1)[0] + ".grid"
         _fail(key, f"{', '.join(from_grid)} must not be set here: it comes from the CV grid "
-                   "(kernel_width / alpha_ratio of the method)", dict(params))
+                   f"({grid_key})", dict(params))
     converted = {}
     for pname, value in params.items():
         if not (value is None or isinstance(value, (str, bool, numbers.Real))):
@@ -200,10 +201,7 @@ def _parse_params(key: str, estimator: str, params, kernel_width, alpha_ratio) -
     # The estimator's own validation, on an instance with a placeholder grid point.
     extra = {}
     if kind.kernel_width:
-        if kernel_width == AUTO_WIDTH:
-            extra[kind.width_param] = AUTO_WIDTH
-        else:
-            extra[kind.width_param] = kernel_width[0] if kernel_width else 1.0
+        extra[kind.width_param] = AUTO_WIDTH if auto_width else (widths[0] if widths else 1.0)
     if kind.alpha:
         extra["alpha"] = 0.0
     try:
@@ -216,6 +214,40 @@ def _parse_params(key: str, estimator: str, params, kernel_width, alpha_ratio) -
     return FrozenMap(converted)
 
 
+def _method_grid(key: str, estimator: str, section: Mapping) -> dict:
+    """The method's grid as ``{name: values}`` under the kind's names: ``grid``, or the axis keys
+    ``kernel_width`` / ``alpha_ratio`` of a config written before ``grid`` (a store's)."""
+    kind = KINDS[estimator]
+    grid = section.get("grid")
+    grid = dict(grid) if isinstance(grid, Mapping) else grid
+    if grid is not None and not isinstance(grid, dict):
+        _fail(f"{key}.grid", "must be a mapping of parameter names to lists", grid)
+    grid = grid or {}
+    names = kind.grid_names
+    by_axis = {axis: name for name, axis in names.items()}
+    old = {k: section.get(k) for k in OLD_AXIS_KEYS if section.get(k) not in (None, [], ())}
+    if old and grid:
+        old_key = next(iter(old))
+        new = by_axis.get(OLD_AXIS_KEYS[old_key], old_key)
+        _fail(f"{key}.{old_key}", f"is the old place of {key}.grid.{new}; set it there "
+                                  f"(not both)", old[old_key])
+    for old_key, value in old.items():
+        axis = OLD_AXIS_KEYS[old_key]
+        if axis not in by_axis:
+            what = "kernel width" if axis == "width" else "penalty"
+            _fail(f"{key}.{old_key}", f"must be empty: {estimator} has no {what}", value)
+        grid[by_axis[axis]] = value
+    listed = ", ".join(names) if names else "nothing (it has no CV grid)"
+    for name in grid:
+        if name not in names:
+            # the same axis under its name elsewhere (kernel_width: Huber's epsilon), or a typo
+            hint = [by_axis[OLD_AXIS_KEYS[name]]] if OLD_AXIS_KEYS.get(name) in by_axis else \
+                difflib.get_close_matches(str(name), list(names), n=1)
+            _fail(f"{key}.grid.{name}", f"is not in {estimator}'s grid, which takes {listed}"
+                  + (f"; did you mean {key}.grid.{hint[0]}?" if hint else ""), grid[name])
+    return grid
+
+
 def _parse_method(name: str, section: Mapping) -> MethodSpec:
     key = f"methods.{name}"
     if not _NAME_RE.match(name):
@@ -226,39 +258,32 @@ def _parse_method(name: str, section: Mapping) -> MethodSpec:
         _fail(f"{key}.estimator", f"unknown estimator; known estimators are {', '.join(ESTIMATORS)}",
               estimator)
     kind = KINDS[estimator]
-    kernel_width = section["kernel_width"]
-    auto_width = isinstance(kernel_width, str)
-    if auto_width:
-        if kernel_width != AUTO_WIDTH:
-            _fail(f"{key}.kernel_width", "must be a list of widths > 0 or 'auto' (lower case)",
-                  kernel_width)
-        if not kind.kernel_width:
-            _fail(f"{key}.kernel_width", f"must be empty: {estimator} has no kernel width",
-                  kernel_width)
-        if not kind.auto_width:
-            _fail(f"{key}.kernel_width", f"cannot be auto: {estimator} has no width set inside "
-                                         "its fit; give a list", kernel_width)
-        kernel_width = ()
-    else:
-        kernel_width = _float_list(f"{key}.kernel_width", kernel_width,
-                                   low=0.0, low_open=True, allow_empty=True)
-    alpha_ratio = _float_list(f"{key}.alpha_ratio", section["alpha_ratio"],
-                              low=0.0, low_open=False, allow_empty=True)
-    if kind.kernel_width and not kernel_width and not auto_width:
-        _fail(f"{key}.kernel_width", f"must not be empty: {estimator} is selected by CV over h "
-                                     "(or set it to auto)", [])
-    if not kind.kernel_width and kernel_width:
-        _fail(f"{key}.kernel_width", f"must be empty: {estimator} has no kernel width",
-              list(kernel_width))
-    if kind.alpha and not alpha_ratio:
-        _fail(f"{key}.alpha_ratio", f"must not be empty: {estimator} is selected by CV over lambda",
-              [])
-    if not kind.alpha and alpha_ratio:
-        _fail(f"{key}.alpha_ratio", f"must be empty: {estimator} has no L1 penalty",
-              list(alpha_ratio))
-    params = _parse_params(f"{key}.params", estimator, section["params"] or {},
-                           AUTO_WIDTH if auto_width else kernel_width, alpha_ratio)
-    return MethodSpec(name, estimator, params, kernel_width, alpha_ratio, auto_width)
+    grid = _method_grid(key, estimator, section)
+    axes = " x ".join(kind.grid_names)
+    widths: tuple[float, ...] = ()
+    penalties: tuple[float, ...] = ()
+    auto_width = False
+    for pname, axis in kind.grid_names.items():
+        gkey = f"{key}.grid.{pname}"
+        value = grid.get(pname)
+        if value is None or (isinstance(value, (list, tuple)) and not value):
+            _fail(gkey, f"must not be empty: {estimator} is selected by CV over {axes}"
+                  + (" (or set it to auto)" if axis == "width" and kind.auto_width else ""),
+                  value if value is not None else [])
+        if axis == "width" and isinstance(value, str):
+            if value != AUTO_WIDTH:
+                _fail(gkey, "must be a list of values > 0 or 'auto' (lower case)", value)
+            if not kind.auto_width:
+                _fail(gkey, f"cannot be auto: {estimator} has no width set inside its fit; "
+                            "give a list", value)
+            auto_width = True
+        elif axis == "width":
+            widths = _float_list(gkey, value, low=0.0, low_open=True, allow_empty=False)
+        else:
+            penalties = _float_list(gkey, value, low=0.0, low_open=False, allow_empty=False)
+    params = _parse_params(f"{key}.params", estimator, section["params"] or {}, widths,
+                           auto_width)
+    return MethodSpec(name, estimator, params, widths, penalties, auto_width)
 
 
 def _parse_seeds(value) -> tuple[int, ...]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import re
 from dataclasses import dataclass, field, fields, is_dataclass
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
@@ -46,8 +47,11 @@ class ExperimentConfig:
 class MethodConfig:
     estimator: str = MISSING
     params: dict[str, Any] | None = field(default_factory=dict)
-    kernel_width: Any = field(default_factory=list)  # a list of widths, or "auto"
-    alpha_ratio: list[float] = field(default_factory=list)
+    # the CV grid under the kind's names: {kernel_width: [...] or auto, alpha_ratio: [...]}
+    grid: dict[str, Any] | None = field(default_factory=dict)
+    # where configs written before ``grid`` kept its width and penalty axes (stores' configs)
+    kernel_width: Any = None
+    alpha_ratio: list[float] | None = None
 
 
 @dataclass
@@ -275,7 +279,13 @@ def _one_line(cause: OmegaConfBaseException, prefix: str = "") -> str | None:
 
 def composition_message(exc: BaseException) -> str | None:
     """The one-line message for a Hydra composition error that the schema raised (a value of
-    the wrong type, or a key the schema does not have), or None for other errors."""
+    the wrong type, or a key the schema does not have), or None for other errors. A name a
+    method's grid does not have (its names are the estimator's, not the schema's) is said so."""
+    grid_key = re.match(r"Could not override '(methods\.[^.']+\.grid\.[^']+)'", str(exc))
+    if grid_key:
+        key = grid_key[1]
+        return (f"{key}: not a name of this method's grid; its config lists them under grid "
+                f"(to add one: +{key}=...)")
     while exc is not None and not isinstance(exc, OmegaConfBaseException):
         exc = exc.__cause__
     return None if exc is None else _one_line(exc)

@@ -97,18 +97,19 @@ class CVSpec:
 class MethodSpec:
     """One method: a registry estimator, its fixed params and its CV grid.
 
-    ``kernel_width`` is the grid of h (empty for estimators without one, e.g. LS-ARD, and for
-    ``auto_width``); ``alpha_ratio`` the grid of L1 penalties as fractions of ``alpha_max`` (empty
-    for the ARD estimators, which have no L1 penalty). ``auto_width`` (config
-    ``kernel_width: auto``): every fit sets its own width (``kernel_width="auto"``), so there is
-    no CV over h.
+    The grid has up to two axes, named by the kind (:attr:`MethodKind.grid_names`, e.g.
+    ``kernel_width`` and ``alpha_ratio`` for MCC-L1, ``epsilon`` and ``alpha`` for Huber):
+    ``widths`` holds the width axis (empty for estimators without one, e.g. LS-ARD, and for
+    ``auto_width``), ``penalties`` the penalty axis (empty without a penalty). ``auto_width``
+    (config ``grid: {kernel_width: auto}``): every fit sets its own width
+    (``kernel_width="auto"``), so there is no CV over the width.
     """
 
     name: str
     estimator: str
     params: Mapping = field(default_factory=FrozenMap)
-    kernel_width: tuple[float, ...] = ()
-    alpha_ratio: tuple[float, ...] = ()
+    widths: tuple[float, ...] = ()
+    penalties: tuple[float, ...] = ()
     auto_width: bool = False
 
     @property
@@ -130,9 +131,16 @@ class MethodSpec:
         """Whether the estimator has an ``alpha`` (L1) parameter (set from ``alpha_ratio``)."""
         return self.kind.alpha
 
+    @property
+    def grid(self) -> dict:
+        """The CV grid under its names, ``{name: list of values, or "auto"}``."""
+        axes = {"width": AUTO_WIDTH if self.auto_width else list(self.widths),
+                "penalty": list(self.penalties)}
+        return {name: axes[axis] for name, axis in self.kind.grid_names.items()}
+
     def candidates(self) -> list[tuple[float, float]]:
-        """The CV candidates ``(h, ratio)`` (:meth:`MethodKind.candidates`)."""
-        return self.kind.candidates(self.kernel_width, self.alpha_ratio, self.auto_width)
+        """The CV candidates ``(width, penalty)`` (:meth:`MethodKind.candidates`)."""
+        return self.kind.candidates(self.widths, self.penalties, self.auto_width)
 
     def build(self, X, y, h: float, ratio: float, cache: dict | None = None):
         """The estimator of candidate ``(h, ratio)`` for training data ``X, y`` and its absolute
@@ -154,7 +162,7 @@ class MethodSpec:
     @property
     def has_cv(self) -> bool:
         """Whether the method selects hyper-parameters by CV (it has a non-empty grid)."""
-        return bool(self.kernel_width or self.alpha_ratio)
+        return bool(self.widths or self.penalties)
 
     def make_estimator(self, kernel_width: float | str | None = None,
                        alpha: float | None = None):
@@ -177,12 +185,15 @@ class MethodSpec:
         return self.estimator_class(**kwargs)
 
     def to_dict(self) -> dict:
-        return {
-            "estimator": self.estimator,
-            "params": dict(self.params),
-            "kernel_width": AUTO_WIDTH if self.auto_width else list(self.kernel_width),
-            "alpha_ratio": list(self.alpha_ratio),
-        }
+        return {"estimator": self.estimator, "params": dict(self.params), "grid": self.grid}
+
+    def axes_dict(self) -> dict:
+        """The grid by axis, as the grid hash has always described it: the width axis under
+        ``kernel_width`` (``"auto"``, or ``[]`` without a width), the penalty axis under
+        ``alpha_ratio`` (whatever the kind calls them), so a store keeps its hash."""
+        return {"estimator": self.estimator, "params": dict(self.params),
+                "kernel_width": AUTO_WIDTH if self.auto_width else list(self.widths),
+                "alpha_ratio": list(self.penalties)}
 
 
 @dataclass(frozen=True)

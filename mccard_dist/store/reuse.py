@@ -1,7 +1,7 @@
 """Results of unchanged methods taken from the other stores under ``store.root``.
 
 A store holds one grid, and its name carries the hash of the whole grid, so an override that changes
-one method (``methods.mcc_l1.alpha_ratio=[...]``) makes a new store. The methods the override did
+one method (``methods.mcc_l1.grid.alpha_ratio=[...]``) makes a new store. The methods the override did
 not touch would give the same numbers again: when the new store is created, their finished cells
 are copied from any store under the same root whose results are the same computation:
 
