@@ -36,8 +36,10 @@ __all__ = [
     "Block",
     "Cell",
     "block_fits",
-    "candidate_positions",
+    "axes_coords",
+    "candidate_values",
     "cells",
+    "chosen_names",
     "coords",
     "cv_candidates",
     "cv_units",
@@ -218,36 +220,64 @@ def make_blocks(spec: ExperimentSpec, cells_: Iterable[Cell]) -> list[Block]:
 def coords(spec: ExperimentSpec) -> dict[str, np.ndarray]:
     """Coordinates of the results store (real values, not positions).
 
-    ``model`` (method names), ``tau``, ``psi``, ``seed`` in the spec's order; ``h`` the sorted
-    union of the methods' kernel-width grids (with :data:`AUTO_H`, 0.0, for the penalty-only CV
-    of a method whose fits set their own width); ``alpha_ratio`` the sorted union of their
-    ``alpha_ratio`` grids, plus 0.0 when an ARD method with CV is present (its candidates carry
-    ``alpha_ratio`` 0.0); ``fold`` ``0..n_folds-1`` (a single column 0 for ``cv.scheme=alo``); ``feature`` ``0..n_features-1``.
+    ``model`` (method names), ``tau``, ``psi``, ``seed`` in the spec's order; ``candidate``
+    ``0..n-1`` for the most CV candidates of a method (each method's candidates in
+    :func:`cv_candidates` order, their values in :func:`candidate_values`); ``fold``
+    ``0..n_folds-1`` (a single column 0 for ``cv.scheme=alo``); ``feature``
+    ``0..n_features-1``.
     """
-    hs: set[float] = set()
-    lams: set[float] = set()
-    for m in spec.methods:
-        for h, r in cv_candidates(m):
-            hs.add(h)
-            lams.add(r)
+    n_candidates = max((len(cv_candidates(m)) for m in spec.methods), default=0)
     return {
         "model": np.array(spec.method_names, dtype=str),
         "tau": np.array(spec.tau, dtype=np.float64),
         "psi": np.array(spec.psi, dtype=np.float64),
         "seed": np.array(spec.seeds, dtype=np.int64),
-        "h": np.array(sorted(hs), dtype=np.float64),
-        "alpha_ratio": np.array(sorted(lams), dtype=np.float64),
+        "candidate": np.arange(n_candidates, dtype=np.int64),
         "fold": np.arange(spec.cv.n_columns, dtype=np.int64),
         "feature": np.arange(spec.data.n_features, dtype=np.int64),
     }
 
 
-def candidate_positions(spec: ExperimentSpec, method_spec: MethodSpec) -> list[tuple[int, int]]:
-    """Positions ``(h index, alpha_ratio index)`` in :func:`coords` of each of ``cv_candidates(method_spec)``."""
-    c = coords(spec)
-    h_pos = {float(v): i for i, v in enumerate(c["h"])}
-    lam_pos = {float(v): i for i, v in enumerate(c["alpha_ratio"])}
-    return [(h_pos[h], lam_pos[r]) for h, r in cv_candidates(method_spec)]
+def candidate_values(spec: ExperimentSpec) -> dict[str, np.ndarray]:
+    """The value of each method's candidates under each name of the methods' grids, as
+    ``{name: (n_methods, n_candidates) array}`` (``kernel_width``, ``alpha_ratio``, Huber's
+    ``epsilon`` and ``alpha`` ...); NaN where a method has no such name (or a width set inside
+    each fit) or fewer candidates."""
+    n = len(coords(spec)["candidate"])
+    names = dict.fromkeys(name for m in spec.methods for name, values in m.grid.items()
+                          if isinstance(values, list))
+    out = {name: np.full((len(spec.methods), n), np.nan) for name in names}
+    for mi, m in enumerate(spec.methods):
+        axes = {axis: name for name, axis in m.kind.grid_names.items()}
+        for c, (width, penalty) in enumerate(cv_candidates(m)):
+            if "width" in axes and not m.auto_width:
+                out[axes["width"]][mi, c] = width
+            if "penalty" in axes:
+                out[axes["penalty"]][mi, c] = penalty
+    return out
+
+
+def chosen_names(spec: ExperimentSpec) -> list[str]:
+    """The store's per-cell variables of the final fit's grid values, ``chosen_<name>`` for each
+    name of the methods' grids (the width an auto-width fit settled at included); the absolute
+    penalty is ``chosen_alpha`` for every method with one."""
+    names = dict.fromkeys(f"chosen_{name}" for m in spec.methods for name in m.kind.grid_names)
+    return [name for name in names if name != "chosen_alpha"]
+
+
+def axes_coords(spec: ExperimentSpec) -> dict[str, np.ndarray]:
+    """The candidate coordinates of stores made before the ``candidate`` axis: ``h``, the
+    sorted union of the methods' width axes (Huber's epsilon among them; :data:`AUTO_H`, 0.0,
+    for the penalty-only CV of a method whose fits set their own width), and ``alpha_ratio``,
+    the sorted union of their penalty axes (0.0 for the candidates of a method without one)."""
+    widths: set[float] = set()
+    penalties: set[float] = set()
+    for m in spec.methods:
+        for width, penalty in cv_candidates(m):
+            widths.add(width)
+            penalties.add(penalty)
+    return {"h": np.array(sorted(widths), dtype=np.float64),
+            "alpha_ratio": np.array(sorted(penalties), dtype=np.float64)}
 
 
 def grid_description(spec: ExperimentSpec) -> dict:

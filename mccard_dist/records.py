@@ -30,11 +30,12 @@ def stored_name(group, name: str) -> str:
     return name if name in group or name not in _OLD_NAMES else _OLD_NAMES[name]
 
 #: scalar per-cell results in the order the store lays them out (name -> natural dtype; the store
-#: keeps every one as float64, NaN where a cell has no value)
+#: keeps every one as float64, NaN where a cell has no value). The final fit's grid values come
+#: next to them, one ``chosen_<name>`` per name of the methods' grids
+#: (:func:`mccard_dist.grid.chosen_names`).
 SCALARS = {
     "r": "f8", "rmse": "f8", "n_selected": "i4", "tp": "i4", "fp": "i4", "fn": "i4", "tn": "i4",
-    "precision": "f8", "recall": "f8", "f1": "f8", "chosen_h": "f8", "chosen_alpha_ratio": "f8",
-    "chosen_alpha": "f8",
+    "precision": "f8", "recall": "f8", "f1": "f8", "chosen_alpha": "f8",
     "n_iter": "i4", "converged": "i1", "fit_seconds": "f8", "cell_seconds": "f8",
     "n_cv_failures": "i4", "degenerate": "i1",
 }

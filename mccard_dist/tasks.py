@@ -292,10 +292,11 @@ def _done(spec, method, cell, est, h, ratio, alpha, metrics, fit_seconds, cell_s
           n_failures, scores, save_coef) -> CellResult:
     save_coef = spec.run.save_coef if save_coef is None else save_coef
     scalars = dict(metrics)
+    for name, axis in method.kind.grid_names.items():
+        # the final fit's width (the CV choice, or where an auto width settled) and penalty
+        scalars[f"chosen_{name}"] = (float(getattr(est, "kernel_width_", h)) if axis == "width"
+                                     else float(ratio))
     scalars.update(
-        # the final fit's width: the CV choice, or where an auto width settled
-        chosen_h=float(getattr(est, "kernel_width_", h)) if method.takes_kernel_width else np.nan,
-        chosen_alpha_ratio=float(ratio),
         chosen_alpha=np.nan if alpha is None else float(alpha),
         n_iter=int(est.n_iter_), converged=int(bool(est.converged_)), fit_seconds=fit_seconds,
         cell_seconds=cell_seconds, n_cv_failures=n_failures, degenerate=_degenerate(est),

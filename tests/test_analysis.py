@@ -182,11 +182,12 @@ def test_density_figure_draws_c_and_c_prime():
 def test_cv_curves_of_a_chosen_cell_mark_the_pick(ds):
     fig = analysis.fig_cv_curves(ds, ("mcc_l1", 10, 0.3, 1))
     (ax,) = fig.get_axes()
-    chosen_h = float(ds["chosen_h"].sel({"model": "mcc_l1", "tau": 10.0, "psi": 0.3, "seed": 1}))
+    chosen_h = float(ds["chosen_kernel_width"].sel({"model": "mcc_l1", "tau": 10.0, "psi": 0.3,
+                                                    "seed": 1}))
     lines = {line.get_label(): line for line in ax.get_lines()}
     picks = [line for label, line in lines.items() if label.startswith("CV pick")]
     assert len(picks) == 1 and picks[0].get_xdata()[0] == pytest.approx(chosen_h)
-    assert sum(label.startswith("λ = ") for label in lines) == 2  # the smoke lambda grid
+    assert sum(label.startswith("alpha_ratio = ") for label in lines) == 2  # the smoke grid
     # the pick is the lowest mean validation loss of the cell
     cv = ds["cv_score"].sel({"model": "mcc_l1", "tau": 10.0, "psi": 0.3, "seed": 1}).mean("fold")
     assert picks[0].get_ydata()[0] == pytest.approx(float(cv.min()))
@@ -208,12 +209,13 @@ def test_cells_are_checked_against_the_store(ds):
 
 @pytest.mark.slow  # runs the pipeline into a real store
 def test_chosen_h_heat_map_uses_a_log_scale_per_cv_method(ds):
-    fig = analysis.fig_chosen_h(ds)
+    fig = analysis.fig_chosen_kernel_width(ds)
     panels = [ax for ax in fig.get_axes() if ax.get_images()]
     assert [ax.get_title() for ax in panels] == ["MCC-ARD", "MCC-ARD, proper C'", "MCC-L1"]
     image = panels[0].get_images()[0]
     assert isinstance(image.norm, LogNorm)
-    expected = ds["chosen_h"].sel({"model": "mcc_ard"}).mean("seed").transpose("tau", "psi")
+    expected = ds["chosen_kernel_width"].sel({"model": "mcc_ard"}).mean("seed").transpose(
+        "tau", "psi")
     np.testing.assert_allclose(image.get_array(), expected.values)
 
 
@@ -545,9 +547,10 @@ def test_stores_of_the_same_cells_open_side_by_side(two_stores):
     alone = open_results(store_path(auto))
     np.testing.assert_array_equal(ds["r"].sel({"model": "mcc_ard_auto"}).values,
                                   alone["r"].sel({"model": "mcc_ard_auto"}).values)
-    np.testing.assert_array_equal(ds["cv_score"].sel({"model": "mcc_ard", "h": 3.0}).values,
+    np.testing.assert_array_equal(ds["cv_score"].sel({"model": "mcc_ard"}).values,
                                   open_results(store_path(kfold))["cv_score"].sel(
-                                      {"model": "mcc_ard", "h": 3.0}).values)
+                                      {"model": "mcc_ard"}).values)
+    np.testing.assert_array_equal(ds["kernel_width"].sel(model="mcc_ard").values, [0.3, 3.0])
     assert analysis.width_pairs(ds) == [("mcc_ard", "mcc_ard_auto")]
     rows = analysis.compare_methods(ds, analysis.width_pairs(ds))
     assert {r.metric for r in rows} == {"r", "rmse", "f1", "n_selected"}
@@ -577,7 +580,8 @@ def test_report_compares_auto_widths_with_kfold_and_checks_the_claims_with_them(
     assert "## Kernel width set inside the fit against K-fold CV" in text
     assert "| `mcc_ard_auto` vs `mcc_ard` | RMSE | 4 | 2 |" in text
     assert "`mcc_ard_auto` as `mcc_ard`" in text
-    chosen_h = [f for f in report.figures if f.path is not None and "chosen_h" in f.path.name]
+    chosen_h = [f for f in report.figures
+                if f.path is not None and "chosen_kernel_width" in f.path.name]
     assert chosen_h  # the auto method's widths are drawn next to the CV-chosen ones
     # a store with K-fold methods only has no such section
     alone = analysis.write_report(open_results(store_path(kfold)), tmp_path / "alone")
@@ -613,11 +617,11 @@ def test_a_method_is_labelled_by_what_its_stored_config_says_it_is():
         "ls_ard": {"estimator": "ls_ard", "params": {"solver": "sequential"}},
         "mcc_l1": {"estimator": "mcc_l1", "kernel_width": [0.3, 3.0]}}})
     labels = {m: analysis.method_style(m, METHODS, ds)["label"] for m in METHODS}
-    assert labels == {"mcc_ard": "MCC-ARD, auto h", "mcc_ard_proper": "MCC-ARD, proper C'",
+    assert labels == {"mcc_ard": "MCC-ARD, auto width", "mcc_ard_proper": "MCC-ARD, proper C'",
                       "ls_ard": "LS-ARD, sequential solver", "mcc_l1": "MCC-L1"}
     # colours stay those of the name; without a store, the name's label
     assert (analysis.method_style("mcc_ard", METHODS, ds)["color"]
             == analysis.method_style("mcc_ard")["color"])
     assert analysis.method_style("mcc_ard")["label"] == "MCC-ARD"
     summary = analysis.summary_markdown(ds)
-    assert "| psi | MCC-ARD, auto h | MCC-ARD, proper C' |" in summary
+    assert "| psi | MCC-ARD, auto width | MCC-ARD, proper C' |" in summary

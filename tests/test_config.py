@@ -670,7 +670,7 @@ def test_a_config_written_before_grid_gives_the_same_spec(smoke_dict):
 
 # -- kernel_width: auto ------------------------------------------------------------------------------
 def test_auto_width_methods_have_no_cv_over_h(compose):
-    from mccard_dist.grid import AUTO_H, coords, cv_candidates, fits_per_cell
+    from mccard_dist.grid import AUTO_H, axes_coords, cv_candidates, fits_per_cell
 
     spec = from_dictconfig(compose(["experiment=reproduce_auto"]))
     ard = spec.method("mcc_ard_auto")
@@ -680,7 +680,7 @@ def test_auto_width_methods_have_no_cv_over_h(compose):
     l1 = spec.method("mcc_l1_auto")
     assert cv_candidates(l1) == [(AUTO_H, r) for r in l1.penalties]
     assert fits_per_cell(l1, spec.cv) == len(l1.penalties) * spec.cv.n_folds + 1
-    assert AUTO_H in coords(spec)["h"]
+    assert AUTO_H in axes_coords(spec)["h"]  # how stores made before `candidate` held it
     assert spec.method("mcc_ard").to_dict()["grid"] == {
         "kernel_width": [0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0]}
     assert ard.to_dict()["grid"] == {"kernel_width": "auto"}

@@ -13,9 +13,11 @@ from mccard_dist.config import spec_from_dict
 from mccard_dist.grid import (
     Block,
     Cell,
+    axes_coords,
     block_fits,
-    candidate_positions,
+    candidate_values,
     cells,
+    chosen_names,
     coords,
     cv_candidates,
     diff_descriptions,
@@ -163,35 +165,59 @@ def test_block_keys_stable_and_subsets_give_sub_blocks(dicts, smoke, paper):
 # -- coordinates --------------------------------------------------------------------------------------
 def test_coords(smoke, paper, dicts):
     c = coords(smoke)
-    assert list(c) == ["model", "tau", "psi", "seed", "h", "alpha_ratio", "fold", "feature"]
+    assert list(c) == ["model", "tau", "psi", "seed", "candidate", "fold", "feature"]
     assert list(c["model"]) == ["mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
     np.testing.assert_array_equal(c["tau"], [5.0])
     np.testing.assert_array_equal(c["psi"], [0.0, 0.2])
     np.testing.assert_array_equal(c["seed"], [0, 1])
-    np.testing.assert_array_equal(c["h"], [0.3, 3.0])
-    np.testing.assert_array_equal(c["alpha_ratio"], [0.0, 0.2, 0.5])
+    np.testing.assert_array_equal(c["candidate"], [0, 1, 2, 3])  # mcc_l1: 2 widths x 2 ratios
     np.testing.assert_array_equal(c["fold"], [0, 1])
     np.testing.assert_array_equal(c["feature"], np.arange(60))
-    assert c["h"].dtype == np.float64 and c["seed"].dtype == np.int64
+    assert c["seed"].dtype == np.int64
     p = coords(paper)
-    assert len(p["h"]) == len(set(paper.method("mcc_ard").widths)
+    assert len(p["candidate"]) == len(paper.method("mcc_l1").widths) * len(
+        paper.method("mcc_l1").penalties)
+    # the union of the widths and of the penalties: the axes of stores made before `candidate`
+    a = axes_coords(paper)
+    assert len(a["h"]) == len(set(paper.method("mcc_ard").widths)
                               | set(paper.method("mcc_l1").widths))
-    assert np.all(np.diff(p["h"]) > 0) and np.all(np.diff(p["alpha_ratio"]) > 0)
-    np.testing.assert_array_equal(p["alpha_ratio"], [0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8])
-    # without an ARD method with CV, alpha_ratio has no 0.0; with only LS-ARD, no h or alpha_ratio at all
+    assert np.all(np.diff(a["h"]) > 0) and np.all(np.diff(a["alpha_ratio"]) > 0)
+    np.testing.assert_array_equal(a["alpha_ratio"], [0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8])
+    # without an ARD method with CV, alpha_ratio has no 0.0; with only LS-ARD, no candidates
     d = copy.deepcopy(dicts["smoke"])
     d["experiment"]["methods"] = ["mcc_l1"]
-    np.testing.assert_array_equal(coords(spec_from_dict(d))["alpha_ratio"], [0.2, 0.5])
+    np.testing.assert_array_equal(axes_coords(spec_from_dict(d))["alpha_ratio"], [0.2, 0.5])
     d["experiment"]["methods"] = ["ls_ard"]
     c = coords(spec_from_dict(d))
-    assert c["h"].size == 0 and c["alpha_ratio"].size == 0 and c["fold"].size == 2
+    assert c["candidate"].size == 0 and c["fold"].size == 2
+    assert axes_coords(spec_from_dict(d))["h"].size == 0
 
 
-def test_candidate_positions(smoke):
-    c = coords(smoke)
-    for m in smoke.methods:
-        for (h, r), (i, j) in zip(cv_candidates(m), candidate_positions(smoke, m)):
-            assert (c["h"][i], c["alpha_ratio"][j]) == (h, r)
+def test_candidate_values_are_each_methods_grid_under_its_names(smoke, dicts):
+    values = candidate_values(smoke)
+    assert set(values) == {"kernel_width", "alpha_ratio"}
+    nan = np.nan
+    # rows: mcc_ard, mcc_ard_proper, ls_ard, mcc_l1 (the width varies slowest)
+    np.testing.assert_array_equal(values["kernel_width"], [[0.3, 3.0, nan, nan],
+                                                           [0.3, 3.0, nan, nan],
+                                                           [nan] * 4,
+                                                           [0.3, 0.3, 3.0, 3.0]])
+    np.testing.assert_array_equal(values["alpha_ratio"], [[nan] * 4, [nan] * 4, [nan] * 4,
+                                                          [0.5, 0.2, 0.5, 0.2]])
+    assert chosen_names(smoke) == ["chosen_kernel_width", "chosen_alpha_ratio"]
+    d = copy.deepcopy(dicts["smoke"])
+    d["experiment"]["methods"] = ["huber", "mcc_l1"]
+    d["methods"]["huber"] = {"estimator": "huber", "params": {},
+                             "grid": {"epsilon": [1.35, 2.0], "alpha": [1.0, 10.0, 100.0]}}
+    d["methods"]["mcc_l1"]["grid"]["kernel_width"] = "auto"
+    spec = spec_from_dict(d)
+    values = candidate_values(spec)
+    # the auto width has no values along the candidates: the fits set it
+    assert list(values) == ["epsilon", "alpha", "alpha_ratio"]
+    np.testing.assert_array_equal(values["epsilon"][0], [1.35] * 3 + [2.0] * 3)
+    np.testing.assert_array_equal(values["alpha"][0], [1.0, 10.0, 100.0] * 2)
+    np.testing.assert_array_equal(values["alpha_ratio"][1], [0.5, 0.2, nan, nan, nan, nan])
+    assert chosen_names(spec) == ["chosen_epsilon", "chosen_kernel_width", "chosen_alpha_ratio"]
 
 
 # -- grid hash -----------------------------------------------------------------------------------------

@@ -10,12 +10,13 @@ from mccard_dist.analysis import edge_warnings, grid_edges, grid_edges_markdown
 from mccard_dist.records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
 
 
-def store(chosen_h, chosen_ratio, status, methods, n_selected=None):
+def store(chosen_width, chosen_ratio, status, methods, n_selected=None, width="kernel_width",
+          penalty="alpha_ratio"):
     dims = ("model", "tau", "psi", "seed")
     coords = {"model": list(methods), "tau": [5.0], "psi": [0.0, 0.5],
-              "seed": list(range(len(chosen_h[0][0][0])))}
-    ds = xr.Dataset({"chosen_h": (dims, np.asarray(chosen_h, float)),
-                     "chosen_alpha_ratio": (dims, np.asarray(chosen_ratio, float)),
+              "seed": list(range(len(chosen_width[0][0][0])))}
+    ds = xr.Dataset({f"chosen_{width}": (dims, np.asarray(chosen_width, float)),
+                     f"chosen_{penalty}": (dims, np.asarray(chosen_ratio, float)),
                      "status": (dims, np.asarray(status, np.int8))}, coords=coords)
     if n_selected is not None:
         ds["n_selected"] = (dims, np.asarray(n_selected, float))
@@ -78,7 +79,7 @@ def test_edges_a_wider_grid_cannot_change_are_counted_apart():
     n_selected = [[[[0, 0, 3, 4], [5, 4, 4, 4]]], [[[9] * 4, [9] * 4]]]
     status = [[[[STATUS_DONE] * 4] * 2]] * 2
     edges = {(e.method, e.axis): e
-             for e in grid_edges(store(h, ratio, status, methods, n_selected))}
+             for e in grid_edges(store(h, ratio, status, methods, n_selected, width="epsilon"))}
     lasso = edges[("lasso", "alpha_ratio")]
     # two empty fits at 0.99 settled; the non-empty fit at 0.99 and the one at 0.1 count
     assert (lasso.n_high, lasso.n_settled, lasso.n_low, lasso.n_cells) == (1, 2, 1, 8)
@@ -86,7 +87,8 @@ def test_edges_a_wider_grid_cannot_change_are_counted_apart():
     assert (huber.n_low, huber.n_settled, huber.n_high) == (0, 2, 1)
     assert huber.share == pytest.approx(1 / 8) and huber.flagged
     # without n_selected in the store every edge counts
-    plain = {(e.method, e.axis): e for e in grid_edges(store(h, ratio, status, methods))}
+    plain = {(e.method, e.axis): e
+             for e in grid_edges(store(h, ratio, status, methods, width="epsilon"))}
     assert plain[("lasso", "alpha_ratio")].n_high == 3
     assert "at a bound or empty" in grid_edges_markdown(edges.values())
 

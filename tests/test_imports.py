@@ -91,6 +91,7 @@ def test_every_module_imports_on_its_own(path):
 
 
 @pytest.mark.parametrize("room", ["grid.py", "tasks.py", "runner.py", "store/writer.py",
+                                  "store/layout.py",
                                   "store/reader.py"])
 def test_the_grid_tasks_runner_and_store_know_no_method_by_name(room):
     """Methods declare themselves in mccard_dist/methods.py; these rooms only ask. Checked on

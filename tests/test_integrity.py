@@ -52,7 +52,7 @@ def test_a_whole_store_has_nothing_to_repair(reference, tmp_path):
     assert ResultsStore(path, spec).check_and_repair(full=True) == []
 
 
-@pytest.mark.parametrize("name", ["r", "chosen_h", "n_selected", "coef", "cv_score"])
+@pytest.mark.parametrize("name", ["r", "chosen_kernel_width", "n_selected", "coef", "cv_score"])
 def test_a_deleted_chunk_is_recomputed(reference, tmp_path, name):
     spec, path = copy_of(reference, tmp_path)
     victim = sorted(p for p in (path / name).iterdir() if not p.name.startswith("."))[0]

@@ -124,7 +124,8 @@ def test_a_second_driver_on_a_running_store_is_refused(tmp_path, compose):
     reference = tmp_path / "reference.zarr"
     run_serial(from_dictconfig(compose([*overrides, f"store.path={reference}"])))
     a, b = xr.open_zarr(store), xr.open_zarr(reference)
-    for name in ("status", "r", "rmse", "f1", "n_selected", "chosen_h", "cv_score", "coef"):
+    for name in ("status", "r", "rmse", "f1", "n_selected", "chosen_kernel_width", "cv_score",
+                 "coef"):
         np.testing.assert_array_equal(a[name].values, b[name].values, err_msg=name)
 
 

@@ -50,19 +50,31 @@ def test_peer_cells_refit_what_cv_chose_as_scikit_learn_would(smoke_spec):
             ratio = float(stored["chosen_alpha_ratio"])
             assert ratio in spec.method("lasso").penalties
             assert alpha == pytest.approx(ratio * lasso_alpha_max(data.X_train, data.y_train))
-            assert np.isnan(float(stored["chosen_h"]))  # a Lasso has no width
+            assert "chosen_kernel_width" not in ds  # neither peer has a kernel width
             ref = Lasso(alpha=alpha, max_iter=5000, tol=1e-4)
-            scores = stored["cv_score"].sel(h=grid.AUTO_H)
         else:
-            epsilon = float(stored["chosen_h"])
-            assert epsilon in spec.method("huber").widths
+            # Huber's values under Huber's names: epsilon, and alpha itself
+            epsilon = float(stored["chosen_epsilon"])
+            assert epsilon in spec.method("huber").grid["epsilon"]
+            assert alpha in spec.method("huber").grid["alpha"]
+            assert np.isnan(float(stored["chosen_alpha_ratio"]))
             ref = HuberRegressor(epsilon=epsilon, alpha=alpha, max_iter=1000)
-            scores = stored["cv_score"].sel(h=list(spec.method("huber").widths))
+        scores = stored["cv_score"]
+        n_candidates = len(grid.cv_candidates(spec.method(cell.method)))
+        assert np.isfinite(scores.isel(candidate=slice(0, n_candidates)).values).all()
+        assert np.isnan(scores.isel(candidate=slice(n_candidates, None)).values).all()
         ref.fit(data.X_train, data.y_train)
         np.testing.assert_allclose(stored["coef"].values, ref.coef_, rtol=1e-7, atol=1e-10)
-        assert np.isfinite(scores.values).any()
+    # the candidates' values, each under its method's names
+    huber = ds.sel(model="huber")
+    grid_ = spec.method("huber").grid
+    np.testing.assert_array_equal(huber["epsilon"].values,
+                                  np.repeat(grid_["epsilon"], len(grid_["alpha"])))
+    np.testing.assert_array_equal(huber["alpha"].values, grid_["alpha"] * len(grid_["epsilon"]))
+    assert np.isnan(huber["alpha_ratio"].values).all()
+    assert np.isnan(ds["epsilon"].sel(model="lasso").values).all()
     # Huber's epsilon is not a kernel width: no CV-curve or chosen-width panel for either peer
     from mccard_dist import analysis
 
     with pytest.raises(analysis.FigureUnavailable):
-        analysis.fig_chosen_h(ds)
+        analysis.fig_chosen_kernel_width(ds)

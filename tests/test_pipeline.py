@@ -15,7 +15,8 @@ from mccard_dist.store import ResultsStore, StoreMismatchError, open_results, st
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
-CHECKED = ["status", "r", "rmse", "f1", "n_selected", "chosen_h", "chosen_alpha_ratio", "cv_score", "coef"]
+CHECKED = ["status", "r", "rmse", "f1", "n_selected", "chosen_kernel_width", "chosen_alpha_ratio",
+           "cv_score", "coef"]
 
 
 def assert_same_results(path_a, path_b):
@@ -31,16 +32,24 @@ def test_distributed_run_equals_serial_run(smoke_spec, local_client):
     ds = open_results(store_path(spec))
     assert (ds["status"] == 1).all()
     c = grid.coords(spec)
-    for dim in ("model", "tau", "psi", "seed", "h", "alpha_ratio", "fold", "feature"):
+    for dim in ("model", "tau", "psi", "seed", "candidate", "fold", "feature"):
         np.testing.assert_array_equal(ds[dim].values, c[dim])
+    for name, values in grid.candidate_values(spec).items():
+        np.testing.assert_array_equal(ds[name].values, values)
     assert list(ds["psi"].values) == [0.0, 0.2] and list(ds["model"].values) == [
         "mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
     serial = smoke_spec(name="serial")
     run_serial(serial)
     assert_same_results(store_path(spec), store_path(serial))
-    # labelled values: the CV picked an h from the grid for every MCC-ARD cell
-    assert set(np.unique(ds["chosen_h"].sel({"model": "mcc_ard"}).values)) <= {0.3, 3.0}
-    assert np.isnan(ds["chosen_h"].sel({"model": "ls_ard"})).all()
+    # labelled values: the CV picked a width from the grid for every MCC-ARD cell, and its
+    # lowest mean loss is the one of that width
+    chosen = ds["chosen_kernel_width"].sel(model="mcc_ard")
+    assert set(np.unique(chosen.values)) <= {0.3, 3.0}
+    assert np.isnan(ds["chosen_kernel_width"].sel({"model": "ls_ard"})).all()
+    ard = ds["cv_score"].sel(model="mcc_ard").mean("fold")
+    best = ard.fillna(np.inf).argmin("candidate").values
+    np.testing.assert_array_equal(ds["kernel_width"].sel(model="mcc_ard").values[best],
+                                  chosen.values)
 
 
 def test_interrupted_run_resumes_only_missing_blocks(smoke_spec, local_client):
@@ -160,7 +169,7 @@ def test_methods_are_selected_by_name_and_old_stores_still_open_and_resume(smoke
     ds = open_results(path)
     # the method keyword of Dataset.sel cannot swallow the selection: one method comes back
     one = ds.sel(model="ls_ard")
-    assert "model" not in one.dims and np.isnan(one["chosen_h"]).all()
+    assert "model" not in one.dims and np.isnan(one["chosen_kernel_width"]).all()
     np.testing.assert_array_equal(one["r"].values, ds["r"].values[1])
     # per-cell variables are numbers at once (a mean prints values, not a dask graph); the big
     # ones stay lazy
@@ -169,23 +178,44 @@ def test_methods_are_selected_by_name_and_old_stores_still_open_and_resume(smoke
     assert ds["coef"].chunks is not None and ds["cv_score"].chunks is not None
     before = ds.load()
 
-    for new, old in (("model", "method"), ("alpha_ratio", "lam"),
-                     ("chosen_alpha_ratio", "chosen_lam")):
-        _rename_dimension_on_disk(path, new, old)
-    old = xr.open_zarr(path)  # as an earlier version wrote it
-    assert "method" in old.dims and "lam" in old.dims and "chosen_lam" in old
-    xr.testing.assert_identical(open_results(path).load().drop_vars("status_name"),
-                                before.drop_vars("status_name"))
-    # it still resumes: reset one block's cells to pending and rerun
+    # a store made before the candidate axis: cv_score over h x alpha_ratio, chosen_h and
+    # chosen_alpha_ratio; the same grid resumes it in its own layout
     import zarr
 
-    zarr.open_group(str(path), mode="r+")["status"][0, 0, 0, :] = 0
-    report = run_serial(spec)
+    from mccard_dist.store.layout import Layout
+    from mccard_dist.store.writer import _template
+
+    old_spec = smoke_spec("experiment.methods=[mcc_ard,ls_ard]", "data.n_features=40",
+                          name="old-axes")
+    old_path = store_path(old_spec)
+    _template(old_spec, Layout(old_spec, axes=True)).to_zarr(
+        str(old_path), compute=False, zarr_format=2, consolidated=True)
+    report = run_serial(old_spec)
+    assert report.n_pending_before == report.n_cells and report.complete
+    group = zarr.open_group(str(old_path), mode="r")
+    assert {"h", "alpha_ratio", "chosen_h", "chosen_alpha_ratio"} <= set(group)
+    assert "candidate" not in group and "chosen_kernel_width" not in group
+    assert group["cv_score"].shape[4:] == (2, 1, 2)  # h x alpha_ratio x fold
+    timing = ["status_name", "fit_seconds", "cell_seconds"]  # all but the run's timings
+    shown = open_results(old_path).load()
+    xr.testing.assert_equal(shown.drop_vars(timing), before.drop_vars(timing))
+
+    # and as an earlier version still named it
+    for new, old in (("model", "method"), ("alpha_ratio", "lam"),
+                     ("chosen_alpha_ratio", "chosen_lam")):
+        _rename_dimension_on_disk(old_path, new, old)
+    old = xr.open_zarr(old_path)  # as an earlier version wrote it
+    assert "method" in old.dims and "lam" in old.dims and "chosen_lam" in old
+    xr.testing.assert_equal(open_results(old_path).load().drop_vars(timing),
+                            before.drop_vars(timing))
+    # it still resumes: reset one block's cells to pending and rerun
+    zarr.open_group(str(old_path), mode="r+")["status"][0, 0, 0, :] = 0
+    report = run_serial(old_spec)
     assert report.n_pending_before == len(spec.seeds) and report.n_blocks_written >= 1
-    after = open_results(path)
-    for name in CHECKED:
+    after = open_results(old_path)
+    for name in (n for n in CHECKED if n in before):
         np.testing.assert_array_equal(after[name].values, before[name].values, err_msg=name)
-    assert after.dims == before.dims
+    assert after.sizes == before.sizes
 
 
 def test_stores_of_a_two_setting_sweep_open_as_one_dataset(smoke_spec):

@@ -253,7 +253,7 @@ def test_a_file_run_on_a_local_cluster_equals_the_run_in_process_without_workers
     assert report.n_failed_cells == 0 and not path.exists() and report.unit == unit
     a, b = open_results(tmp_path / "serial.zarr"), open_results(tmp_path / "dask.zarr")
     assert (b["status"] == 1).all()
-    for name in ("r", "rmse", "n_selected", "chosen_h", "coef", "cv_score"):
+    for name in ("r", "rmse", "n_selected", "chosen_kernel_width", "coef", "cv_score"):
         np.testing.assert_array_equal(a[name].values, b[name].values)
     assert np.isnan(b["f1"].values).all()  # no true coefficients in the file
 

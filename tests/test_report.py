@@ -114,7 +114,7 @@ def test_figures_a_store_cannot_make_are_skipped_with_a_note(smoke_spec, tmp_pat
     run_serial(spec)
     out = analysis.write_report(open_results(store_path(spec)), tmp_path / "out")
     skipped = {f.key for f in out.figures if f.path is None}
-    assert skipped == {"deviant_vs_proper", "cv_curves", "chosen_h"}
+    assert skipped == {"deviant_vs_proper", "cv_curves", "chosen_kernel_width"}
     text = out.path.read_text()
     assert text.count("Skipped: ") == 3 and "needs the methods mcc_ard and mcc_ard_proper" in text
     assert_png(tmp_path / "out" / analysis.FIGURES["prediction"][0])
@@ -226,7 +226,7 @@ def test_cv_and_chosen_h_ticks_of_methods_with_different_grids_do_not_overlap(sm
     ticks = [sorted(float(t) for t in ax.get_xticks()) for ax in fig.axes[:2]]
     assert ticks[0] and ticks[1]
     assert set(ticks[0]) <= {1.0, 10.0, 100.0} and set(ticks[1]) <= {1.2, 12.0, 80.0}
-    assert_legible(analysis.fig_chosen_h(ds))
+    assert_legible(analysis.fig_chosen_kernel_width(ds))
 
 
 def test_a_store_without_finished_cells_draws_no_empty_figure(smoke_spec, tmp_path):
@@ -349,7 +349,7 @@ def test_the_authors_width_has_its_own_colour_scale_in_units_of_standardised_y(s
     spec = smoke_spec("experiment.methods=[mcc_ard,mcc_ard_authors]", "data.n_features=40",
                       "experiment.psi=[0.2]", name="authors")
     run_serial(spec)
-    fig = analysis.fig_chosen_h(open_results(store_path(spec)))
+    fig = analysis.fig_chosen_kernel_width(open_results(store_path(spec)))
     assert_legible(fig)
     labels = sorted(ax.get_ylabel() for ax in fig.axes if ax.get_label() == "<colorbar>")
     assert len(labels) == 2
@@ -360,7 +360,7 @@ def test_the_authors_width_has_its_own_colour_scale_in_units_of_standardised_y(s
     from mccard_dist.analysis.html import records
 
     shown = {r["key"] for r in records(open_results(store_path(spec)))
-             if r["metric"] == "chosen kernel width h"}
+             if r["metric"] == "chosen kernel_width"}
     assert shown == {"mcc_ard"}
 
 
@@ -403,18 +403,27 @@ def test_cv_curves_list_only_the_penalties_with_a_mean_over_the_folds(store):
     ds = open_results(store).load()
     cell = {"model": "mcc_l1", "tau": float(ds["tau"].values[0]),
             "psi": float(ds["psi"].values[-1]), "seed": int(ds["seed"].values[0])}
-    ratios = sorted(float(r) for r in ds["alpha_ratio"].values if r > 0)
+    l1 = ds["alpha_ratio"].sel(model="mcc_l1").values
+    ratios = sorted(float(r) for r in np.unique(l1[np.isfinite(l1)]))
     assert len(ratios) == 2
-    ds["cv_score"].loc[{**cell, "alpha_ratio": ratios[0], "fold": 1}] = np.nan
+    dropped = np.flatnonzero(l1 == ratios[0])  # every width's candidate of the smaller ratio
+    ds["cv_score"].loc[{**cell, "candidate": list(dropped), "fold": 1}] = np.nan
     fig = analysis.fig_cv_curves(ds, cell=tuple(cell.values()))
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert f"λ = {ratios[1]:g} λ_max" in labels
-    assert not any(label.startswith(f"λ = {ratios[0]:g} ") for label in labels)
+    assert f"alpha_ratio = {ratios[1]:g}" in labels
+    assert not any(label.startswith(f"alpha_ratio = {ratios[0]:g}") for label in labels)
+    # an ARD method's candidates (no penalty) are one line, one legend entry
+    fig = analysis.fig_cv_curves(ds)
+    for ax in fig.axes:
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert len(labels) == len(set(labels)), labels
+    ard = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert ard.count("no L1 penalty (ARD)") == 1 and len(fig.axes[0].get_lines()) == 3
 
 
 def test_chosen_h_cells_are_written_without_exponents(store):
     ds = open_results(store).load()
-    ds["chosen_h"].loc[{"model": "mcc_ard"}] = 170.0
-    fig = analysis.fig_chosen_h(ds)
+    ds["chosen_kernel_width"].loc[{"model": "mcc_ard"}] = 170.0
+    fig = analysis.fig_chosen_kernel_width(ds)
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
     assert "170" in texts and not any("e+" in t for t in texts)

@@ -42,8 +42,8 @@ def test_an_override_of_one_method_runs_only_that_method(compose, tmp_path):
     assert run_serial(fresh).n_pending_before == 3 * cells_per_method(fresh)
     got, want = xr.open_zarr(store_path(changed)), xr.open_zarr(store_path(fresh))
     assert (got["status"] == 1).all()
-    for name in ("r", "rmse", "f1", "n_selected", "chosen_h", "chosen_alpha_ratio", "coef",
-                 "cv_score"):
+    for name in ("r", "rmse", "f1", "n_selected", "chosen_kernel_width", "chosen_alpha_ratio",
+                 "coef", "cv_score"):
         np.testing.assert_allclose(got[name].values, want[name].values, rtol=1e-12,
                                    equal_nan=True, err_msg=name)
     assert ResultsStore(store_path(changed), changed).check_and_repair() == []

@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 JOBS = REPO / "jobs"
 BATCH_SCRIPTS = sorted(JOBS.glob("slurm/*.sbatch")) + sorted(JOBS.glob("pbs/*.pbs"))
 #: compared with a serial run of the same grid (timings and error texts differ by nature)
-CHECKED = ["status", "r", "rmse", "f1", "precision", "recall", "n_selected", "chosen_h",
+CHECKED = ["status", "r", "rmse", "f1", "precision", "recall", "n_selected", "chosen_kernel_width",
            "chosen_alpha_ratio", "chosen_alpha", "n_iter", "cv_score", "coef"]
 #: resources of the test jobs: the CI machine has 2 CPUs
 TASKS = "2"

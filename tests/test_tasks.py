@@ -51,7 +51,7 @@ def test_cell_picks_the_lowest_mean_cv_loss(smoke_spec):
     assert res.status == records.STATUS_DONE
     cands = grid.cv_candidates(spec.method(cell.method))
     best = cands[int(np.argmin(res.cv_score.mean(axis=1)))]
-    assert res.scalars["chosen_h"] == best[0]
+    assert res.scalars["chosen_kernel_width"] == best[0]
     assert res.coef.shape == (spec.data.n_features,)
     again = tasks.run_cell(spec, cell)
     np.testing.assert_array_equal(res.coef, again.coef)
@@ -134,7 +134,7 @@ def test_alo_cell_fits_each_candidate_once_and_keeps_the_best_fit(smoke_spec, mo
         method, spec.cv)
     assert res.cv_score.shape == (len(cands), 1)
     best = int(np.argmin(res.cv_score[:, 0]))
-    assert res.scalars["chosen_h"] == cands[best][0]
+    assert res.scalars["chosen_kernel_width"] == cands[best][0]
     # the score is the loss of the chosen fit's leave-one-out residuals, and its coefficients are
     # those of a plain fit with the chosen width
     data = spec.data.make_data(cell.seed, cell.psi, cell.tau)
@@ -153,7 +153,8 @@ def test_alo_run_writes_one_score_column(smoke_spec):
     done = ds["status"].values == records.STATUS_DONE
     assert done.all()
     l1 = ds["cv_score"].sel({"model": "mcc_l1"})
-    assert np.isfinite(l1.sel(alpha_ratio=[r for r in ds.alpha_ratio.values if r > 0])).any()
+    n_l1 = len(spec.method("mcc_l1").widths) * len(spec.method("mcc_l1").penalties)
+    assert np.isfinite(l1.isel(candidate=slice(0, n_l1))).any()
 
 
 def test_path_stop_skips_exactly_the_rest_of_a_path_after_a_clearly_worse_score(smoke_spec):
@@ -187,7 +188,7 @@ def test_path_stop_skips_exactly_the_rest_of_a_path_after_a_clearly_worse_score(
     kept = [c for c in range(len(cands)) if c not in skipped]
     np.testing.assert_allclose(res.cv_score[kept, 0], ref.cv_score[kept, 0])
     best = min(kept, key=lambda c: res.cv_score[c, 0])
-    assert res.scalars["chosen_h"] == cands[best][0]
+    assert res.scalars["chosen_kernel_width"] == cands[best][0]
     assert res.scalars["chosen_alpha_ratio"] == cands[best][1]
 
 
@@ -232,7 +233,7 @@ def test_race_keeps_plain_kfold_scores_for_the_finishers_and_drops_the_rest(smok
     # can, which is why the docs measure the margin against plain K-fold)
     cands = grid.cv_candidates(plain.method("mcc_ard"))
     finisher = np.flatnonzero(alive)[np.argmin(ref.cv_score[alive].mean(axis=1))]
-    assert res.scalars["chosen_h"] == cands[finisher][0]
+    assert res.scalars["chosen_kernel_width"] == cands[finisher][0]
 
 
 @pytest.mark.slow  # K-fold over 15 MCC-L1 candidates, twice per route
@@ -277,15 +278,15 @@ def test_auto_width_methods_fit_once_per_cell_and_record_the_final_width(smoke_s
         ref = MCCARDRegressor("auto", **dict(spec.method("mcc_ard_auto").params)).fit(
             data.X_train, data.y_train)
     stored = ard.sel(tau=cell.tau, psi=cell.psi, seed=cell.seed)
-    assert float(stored["chosen_h"]) == ref.kernel_width_
+    assert float(stored["chosen_kernel_width"]) == ref.kernel_width_
     np.testing.assert_array_equal(stored["coef"].values, ref.coef_)
-    # MCC-L1: CV over lambda only, its scores at h = AUTO_H
+    # MCC-L1: CV over alpha_ratio only; its candidates have no width (the fits set it)
     l1 = ds.sel({"model": "mcc_l1_auto"})
-    scores = l1["cv_score"].sel(h=grid.AUTO_H, alpha_ratio=[0.1, 0.3])
-    assert np.isfinite(scores.values).all()
-    assert np.isnan(l1["cv_score"].drop_sel(h=grid.AUTO_H).values).all()
+    np.testing.assert_array_equal(l1["alpha_ratio"].values, [0.3, 0.1])
+    assert "kernel_width" not in ds.coords  # no method here has a list of widths
+    assert np.isfinite(l1["cv_score"].values).all()
     assert set(np.unique(l1["chosen_alpha_ratio"].values)) <= {0.1, 0.3}
-    assert (l1["chosen_h"].values > 0).all()
+    assert (l1["chosen_kernel_width"].values > 0).all()
 
 
 @pytest.mark.slow  # runs the pipeline into a store

@@ -29,7 +29,7 @@ store = next((work / "results").glob("smoke-*.zarr"))
 # The store opens as an xarray Dataset: one variable per metric, with dimensions
 # ``model, tau, psi, seed`` (unfinished cells would be NaN).
 ds = mccard_dist.open_results(store)
-metrics = ds[["r", "rmse", "f1", "chosen_h"]]
+metrics = ds[["r", "rmse", "f1", "chosen_kernel_width"]]
 metrics.attrs = {}  # the store's attributes hold its config and run records: long
 print(metrics)
 print(ds["r"].mean("seed").isel(tau=0).to_pandas())  # one tau in this grid: (model, psi)

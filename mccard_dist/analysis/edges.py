@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .values import _config, _grid, cell_values, chosen_variable
+from .values import _config, _grid, cell_values
 
 __all__ = ["BOUNDS", "EDGE_SHARE", "SPARSER_UPWARDS", "GridEdges", "edge_warnings", "grid_edges",
            "grid_edges_markdown"]
@@ -73,7 +73,7 @@ def grid_edges(ds) -> list[GridEdges]:
     for name in (str(m) for m in ds["model"].values):
         config = methods.get(name) or {}
         for axis, grid in _grid(config).items():
-            variable = chosen_variable(config.get("estimator"), axis)
+            variable = f"chosen_{axis}"
             if variable not in ds or not isinstance(grid, list) or len(grid) < 3:
                 continue
             chosen = cell_values(ds, variable)

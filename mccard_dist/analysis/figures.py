@@ -28,7 +28,7 @@ from .values import (
     scenario,
     summarize,
 )
-from .width_figures import fig_chosen_h, fig_cv_curves
+from .width_figures import fig_chosen_kernel_width, fig_cv_curves
 
 log = logging.getLogger("mccard_dist.analysis")
 
@@ -214,7 +214,8 @@ FIGURES = {
     "deviant_vs_proper": ("fig3_deviant_vs_proper.png", "deviant vs proper MCC-ARD"),
     "densities": ("fig4_densities.png", "noise densities C and C'"),
     "cv_curves": ("fig5_cv_curves.png", "CV curves of one cell"),
-    "chosen_h": ("fig6_chosen_h.png", "chosen kernel width over (psi, tau)"),
+    "chosen_kernel_width": ("fig6_chosen_kernel_width.png",
+                            "chosen kernel width over (psi, tau)"),
 }
 
 
@@ -243,7 +244,7 @@ def write_figures(ds, out_dir, cell=None, dpi: int = 120) -> list[FigureFile]:
         "deviant_vs_proper": lambda: fig_deviant_vs_proper(ds),
         "densities": fig_densities,
         "cv_curves": lambda: fig_cv_curves(ds, cell),
-        "chosen_h": lambda: fig_chosen_h(ds),
+        "chosen_kernel_width": lambda: fig_chosen_kernel_width(ds),
     }
     written = []
     for key, (name, title) in FIGURES.items():

@@ -27,7 +27,7 @@ PANELS = (
     ("rmse", "test RMSE", True),
     ("n_selected", "features kept", True),
     ("f1", "F1 of the selection", False),
-    ("chosen_h", "chosen kernel width h", True),
+    ("chosen_kernel_width", "chosen kernel_width", True),
 )
 HTML_EXTRA = "pip install 'mccard-dist[html]'"
 
@@ -65,7 +65,7 @@ def records(ds, summary=None) -> list[dict]:
         count = seeds.notnull().sum("seed").values
         lowest, highest = seeds.min("seed").values, seeds.max("seed").values
         for mi, method in enumerate(methods):
-            if name == "chosen_h" and method not in widths:
+            if name == "chosen_kernel_width" and method not in widths:
                 continue
             label = method_style(method, methods, ds)["label"]
             for ti, tau in enumerate(s["tau"].values):

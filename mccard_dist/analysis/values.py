@@ -9,11 +9,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..methods import KINDS, with_grid
+from ..methods import with_grid
 from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
 
 #: per-cell metrics summarised over seeds
-METRICS = ("r", "rmse", "n_selected", "precision", "recall", "f1", "chosen_h", "chosen_alpha_ratio",
+METRICS = ("r", "rmse", "n_selected", "precision", "recall", "f1", "chosen_kernel_width",
+           "chosen_alpha_ratio",
            "fit_seconds")
 
 
@@ -40,14 +41,6 @@ def _grid(config) -> dict:
     """A method's stored CV grid, ``{}`` without one."""
     grid = config.get("grid") if isinstance(config, dict) else None
     return grid if isinstance(grid, dict) else {}
-
-
-def chosen_variable(estimator, name: str) -> str:
-    """The store variable holding a cell's value of grid name ``name`` of a method of
-    ``estimator``: its width under ``chosen_h``, its penalty under ``chosen_alpha_ratio``."""
-    kind = KINDS.get(estimator)
-    axis = kind.grid_names.get(name) if kind is not None else None
-    return {"width": "chosen_h", "penalty": "chosen_alpha_ratio"}.get(axis, f"chosen_{name}")
 
 
 def scenario(ds) -> str:
@@ -274,9 +267,9 @@ _KNOWN_METHODS = {
     "ls_ard": ("LS-ARD", "tab:red", "^"),
     "mcc_l1": ("MCC-L1", "tab:green", "D"),
     # the auto-width twins: other markers and hues, as they are drawn beside the K-fold methods
-    "mcc_ard_auto": ("MCC-ARD, auto h", "tab:cyan", "X"),
-    "mcc_ard_proper_auto": ("MCC-ARD, proper C', auto h", "tab:pink", "P"),
-    "mcc_l1_auto": ("MCC-L1, auto h", "tab:olive", "*"),
+    "mcc_ard_auto": ("MCC-ARD, auto width", "tab:cyan", "X"),
+    "mcc_ard_proper_auto": ("MCC-ARD, proper C', auto width", "tab:pink", "P"),
+    "mcc_l1_auto": ("MCC-L1, auto width", "tab:olive", "*"),
     "lasso": ("Lasso", "tab:orange", "v"),
     "huber": ("Huber", "tab:brown", "h"),
 }
@@ -299,7 +292,7 @@ _ESTIMATOR_LABELS = {
 
 
 def method_label(config: dict | None) -> str | None:
-    """What a method is, from its stored config: the estimator (and likelihood), then ``auto h``
+    """What a method is, from its stored config: the estimator (and likelihood), then ``auto width``
     for a width set inside the fit and ``sequential solver`` for that solver; None when the
     estimator is not one the project names."""
     if not isinstance(config, dict):
@@ -311,7 +304,7 @@ def method_label(config: dict | None) -> str | None:
     if label is None:
         return None
     if _grid(with_grid(config)).get("kernel_width") == "auto":
-        label += ", auto h"
+        label += ", auto width"
     if params.get("solver") == "sequential":
         label += ", sequential solver"
     return label

@@ -7,7 +7,6 @@ import warnings
 
 import numpy as np
 
-from ..methods import KINDS
 from ..records import STATUS_DONE, STATUS_NAMES
 from .cells import resolve_cell
 from .plotting import (
@@ -22,20 +21,17 @@ from .values import _auto_width_methods, _config, _done, _grid, cell_values, met
 
 
 def _cv_methods(ds) -> list[str]:
-    """Methods with a kernel width (a chosen h in at least one finished cell), in the store's
-    order: chosen by CV, or set inside the fit (``kernel_width: auto``). A method whose width axis
-    sets another parameter (Huber's epsilon) is left out: it is not a kernel width in units of
-    y²."""
-    if "chosen_h" not in ds:
+    """Methods with a kernel width (a ``chosen_kernel_width`` in at least one finished cell),
+    in the store's order: chosen by CV, or set inside the fit (``kernel_width: auto``)."""
+    if "chosen_kernel_width" not in ds:
         return []
-    config = _config(ds).get("methods", {})
-    has_h = cell_values(ds, "chosen_h").notnull().any(("tau", "psi", "seed"))
-    out = []
-    for m, ok in zip(ds["model"].values, has_h.values):
-        kind = KINDS.get(config.get(str(m), {}).get("estimator", ""))
-        if ok and (kind is None or kind.width_param == "kernel_width"):
-            out.append(str(m))
-    return out
+    has_width = cell_values(ds, "chosen_kernel_width").notnull().any(("tau", "psi", "seed"))
+    return [str(m) for m, ok in zip(ds["model"].values, has_width.values) if ok]
+
+
+def _same(values, value) -> np.ndarray:
+    """``values == value``, NaN equal to NaN."""
+    return np.isnan(values) if not math.isfinite(value) else values == value
 
 
 def _standardised_width(ds, method) -> bool:
@@ -65,8 +61,9 @@ def _default_cell(ds, methods):
 
 
 def fig_cv_curves(ds, cell=None):
-    """Figure 5: CV curves of one cell: mean validation loss over the folds against h, one line
-    per lambda (MCC-L1; ARD methods have no L1 penalty, alpha_ratio = 0), with the CV pick marked.
+    """Figure 5: CV curves of one cell: mean validation loss over the folds against the kernel
+    width, one line per ``alpha_ratio`` (MCC-L1; the ARD methods have no penalty), with the CV
+    pick marked.
 
     Parameters
     ----------
@@ -89,8 +86,8 @@ def fig_cv_curves(ds, cell=None):
     auto = _auto_width_methods(ds)
     cv_methods = [m for m in _cv_methods(ds) if m not in auto]
     if "cv_score" not in ds or not cv_methods:
-        raise FigureUnavailable("figure 5 (CV curves) needs a method with CV candidates "
-                                "(kernel width / lambda grid) with finished cells in the store")
+        raise FigureUnavailable("figure 5 (CV curves) needs a method with CV over its "
+                                "kernel_width with finished cells in the store")
     if cell is None:
         methods = cv_methods
         tau, psi, seed = _default_cell(ds, methods)
@@ -107,7 +104,7 @@ def fig_cv_curves(ds, cell=None):
         sel = {"model": m, "tau": tau, "psi": psi, "seed": seed}
         style = method_style(m, all_methods, ds)
         ax.set_title(f"{style['label']}: τ = {tau:g}, ψ = {psi:g}, seed {seed}", fontsize=10)
-        ax.set_xlabel("kernel width h (units of y², log scale)")
+        ax.set_xlabel("kernel_width (units of y², log scale)")
         ax.set_ylabel(f"validation {score.upper()}{unit}, mean over folds")
         ax.grid(True, alpha=0.3)
         st = int(status.sel(sel))
@@ -118,45 +115,49 @@ def fig_cv_curves(ds, cell=None):
                     transform=ax.transAxes, ha="center", va="center")
             continue
         # as the runner: a candidate with a failed fold is ruled out
-        mean = scores.mean("fold", skipna=False)
-        h = ds["h"].values.astype(float)
-        mean, h = mean.isel(h=h > 0), h[h > 0]  # h = 0: lambda-only CV of an auto-width method
-        # a candidate with a mean over the folds: one that racing dropped has none, and no line
-        lams = [lam for lam in ds["alpha_ratio"].values
-                if bool(mean.sel(alpha_ratio=lam).notnull().any())]
-        l1 = [lam for lam in lams if lam > 0]
+        mean = scores.mean("fold", skipna=False).values
+        widths, ratios = (ds[name].sel(model=m).values.astype(float) if name in ds.coords
+                          else np.full(mean.shape, np.nan)
+                          for name in ("kernel_width", "alpha_ratio"))
+        has_width = np.isfinite(widths)
+        # a line per penalty with a mean over the folds (one that racing dropped has none);
+        # NaN: no penalty (ARD)
+        values = ratios[has_width]
+        drawn = [r for r in [*np.unique(values[np.isfinite(values)]).tolist(),
+                             *([math.nan] if np.isnan(values).any() else [])]
+                 if np.isfinite(mean[has_width & _same(ratios, r)]).any()]
+        l1 = sorted(r for r in drawn if math.isfinite(r))
         colors = dict(zip(l1, colormaps["viridis"](np.linspace(0.0, 0.85, max(len(l1), 1)))))
-        for lam in lams:
-            y = mean.sel(alpha_ratio=lam).values
-            keep = np.isfinite(y)
-            if lam > 0:
-                ax.plot(h[keep], y[keep], marker="o", ms=4, color=colors[lam],
-                        label=f"λ = {lam:g} λ_max")
+        for ratio in [r for r in drawn if not math.isfinite(r)] + l1:
+            idx = np.flatnonzero(has_width & _same(ratios, ratio) & np.isfinite(mean))
+            idx = idx[np.argsort(widths[idx])]
+            if math.isfinite(ratio):
+                ax.plot(widths[idx], mean[idx], marker="o", ms=4, color=colors[ratio],
+                        label=f"alpha_ratio = {ratio:g}")
             else:
-                ax.plot(h[keep], y[keep], marker=style["marker"], ms=4, color=style["color"],
-                        label="no L1 penalty (ARD)")
+                ax.plot(widths[idx], mean[idx], marker=style["marker"], ms=4,
+                        color=style["color"], label="no L1 penalty (ARD)")
         ax.set_xscale("log")
         grid = [g for g in _method_grid(ds, m) if g > 0]
         if grid:  # the whole grid, so that candidates without a mean show as gaps
             ax.set_xlim(min(grid) / 1.5, max(grid) * 1.5)
-        chosen_h = float(cell_values(ds, "chosen_h").sel(sel)) if "chosen_h" in ds else math.nan
-        own = h[mean.notnull().any([d for d in mean.dims if d != "h"]).values]  # this method's
+        chosen = float(cell_values(ds, "chosen_kernel_width").sel(sel))
+        own = widths[has_width & np.isfinite(mean)]
         ticks = _thin_log([*own, *grid[:1], *grid[-1:]],
-                          keep=[chosen_h] if math.isfinite(chosen_h) else [])
+                          keep=[chosen] if math.isfinite(chosen) else [])
         _plain_log_ticks(ax.xaxis, ticks)
         if len(ticks) > 6:
             ax.tick_params(axis="x", labelrotation=45)
         chosen_lam = (float(cell_values(ds, "chosen_alpha_ratio").sel(sel))
-                      if "chosen_alpha_ratio" in ds else 0.0)
-        if math.isfinite(chosen_h):
-            hi = int(np.argmin(np.abs(h - chosen_h)))
-            lam_i = int(np.argmin(np.abs(ds["alpha_ratio"].values - (chosen_lam if math.isfinite(
-                chosen_lam) else 0.0))))
-            y = float(mean.isel(h=hi, alpha_ratio=lam_i))
-            what = f"h = {chosen_h:g}" + (f", λ = {chosen_lam:g} λ_max" if chosen_lam > 0 else "")
-            ax.axvline(chosen_h, color="black", ls=":", lw=1.0)
-            ax.plot([chosen_h], [y], marker="*", ms=16, color="gold", markeredgecolor="black",
-                    ls="none", label=f"CV pick: {what}", zorder=5)
+                      if "chosen_alpha_ratio" in ds else math.nan)
+        pick = np.flatnonzero(has_width & np.isclose(widths, chosen, rtol=1e-12, atol=0)
+                              & _same(ratios, chosen_lam))
+        if math.isfinite(chosen) and pick.size:
+            what = f"kernel_width = {chosen:g}" + (
+                f", alpha_ratio = {chosen_lam:g}" if math.isfinite(chosen_lam) else "")
+            ax.axvline(chosen, color="black", ls=":", lw=1.0)
+            ax.plot([chosen], [mean[pick[0]]], marker="*", ms=16, color="gold",
+                    markeredgecolor="black", ls="none", label=f"CV pick: {what}", zorder=5)
         ax.legend(fontsize=8)
     n_folds = ds.sizes.get("fold", 0)
     raced = cv.get("race")
@@ -166,26 +167,26 @@ def fig_cv_curves(ds, cell=None):
     return fig
 
 
-def fig_chosen_h(ds):
-    """Figure 6: heat map of the chosen h over (psi, tau), its geometric mean over seeds, one
-    panel per method with a kernel width, chosen by CV or set inside the fit (log colour scale
-    shared by the panels; grey: no finished cell).
+def fig_chosen_kernel_width(ds):
+    """Figure 6: heat map of the final fits' kernel width over (psi, tau), its geometric mean
+    over seeds, one panel per method with a kernel width, chosen by CV or set inside the fit
+    (log colour scale shared by the panels; grey: no finished cell).
 
     Raises
     ------
     FigureUnavailable
-        If no method in the store has a chosen h.
+        If no method in the store has a kernel width.
     """
     from matplotlib import colormaps
     from matplotlib.colors import LogNorm
 
     methods = _cv_methods(ds)
     if not methods:
-        raise FigureUnavailable("figure 6 (chosen h) needs a method with CV over the kernel width "
-                                "and finished cells in the store")
+        raise FigureUnavailable("figure 6 (chosen kernel width) needs a method with a kernel "
+                                "width and finished cells in the store")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        h_values = cell_values(ds, "chosen_h")
+        h_values = cell_values(ds, "chosen_kernel_width")
         mean_h = np.exp(np.log(h_values.where(h_values > 0)).mean("seed", skipna=True))
     # the authors' estimators take their width in units of standardised y: a colour scale apart
     groups = {}
@@ -235,12 +236,13 @@ def fig_chosen_h(ds):
                             ax.text(pi, ti, text, ha="center", va="center", fontsize=8,
                                     color="white" if dark else "black")
         bar = fig.colorbar(image, ax=[panels[m] for m in members],
-                           label=f"h, geometric mean over seeds\n(units of {unit}, log scale)")
+                           label=f"kernel_width, geometric mean over seeds\n(units of {unit}, "
+                                 "log scale)")
         # labels about 0.2 in apart on the bar, whatever its height
         inches = bar.ax.get_position().height * fig.get_figheight()
         spread = math.log10(vmax / vmin) * 0.2 / max(inches, 0.5)
         ends = [h for h in (grid_h.min(), grid_h.max()) if vmin <= h <= vmax] if grid_h.size else []
         ticks = _thin_log(_log_ticks_125(vmin, vmax), keep=ends, min_decades=max(0.2, spread))
         _plain_log_ticks(bar.ax.yaxis, ticks or None)
-    fig.suptitle("Kernel width: chosen by CV, or set inside the fit (auto h)", fontsize=11)
+    fig.suptitle("Kernel width: chosen by CV, or set inside the fit (auto width)", fontsize=11)
     return fig

@@ -82,7 +82,7 @@ def compare_stores(fits_store, paths_store, method="mcc_l1", out=sys.stdout):
     from ..analysis.values import cell_values
     from .solvers import WIDTH_BLOCKS, compare_by_block
 
-    names = ["status", "r", "rmse", "f1", "n_selected", "cell_seconds", "chosen_h",
+    names = ["status", "r", "rmse", "f1", "n_selected", "cell_seconds", "chosen_kernel_width",
              "chosen_alpha_ratio"]
     a = fits_store[names].sel(model=[method])
     b = paths_store[names].sel(model=[method])
@@ -92,11 +92,11 @@ def compare_stores(fits_store, paths_store, method="mcc_l1", out=sys.stdout):
     ds = xr.concat([a, b], dim="model")
     done = (cell_values(a, "status").values == 1) & (cell_values(b, "status").values == 1)
     same = np.ones_like(done)
-    for name in ("chosen_h", "chosen_alpha_ratio"):
+    for name in ("chosen_kernel_width", "chosen_alpha_ratio"):
         same &= cell_values(a, name).values == cell_values(b, name).values
     n_done = int(done.sum())
     n_same = int((same & done).sum())
-    print(f"{method}: {n_done} cells done in both; same (h, lambda ratio) in {n_same} "
+    print(f"{method}: {n_done} cells done in both; same (kernel_width, alpha_ratio) in {n_same} "
           f"({n_same / max(n_done, 1):.1%})", file=out)
     ra, rb = cell_values(a, "r").values, cell_values(b, "r").values
     match = same & done

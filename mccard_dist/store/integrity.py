@@ -30,7 +30,6 @@ from pathlib import Path
 import numpy as np
 
 from ..records import (
-    SCALARS,
     STATUS_DONE,
     STATUS_FAILED,
     STATUS_PENDING,
@@ -82,6 +81,18 @@ def _separator(path: Path, name: str) -> str:
         return json.loads((path / name / ".zarray").read_text()).get("dimension_separator") or "."
     except (OSError, ValueError):
         return "."
+
+
+def _cell_variables(group) -> list[str]:
+    """The per-cell result arrays of the store (dims ``model, tau, psi, seed``, under their
+    names in stores of earlier versions too), ``status`` and ``error`` left out."""
+    names = []
+    for name in sorted(group.array_keys()):
+        dims = group[name].attrs.get("_ARRAY_DIMENSIONS", [])
+        if len(dims) == 4 and dims[1:] == ["tau", "psi", "seed"] and name not in ("status",
+                                                                                 "error"):
+            names.append(name)
+    return names
 
 
 def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int],
@@ -159,10 +170,7 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
                         f"({int(failed.sum())} failed cells lost their message)")
 
     # -- per-cell variables: read every chunk --------------------------------------------------
-    for name in SCALARS:
-        name = stored_name(group, name)
-        if name not in group:
-            continue
+    for name in _cell_variables(group):
         array = group[name]
         separator = _separator(path, name)
         for idx, region in _chunks(array):

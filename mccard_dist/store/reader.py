@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..records import LEGACY_NAMES, STATUS_DONE, STATUS_NAMES
+from .layout import candidate_view
 from .writer import StoreDamagedError, StoreMismatchError
 
 __all__ = ["SWEEP_LIST", "open_results"]
@@ -29,8 +30,13 @@ def open_results(path, mask: bool = True):
 
     The methods of ``experiment.methods`` lie along the dimension ``model``: select one with
     ``ds.sel(model="mcc_ard")``. (A dimension named ``method`` would collide with the ``method``
-    keyword of ``Dataset.sel``.) Stores written by earlier versions are renamed on opening
-    (:data:`mccard_dist.records.LEGACY_NAMES`).
+    keyword of ``Dataset.sel``.) Each method's CV candidates lie along ``candidate``, their
+    values in coordinates on ``(model, candidate)`` named as the grids name them
+    (``ds["cv_score"].sel(model="mcc_l1")`` with ``ds["kernel_width"].sel(model="mcc_l1")``).
+    Stores written by earlier versions are shown the same way: old names renamed
+    (:data:`mccard_dist.records.LEGACY_NAMES`), and the ``h x alpha_ratio`` candidates of stores
+    made before the ``candidate`` axis laid along it
+    (:func:`mccard_dist.store.layout.candidate_view`).
 
     ``path`` may also be a list of stores:
 
@@ -44,7 +50,7 @@ def open_results(path, mask: bool = True):
       the auto-width methods run as two experiments: they are opened side by side along
       ``model``, as if one store held them all.
 
-    Either way ``h``, ``alpha_ratio``, ``fold`` and ``feature`` are the union of the stores' (NaN where a
+    Either way ``candidate``, ``fold`` and ``feature`` are the union of the stores' (NaN where a
     store has no such entry) and the attribute ``stores`` lists each store's path, grid hash,
     methods and CV settings; ``config`` is the first store's, with every store's methods.
     ``path`` may also be a multirun folder: the stores its jobs wrote (listed in its
@@ -71,6 +77,7 @@ def open_results(path, mask: bool = True):
             f"store {path}: the folder of {', '.join(map(str, gone))} is missing; rerun the "
             "experiment's command to repair it (what it held is rebuilt or recomputed)")
     ds = ds.rename({old: new for old, new in LEGACY_NAMES.items() if old in ds.variables})
+    ds = candidate_view(ds)
     def load(name):
         try:
             return ds[name].load()
@@ -88,6 +95,9 @@ def open_results(path, mask: bool = True):
     for name in list(ds.data_vars):
         if set(ds[name].dims) <= cell_dims:
             ds[name] = load(name)
+    for name in list(ds.coords):  # the candidates' values: small
+        if name not in ds.dims:
+            ds.coords[name] = load(name)
     names = np.array([STATUS_NAMES[k] for k in sorted(STATUS_NAMES)])
     status = ds["status"].load()
     ds["status_name"] = status.copy(data=names[status.values])
@@ -105,6 +115,28 @@ def _flatten(d: dict, prefix: str = "") -> dict:
             out.update(_flatten(value, f"{prefix}{key}."))
         else:
             out[f"{prefix}{key}"] = value
+    return out
+
+
+def _with_all_variables(stores):
+    """Each store with the variables and coordinates only some of the others have (the
+    ``chosen_<name>`` and candidate values of the grids' names: Huber's ``epsilon`` in one store
+    and not in another), NaN throughout, so that they concatenate."""
+    import xarray as xr
+
+    shapes = {}
+    for ds in stores:
+        for name, var in ds.variables.items():
+            if name not in ds.dims:
+                shapes.setdefault(name, (var.dims, name in ds.coords))
+    out = []
+    for ds in stores:
+        for name, (dims, is_coord) in shapes.items():
+            if name in ds.variables:
+                continue
+            blank = xr.DataArray(np.full(tuple(ds.sizes[d] for d in dims), np.nan), dims=dims)
+            ds = ds.assign_coords({name: blank}) if is_coord else ds.assign({name: blank})
+        out.append(ds)
     return out
 
 
@@ -132,7 +164,8 @@ def _sweep(stores, paths):
     values = {n: [label(f.get(k)) for f in flat] for n, k in zip(names, keys)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PerformanceWarning)
-        combined = xr.concat(stores, dim="sweep", join="outer", data_vars="all",
+        combined = xr.concat(_with_all_variables(stores), dim="sweep", join="outer",
+                             data_vars="all",
                              coords="different", compat="equals", combine_attrs="override")
     combined = combined.assign_coords({n: ("sweep", v) for n, v in values.items()})
     combos = list(zip(*values.values()))
@@ -179,9 +212,10 @@ def _side_by_side(stores, paths):
                                      "store: open stores with different methods side by side")
         names += [str(m) for m in ds["model"].values]
     with warnings.catch_warnings():
-        # the outer join on h / alpha_ratio / fold re-chunks the lazy cv_score: expected, and small
+        # the outer join on candidate / fold re-chunks the lazy cv_score: expected, and small
         warnings.simplefilter("ignore", PerformanceWarning)
-        combined = xr.concat(stores, dim="model", join="outer", data_vars="all",
+        combined = xr.concat(_with_all_variables(stores), dim="model", join="outer",
+                             data_vars="all",
                              coords="different", compat="equals", combine_attrs="override")
     config = json.loads(stores[0].attrs["config"])
     description = copy.deepcopy(first)

@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import grid
-from ..records import SCALARS, STATUS_DONE, CellResult
+from ..records import STATUS_DONE, CellResult
+from .layout import Layout
 
 __all__ = ["code_fingerprint", "fill_from_siblings"]
 
@@ -118,16 +119,17 @@ def _copy_method(store, spec, method_spec, group) -> int:
         return 0
     mi = models.index(method)
     tau, psi, seed = (_index(group[k][...]) for k in ("tau", "psi", "seed"))
-    h, ratio = _index(group["h"][...]), _index(group["alpha_ratio"][...])
-    candidates = [(h.get(float(a)), ratio.get(float(b)))
-                  for a, b in grid.cv_candidates(method_spec)]
-    if any(a is None or b is None for a, b in candidates):
+    layout = Layout.of(spec, group)
+    try:
+        candidates = layout.positions(method_spec, group)
+    except KeyError:  # a candidate the source's coordinates lack
         return 0
     status = np.asarray(group["status"][mi])
     if not (status == STATUS_DONE).any():
         return 0
     # the method's slab of each variable, read once
-    scalars = {name: np.asarray(group[name][mi]) for name in SCALARS if name in group}
+    scalars = {result: np.asarray(group[name][mi])
+               for name, result in layout.result_names(method_spec).items() if name in group}
     scores = np.asarray(group["cv_score"][mi]) if candidates else None
     coefs = np.asarray(group["coef"][mi]) if "coef" in group else None
     mine = [c for c in grid.cells(spec) if c.method == method]
@@ -139,7 +141,7 @@ def _copy_method(store, spec, method_spec, group) -> int:
         results = []
         for cell, w in zip(block.cells, where):
             values = {name: float(v[w]) for name, v in scalars.items()}
-            cv = None if scores is None else np.stack([scores[w][a, b] for a, b in candidates])
+            cv = None if scores is None else np.stack([scores[w][c] for c in candidates])
             coef = None if coefs is None else coefs[w].copy()
             results.append(CellResult(cell.index, STATUS_DONE, "", values, cv, coef))
         store.write_block(block, results)

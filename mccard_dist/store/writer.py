@@ -6,16 +6,19 @@ package versions); every block of work then fills exactly its own region, the ``
 cells last, so an interrupted run leaves finished blocks marked done and unfinished ones pending.
 Only the driver writes (one writer, in sequence), so partial-chunk writes cannot race.
 
-Layout (``xarray.open_zarr(path)`` is enough to analyse it):
+Layout (``xarray.open_zarr(path)`` is enough to analyse it; :mod:`~mccard_dist.store.layout`):
 
-- per cell, dims ``(model, tau, psi, seed)`` (``model``: the method names): ``status`` (0 pending, 1 done, 2 failed), ``error``
-  (message of a failed cell), the metrics ``r, rmse, n_selected, tp, fp, fn, tn, precision,
-  recall, f1``, the CV choice ``chosen_h, chosen_alpha_ratio`` and ``chosen_alpha``, and ``n_iter, converged,
+- per cell, dims ``(model, tau, psi, seed)`` (``model``: the method names): ``status`` (0 pending,
+  1 done, 2 failed), ``error`` (message of a failed cell), the metrics ``r, rmse, n_selected, tp,
+  fp, fn, tn, precision, recall, f1``, the final fit's grid values ``chosen_<name>`` under the
+  names of the methods' grids (``chosen_kernel_width``, ``chosen_alpha_ratio``,
+  ``chosen_epsilon`` ...) and its absolute penalty ``chosen_alpha``, and ``n_iter, converged,
   fit_seconds, cell_seconds, n_cv_failures, degenerate`` (1 where the final fit is degenerate:
   MCC-ARD's samples all lost their weight, LS-ARD's noise variance collapsed); float64 (NaN
   where not available) but for ``status`` (int8) and ``error`` (text).
-- ``cv_score`` (model, tau, psi, seed, h, alpha_ratio, fold): validation loss of each candidate and fold
-  (NaN where a method has no such candidate). ``alpha_ratio = 0`` stands for "no L1 penalty" (ARD).
+- ``cv_score`` (model, tau, psi, seed, candidate, fold): validation loss of each candidate and
+  fold (NaN where a method has fewer candidates); each candidate's values are coordinates on
+  ``(model, candidate)`` named as the grids name them (``kernel_width``, ``alpha_ratio`` ...).
 - ``coef`` (model, tau, psi, seed, feature): final coefficients (unless ``run.save_coef`` is off).
 """
 
@@ -38,13 +41,13 @@ from ..lock import INNER_LOCK
 from ..records import (
     ADDED_SCALARS,
     LEGACY_NAMES,
-    SCALARS,
     STATUS_FAILED,
     STATUS_PENDING,
     CellResult,
     done_cell_values,
     stored_name,
 )
+from .layout import Layout
 from .reuse import code_fingerprint, fill_from_siblings
 
 __all__ = ["ResultsStore", "StoreDamagedError", "StoreMismatchError", "check_writable",
@@ -87,11 +90,6 @@ def check_writable(path: Path, key: str = "store",
     except OSError as exc:
         raise StoreAccessError(
             f"{key}: cannot write to the {what} {target} ({exc.strerror or exc}); {fix}") from None
-
-
-CELL_DIMS = ("model", "tau", "psi", "seed")
-CV_DIMS = CELL_DIMS + ("h", "alpha_ratio", "fold")
-COEF_DIMS = CELL_DIMS + ("feature",)
 
 
 class StoreMismatchError(ValueError, UsageError):
@@ -164,8 +162,8 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec,
     import shutil
     import tempfile
 
-    template = _template(spec)
-    names = [n for n in template.variables if n in template.dims or n in template.data_vars]
+    template = _template(spec, Layout.of(spec, group))
+    names = list(template.variables)
     # a store of an earlier version keeps its earlier names (LEGACY_NAMES): known from the arrays
     # still on disk, not from the metadata, which may already have lost the missing array
     legacy = any((path / old / ".zarray").is_file() for old in LEGACY_NAMES)
@@ -214,41 +212,10 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _template(spec: ExperimentSpec):
-    import dask.array as da
-    import xarray as xr
-
-    c = grid.coords(spec)
-    n = {k: len(v) for k, v in c.items()}
-    cell_shape = tuple(n[d] for d in CELL_DIMS)
-    # chunks: one (model, tau) slab of psi x seed per per-cell variable; per seed-run for the big ones
-    seed_chunk = min(n["seed"], 100)
-    cell_chunks = (1, 1, n["psi"], n["seed"])
-    data_vars = {
-        "status": (CELL_DIMS, np.zeros(cell_shape, np.int8),
-                   {"description": "0 pending, 1 done, 2 failed"}),
-        "error": (CELL_DIMS, np.full(cell_shape, "", dtype=object),
-                  {"description": "error message of a failed cell"}),
-    }
-    for name in SCALARS:
-        data_vars[name] = (CELL_DIMS, da.full(cell_shape, np.nan, chunks=cell_chunks))
-    data_vars["cv_score"] = (
-        CV_DIMS,
-        da.full(cell_shape + (n["h"], n["alpha_ratio"], n["fold"]), np.nan,
-                chunks=(1, 1, 1, seed_chunk, n["h"], n["alpha_ratio"], n["fold"])),
-        {"description": f"validation loss ({spec.cv.score}), lower is better"},
-    )
-    if spec.run.save_coef:
-        data_vars["coef"] = (
-            COEF_DIMS,
-            da.full(cell_shape + (n["feature"],), np.nan,
-                    chunks=(1, 1, 1, seed_chunk, n["feature"])),
-            {"description": "final fitted coefficients (0 = pruned / not selected)"},
-        )
-    ds = xr.Dataset(data_vars, coords=c)
-    ds["alpha_ratio"].attrs["description"] = ("L1 penalty as a fraction of alpha_max on each training set; "
-                                      "0 = no L1 penalty (ARD methods)")
-    ds["h"].attrs["description"] = "kernel width (CV candidate)"
+def _template(spec: ExperimentSpec, layout: Layout | None = None):
+    """The store's template (:meth:`Layout.template`, the candidate layout unless ``layout``
+    says otherwise) with its attributes."""
+    ds = (layout or Layout(spec)).template()
     ds.attrs.update(
         title=f"mccard-dist results: experiment {spec.name}",
         grid_hash=grid.grid_hash(spec),
@@ -273,7 +240,8 @@ class ResultsStore:
         self.path = Path(path)
         self.spec = spec
         self._group = zarr.open_group(str(self.path), mode="r+", zarr_format=2)
-        self._cv_pos = {m.name: grid.candidate_positions(spec, m) for m in spec.methods}
+        self._layout = Layout.of(spec, self._group)
+        self._cv_pos = {m.name: self._layout.positions(m, self._group) for m in spec.methods}
 
     def _name(self, name: str) -> str:
         """The variable's name in this store (stores of earlier versions: :data:`LEGACY_NAMES`)."""
@@ -411,23 +379,26 @@ class ResultsStore:
         mi, ti, ps, ss = block.region
         g = self._group
         region = (mi, ti, ps, ss)
+        method = self.spec.methods[mi]
+        result_names = self._layout.result_names(method)
+
         def scalar(name):
             values = np.full((n_psi, n_seed), np.nan)
             for (p, s), res in pos.items():
-                if name in res.scalars:
-                    values[p, s] = res.scalars[name]
+                if result_names.get(name) in res.scalars:
+                    values[p, s] = res.scalars[result_names[name]]
             g[self._name(name)][region] = values
 
-        for name in SCALARS:
+        for name in self._layout.cell_variables():
             if name != "cell_seconds":
                 scalar(name)
-        candidates = self._cv_pos[self.spec.methods[mi].name]
+        candidates = self._cv_pos[method.name]
         if candidates:
             cv = np.full((n_psi, n_seed) + g["cv_score"].shape[4:], np.nan)
             for (p, s), res in pos.items():
                 if res.cv_score is not None:
-                    for c, (hi, li) in enumerate(candidates):
-                        cv[p, s, hi, li, :] = res.cv_score[c]
+                    for c, where in enumerate(candidates):
+                        cv[(p, s, *where)] = res.cv_score[c]
             g["cv_score"][region] = cv
         if "coef" in g:
             coef = np.full((n_psi, n_seed, g["coef"].shape[-1]), np.nan)
