@@ -34,6 +34,7 @@ from .config import CVSpec, ExperimentSpec
 from .grid import Block, Cell, cv_candidates, cv_units
 from .methods import PATH_AXIS
 from .metrics import evaluate
+from .models import FIT_ERRORS
 from .records import STATUS_DONE, STATUS_FAILED, CellResult
 
 __all__ = ["cv_fit", "cv_loss", "finish_cell", "kfold_scores", "race_survivors", "run_block",
@@ -125,7 +126,7 @@ def _score_unit(spec, method, X, y, train, val, candidates, unit, out, penalty_c
             _fit(est, Xt, yt)
             out[unit[0]] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
             return 0
-        except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+        except FIT_ERRORS:
             return 1
     reached = 0
     try:
@@ -135,7 +136,7 @@ def _score_unit(spec, method, X, y, train, val, candidates, unit, out, penalty_c
                 if scored is None or scored[unit[i]]:
                     out[unit[i]] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
                 reached += 1
-    except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+    except FIT_ERRORS:
         return len(unit) - reached
     return 0
 
@@ -182,7 +183,7 @@ def _select_alo(spec, method, X, y, candidates):
             _fit(est, X, y)
             seconds = time.perf_counter() - fit_start
             scores[c, 0] = cv_loss(est.loo_residuals(X, y), spec.cv)
-        except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+        except FIT_ERRORS:
             n_failures += 1
             continue
         score = scores[c, 0]

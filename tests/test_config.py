@@ -806,3 +806,29 @@ def test_every_data_source_has_a_schema_and_every_cluster_kind_too():
 
     assert set(DATA_SCHEMAS) == set(SOURCES)
     assert tuple(CLUSTER_SCHEMAS) == CLUSTER_KINDS
+
+
+def test_the_paper_scenario_settings_agree_wherever_they_are_listed():
+    """The generator's keyword arguments are listed again by the config schema, the data spec,
+    the generated data's record and the grid hash's defaults: a setting added to one list and
+    not the others, or a default that differs, fails here."""
+    import dataclasses
+    import inspect
+
+    from mccard_dist.config import DataSpec
+    from mccard_dist.config.schema import PaperDataConfig
+    from mccard_dist.data.synthetic import PaperData, make_paper_data
+    from mccard_dist.grid import _DATA_DEFAULTS
+
+    generator = {k: p.default for k, p in inspect.signature(make_paper_data).parameters.items()
+                 if k not in ("seed", "psi", "tau")}
+    spec = {f.name: f.default for f in dataclasses.fields(DataSpec)}
+    schema = {f.name: f.default for f in dataclasses.fields(PaperDataConfig) if f.name != "source"}
+    record = {f.name for f in dataclasses.fields(PaperData)}
+    assert list(spec) == list(schema) == list(generator)
+    assert set(generator) <= record
+    # the scenario settings (optional in the config) default to the paper's problem everywhere
+    optional = [k for k, v in spec.items() if v is not dataclasses.MISSING]
+    assert optional == list(_DATA_DEFAULTS)[1:] == ["outliers", "df", "leverage", "rho"]
+    for key in optional:
+        assert spec[key] == schema[key] == generator[key] == _DATA_DEFAULTS[key], key

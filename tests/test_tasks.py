@@ -157,6 +157,7 @@ def test_alo_run_writes_one_score_column(smoke_spec):
     assert np.isfinite(l1.isel(candidate=slice(0, n_l1))).any()
 
 
+@pytest.mark.slow  # fits two cells of MCC-L1 under cv=alo twice
 def test_path_stop_skips_exactly_the_rest_of_a_path_after_a_clearly_worse_score(smoke_spec):
     full = smoke_spec("cv=alo", "experiment.methods=[mcc_l1]",
                       "methods.mcc_l1.grid.alpha_ratio=[0.2,0.8,0.4,0.1,0.05]", name="full")

@@ -1,6 +1,7 @@
 """Estimators: MCC-ARD (deviant and proper likelihood), LS-ARD and MCC-L1; scikit-learn's Lasso
 and Huber regression as peer baselines."""
 
+from ._base import FIT_ERRORS
 from ._likelihoods import log_density
 from ._linalg import RidgeSteps, weighted_ridge
 from ._sequential import ard_evidence
@@ -16,6 +17,7 @@ from .peers import HuberBaseline, LassoBaseline, lasso_alpha_max
 
 __all__ = [
     "AUTO_WIDTH",
+    "FIT_ERRORS",
     "AuthorsLSARDRegressor",
     "AuthorsMCCARDRegressor",
     "HuberBaseline",

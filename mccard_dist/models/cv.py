@@ -11,7 +11,7 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import check_sample_weight
+from ._base import FIT_ERRORS, check_sample_weight
 from .mcc_ard import MCCARDRegressor
 
 __all__ = ["DEFAULT_KERNEL_WIDTHS", "MCCARDRegressorCV", "check_widths", "search_results"]
@@ -73,7 +73,7 @@ def _fit_and_score(estimator, X, y, train, test, scorer, sample_weight=None):
             warnings.simplefilter("ignore", ConvergenceWarning)
             estimator.fit(X[train], y[train], **fit_kw)
         return float(scorer(estimator, X[test], y[test], **score_kw))
-    except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+    except FIT_ERRORS:
         return np.nan
 
 

@@ -13,7 +13,7 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import Integer, Options, Real, check_sample_weight
+from ._base import FIT_ERRORS, Integer, Options, Real, check_sample_weight
 from .cv import DEFAULT_KERNEL_WIDTHS, check_widths, search_results
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max
 from .mcc_l1_path import iter_path, iter_width_path, penalty_sequence
@@ -44,7 +44,7 @@ def _path_scores(base, X, y, train, test, widths, alphas, route, scorer, sample_
             warnings.simplefilter("ignore", ConvergenceWarning)
             for k, fitted in enumerate(fits):
                 scores[k] = scorer(fitted, X[test], y[test], **score_kw)
-    except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+    except FIT_ERRORS:
         pass
     return scores
 
