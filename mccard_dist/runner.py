@@ -224,50 +224,91 @@ def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress
           max_in_flight, token)
 
 
-def _drive_blocks(spec, client, store, blocks, report, stop_after_blocks, show_progress, source,
-                  max_in_flight, token):
-    queue = iter(blocks)
+def _drain(spec, client, queue, submit, handle, report, stop_after_blocks, max_in_flight):
+    """Keep at most ``max_in_flight`` tasks of ``queue`` running, and hand each one's result to
+    ``handle`` as it finishes.
+
+    ``submit(item)`` makes an item's future. ``handle(item, result, error, then)`` takes the
+    result (``error``: what a failed task raised, lost workers included; ``result`` is then
+    None) and may call ``then(item)`` to submit a follow-up task, which takes no queue slot.
+    Stops once ``report.n_blocks_written`` reaches ``stop_after_blocks``, cancelling the tasks
+    in flight; the loop over finished futures ends after ``cluster.no_worker_timeout`` idle."""
     in_flight = {}
-    futures = Completed(client, spec.cluster)  # ends after cluster.no_worker_timeout idle
+    futures = Completed(client, spec.cluster)
+
+    def add(item, queued: bool):
+        future = submit(item)
+        in_flight[future] = (item, queued)
+        futures.add(future)
 
     def submit_next() -> bool:
-        block = next(queue, None)
-        if block is None:
+        item = next(queue, None)
+        if item is None:
             return False
-        future = client.submit(run_block, spec, block, source, key=f"block-{token}-{block.key}",
-                               retries=spec.run.retries)
-        in_flight[future] = block
-        futures.add(future)
+        add(item, True)
         return True
 
     for _ in range(max_in_flight):
         if not submit_next():
             break
-    n_cells_done = 0
-    t0 = time.perf_counter()
-    with _progress(len(blocks), show_progress) as bar:
-        for future in futures:
-            block = in_flight.pop(future)
-            try:
-                results = future.result()
-            except Exception as exc:  # noqa: BLE001 - lost workers etc.: the block stays pending
-                report.block_errors.append((block.key, f"{type(exc).__name__}: {exc}"))
-            else:
-                store.write_block(block, results)
-                report.n_blocks_written += 1
-                report.n_cells_written += len(results)
-                report.n_failed_cells += sum(r.status == STATUS_FAILED for r in results)
-                n_cells_done += len(results)
-            future.release()
-            bar.update(1)
-            rate = n_cells_done / max(time.perf_counter() - t0, 1e-9)
-            bar.set_postfix(cells_per_s=f"{rate:.2f}", failed=report.n_failed_cells)
-            if stop_after_blocks is not None and report.n_blocks_written >= stop_after_blocks:
-                report.stopped_early = True
-                for other in list(in_flight):
-                    other.cancel()
-                break
+    for future in futures:
+        item, queued = in_flight.pop(future)
+        try:
+            result, error = future.result(), None
+        except Exception as exc:  # noqa: BLE001 - lost workers etc.: its cells stay pending
+            result, error = None, exc
+        handle(item, result, error, lambda follow: add(follow, False))
+        future.release()
+        if stop_after_blocks is not None and report.n_blocks_written >= stop_after_blocks:
+            report.stopped_early = True
+            for other in list(in_flight):
+                other.cancel()
+            break
+        if queued:
             submit_next()
+
+
+def _ticker(bar, report):
+    """``tick(n)``: one more step of the progress bar, ``n`` more cells written, the rate and
+    the failed cells shown."""
+    t0 = time.perf_counter()
+    written = [0]
+
+    def tick(n_cells: int) -> None:
+        written[0] += n_cells
+        bar.update(1)
+        rate = written[0] / max(time.perf_counter() - t0, 1e-9)
+        bar.set_postfix(cells_per_s=f"{rate:.2f}", failed=report.n_failed_cells)
+
+    return tick
+
+
+def _write(store, block, results, report) -> None:
+    store.write_block(block, results)
+    report.n_blocks_written += 1
+    report.n_cells_written += len(results)
+    report.n_failed_cells += sum(r.status == STATUS_FAILED for r in results)
+
+
+def _drive_blocks(spec, client, store, blocks, report, stop_after_blocks, show_progress, source,
+                  max_in_flight, token):
+    """``run.unit=cell``: a task per block of cells, written as it comes in."""
+    def submit(block):
+        return client.submit(run_block, spec, block, source, key=f"block-{token}-{block.key}",
+                             retries=spec.run.retries)
+
+    with _progress(len(blocks), show_progress) as bar:
+        tick = _ticker(bar, report)
+
+        def handle(block, results, error, then):
+            if error is not None:  # the block stays pending
+                report.block_errors.append((block.key, f"{type(error).__name__}: {error}"))
+            else:
+                _write(store, block, results, report)
+            tick(0 if error is not None else len(results))
+
+        _drain(spec, client, iter(blocks), submit, handle, report, stop_after_blocks,
+               max_in_flight)
 
 
 def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_progress, source,
@@ -284,77 +325,46 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
     failures = dict.fromkeys(left, 0)
     seconds = dict.fromkeys(left, 0.0)
     broken: set[str] = set()
-    # fits in cell order; a cell without candidates goes straight to its final fit
-    queue = _fit_queue(spec, cells, units)
-    in_flight = {}
-    futures = Completed(client, spec.cluster)  # ends after cluster.no_worker_timeout idle
 
-    def submit(item, queued=True):
+    def submit(item):
         kind, cell = item[0], item[1]
         if kind == "fit":
             _, _, k, f = item
-            future = client.submit(cv_fit, spec, cell, k, f, source,
-                                   key=f"fit-{token}-{cell.key}-u{k}-f{f}",
-                                   retries=spec.run.retries)
-        else:  # ahead of the queued fits, so finished cells are written early
-            key = cell.key
-            cv = scores[key] if n_candidates[key] else None
-            future = client.submit(finish_cell, spec, cell, cv, failures[key], seconds[key],
-                                   source, priority=1, key=f"cell-{token}-{key}",
-                                   retries=spec.run.retries)
-        in_flight[future] = (item, queued)
-        futures.add(future)
+            return client.submit(cv_fit, spec, cell, k, f, source,
+                                 key=f"fit-{token}-{cell.key}-u{k}-f{f}",
+                                 retries=spec.run.retries)
+        # ahead of the queued fits, so finished cells are written early
+        key = cell.key
+        cv = scores[key] if n_candidates[key] else None
+        return client.submit(finish_cell, spec, cell, cv, failures[key], seconds[key], source,
+                             priority=1, key=f"cell-{token}-{key}", retries=spec.run.retries)
 
-    def submit_next() -> bool:
-        item = next(queue, None)
-        if item is None:
-            return False
-        submit(item)
-        return True
-
-    for _ in range(max_in_flight):
-        if not submit_next():
-            break
-    t0 = time.perf_counter()
-    n_cells_done = 0
     with _progress(len(cells), show_progress) as bar:
-        for future in futures:
-            item, queued = in_flight.pop(future)
+        tick = _ticker(bar, report)
+
+        def handle(item, result, error, then):
             kind, cell = item[0], item[1]
-            try:
-                result = future.result()
-            except Exception as exc:  # noqa: BLE001 - lost workers etc.: the cell stays pending
+            if error is not None:  # the cell stays pending
                 if cell.key not in broken:
                     broken.add(cell.key)
-                    report.block_errors.append((cell.key, f"{type(exc).__name__}: {exc}"))
-                    bar.update(1)
-            else:
-                if kind == "fit" and cell.key not in broken:
-                    _, _, k, f = item
-                    unit_scores, failed, spent = result
-                    scores[cell.key][list(units[cell.method][k]), f] = unit_scores
-                    failures[cell.key] += int(failed)
-                    seconds[cell.key] += spent
-                    left[cell.key] -= 1
-                    if left[cell.key] == 0:
-                        submit(("finish", cell), queued=False)
-                elif kind == "finish":
-                    store.write_block(cell_block(cell), [result])
-                    report.n_blocks_written += 1
-                    report.n_cells_written += 1
-                    report.n_failed_cells += int(result.status == STATUS_FAILED)
-                    n_cells_done += 1
-                    bar.update(1)
-                    rate = n_cells_done / max(time.perf_counter() - t0, 1e-9)
-                    bar.set_postfix(cells_per_s=f"{rate:.2f}", failed=report.n_failed_cells)
-            future.release()
-            if stop_after_blocks is not None and report.n_blocks_written >= stop_after_blocks:
-                report.stopped_early = True
-                for other in list(in_flight):
-                    other.cancel()
-                break
-            if queued:  # a finish submitted on a cell's last fit does not take a queue slot
-                submit_next()
+                    report.block_errors.append((cell.key, f"{type(error).__name__}: {error}"))
+                    tick(0)
+            elif kind == "fit" and cell.key not in broken:
+                _, _, k, f = item
+                unit_scores, failed, spent = result
+                scores[cell.key][list(units[cell.method][k]), f] = unit_scores
+                failures[cell.key] += int(failed)
+                seconds[cell.key] += spent
+                left[cell.key] -= 1
+                if left[cell.key] == 0:
+                    then(("finish", cell))
+            elif kind == "finish":
+                _write(store, cell_block(cell), [result], report)
+                tick(1)
+
+        # fits in cell order; a cell without candidates goes straight to its final fit
+        _drain(spec, client, _fit_queue(spec, cells, units), submit, handle, report,
+               stop_after_blocks, max_in_flight)
 
 
 def _fit_queue(spec, cells, units):
