@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .methods import AUTO_H, PATH_AXIS
+from .methods import AUTO_H, PATH_AXIS, with_grid
 
 if TYPE_CHECKING:  # the grid reads specs; it needs no config code at run time
     from .config import CVSpec, ExperimentSpec, MethodSpec
@@ -48,6 +48,7 @@ __all__ = [
     "grid_description",
     "grid_hash",
     "make_blocks",
+    "named_description",
 ]
 
 #: Bumped when the meaning of a grid description changes (stores written before then are refused).
@@ -104,9 +105,10 @@ def cells(spec: ExperimentSpec) -> list[Cell]:
 
 
 def cv_candidates(method_spec: MethodSpec) -> list[tuple[float, float]]:
-    """The CV candidates ``(kernel_width, alpha_ratio)`` of a method, h varying slowest, as its
-    kind declares them (:meth:`mccard_dist.methods.MethodKind.candidates`): ratio 0.0 without an
-    L1 penalty, none without a grid (one fit per cell), ``(AUTO_H, ratio)`` for an auto width."""
+    """The CV candidates ``(width, penalty)`` of a method (``(kernel_width, alpha_ratio)`` for
+    MCC-L1, ``(epsilon, alpha)`` for Huber), the width varying slowest, as its kind declares
+    them (:meth:`mccard_dist.methods.MethodKind.candidates`): penalty 0.0 without one, none
+    without a grid (one fit per cell), ``(AUTO_H, penalty)`` for an auto width."""
     return method_spec.candidates()
 
 
@@ -238,12 +240,13 @@ def coords(spec: ExperimentSpec) -> dict[str, np.ndarray]:
     }
 
 
-def candidate_values(spec: ExperimentSpec) -> dict[str, np.ndarray]:
-    """The value of each method's candidates under each name of the methods' grids, as
+def candidate_values(spec) -> dict[str, np.ndarray]:
+    """The value of each method's candidates under each name of the methods' grids (``spec``:
+    an :class:`~mccard_dist.config.ExperimentSpec`, or anything with its ``methods``), as
     ``{name: (n_methods, n_candidates) array}`` (``kernel_width``, ``alpha_ratio``, Huber's
     ``epsilon`` and ``alpha`` ...); NaN where a method has no such name (or a width set inside
     each fit) or fewer candidates."""
-    n = len(coords(spec)["candidate"])
+    n = max((len(cv_candidates(m)) for m in spec.methods), default=0)
     names = dict.fromkeys(name for m in spec.methods for name, values in m.grid.items()
                           if isinstance(values, list))
     out = {name: np.full((len(spec.methods), n), np.nan) for name in names}
@@ -257,8 +260,9 @@ def candidate_values(spec: ExperimentSpec) -> dict[str, np.ndarray]:
     return out
 
 
-def chosen_names(spec: ExperimentSpec) -> list[str]:
-    """The store's per-cell variables of the final fit's grid values, ``chosen_<name>`` for each
+def chosen_names(spec) -> list[str]:
+    """The store's per-cell variables of the final fit's grid values (``spec`` as for
+    :func:`candidate_values`), ``chosen_<name>`` for each
     name of the methods' grids (the width an auto-width fit settled at included); the absolute
     penalty is ``chosen_alpha`` for every method with one."""
     names = dict.fromkeys(f"chosen_{name}" for m in spec.methods for name in m.kind.grid_names)
@@ -368,10 +372,21 @@ def _flatten(d, prefix: str = "") -> dict:
     return out
 
 
+def named_description(description: dict) -> dict:
+    """A grid description with each method's grid under ``grid``, keyed by the names the method
+    gives it (as in the config), instead of by axis as the hash has it; for messages and for
+    naming the settings a sweep varies."""
+    out = dict(description)
+    out["methods"] = {name: with_grid(section)
+                      for name, section in description.get("methods", {}).items()}
+    return out
+
+
 def diff_descriptions(a: dict, b: dict) -> list[str]:
     """Human-readable differences between two grid descriptions, e.g. ``"data.n_features: 1000 !=
-    500"`` (``a``'s value first); empty when they are equal. Long lists are abbreviated."""
-    fa, fb = _flatten(a), _flatten(b)
+    500"`` (``a``'s value first), keys as in the config (:func:`named_description`); empty when
+    they are equal. Long lists are abbreviated."""
+    fa, fb = _flatten(named_description(a)), _flatten(named_description(b))
     keys = list(fa) + [k for k in fb if k not in fa]
     return [
         f"{k}: {_short(fa.get(k, _ABSENT))} != {_short(fb.get(k, _ABSENT))}"

@@ -291,6 +291,16 @@ def test_diff_descriptions_names_the_key(smoke, dicts):
     d["experiment"]["methods"] = ["mcc_ard", "ls_ard"]
     lines = diff_descriptions(a, grid_description(spec_from_dict(d)))
     assert "methods.mcc_l1.estimator: \"mcc_l1\" != <absent>" in lines
+    # a grid value under the name the config gives it (the hash describes it by axis)
+    e = grid_description(changed(dicts["smoke"], "methods.mcc_l1.grid.alpha_ratio", [0.5]))
+    assert diff_descriptions(a, e) == ["methods.mcc_l1.grid.alpha_ratio: [0.5, 0.2] != [0.5]"]
+    d["experiment"]["methods"] = ["huber"]
+    d["methods"]["huber"] = {"estimator": "huber", "params": {},
+                             "grid": {"epsilon": [1.35], "alpha": [1.0]}}
+    h1 = grid_description(spec_from_dict(d))
+    d["methods"]["huber"]["grid"]["epsilon"] = [2.0]
+    assert diff_descriptions(h1, grid_description(spec_from_dict(d))) == [
+        "methods.huber.grid.epsilon: [1.35] != [2.0]"]
 
 
 def test_cv_scheme_enters_the_hash_only_when_not_the_default(smoke_spec):

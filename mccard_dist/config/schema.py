@@ -43,6 +43,10 @@ class ExperimentConfig:
     seeds: Any = MISSING  # {start, count} or a list of seeds
 
 
+#: where configs written before ``grid`` kept a method's grid (read, not offered in hints)
+_OLD_GRID_KEYS = ("kernel_width", "alpha_ratio")
+
+
 @dataclass
 class MethodConfig:
     estimator: str = MISSING
@@ -241,9 +245,15 @@ def _unknown(cls, prefix: str, name: str) -> str:
     elif cls in DATA_SCHEMAS.values():
         sources = [k for k, c in DATA_SCHEMAS.items() if name in _keys(c)]
         hint = f" (a key of data.source={' or '.join(sources)})" if sources else ""
-    close = difflib.get_close_matches(name, _keys(cls), n=1)
+    known = _keys(cls)
+    if cls is MethodConfig:  # the grid's old places are read, not offered
+        known = [k for k in known if k not in _OLD_GRID_KEYS]
+    close = difflib.get_close_matches(name, known, n=1)
+    if not close and cls is MethodConfig:
+        old = difflib.get_close_matches(name, _OLD_GRID_KEYS, n=1)
+        close = [f"grid.{old[0]}"] if old else []
     hint += f"; did you mean {prefix}.{close[0]}?" if close else ""
-    return f"{key}: unknown key(s); known keys are {', '.join(_keys(cls))}{hint}"
+    return f"{key}: unknown key(s); known keys are {', '.join(known)}{hint}"
 
 
 #: OmegaConf's words for a value it cannot take -> what the key asks for
@@ -281,11 +291,11 @@ def composition_message(exc: BaseException) -> str | None:
     """The one-line message for a Hydra composition error that the schema raised (a value of
     the wrong type, or a key the schema does not have), or None for other errors. A name a
     method's grid does not have (its names are the estimator's, not the schema's) is said so."""
-    grid_key = re.match(r"Could not override '(methods\.[^.']+\.grid\.[^']+)'", str(exc))
+    grid_key = re.match(r"Could not override '(methods\.([^.']+)\.grid\.([^']+))'", str(exc))
     if grid_key:
-        key = grid_key[1]
-        return (f"{key}: not a name of this method's grid; its config lists them under grid "
-                f"(to add one: +{key}=...)")
+        key, method, name = grid_key.groups()
+        return (f"{key}: no such key: is {method} one of the config's methods, and {name} a "
+                "name of its grid (its method config lists them under grid)?")
     while exc is not None and not isinstance(exc, OmegaConfBaseException):
         exc = exc.__cause__
     return None if exc is None else _one_line(exc)

@@ -128,7 +128,7 @@ class MethodSpec:
 
     @property
     def takes_alpha(self) -> bool:
-        """Whether the estimator has an ``alpha`` (L1) parameter (set from ``alpha_ratio``)."""
+        """Whether the estimator has a penalty ``alpha`` (set from its grid's penalty axis)."""
         return self.kind.alpha
 
     @property

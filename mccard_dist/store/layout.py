@@ -20,12 +20,13 @@ own layout, and :func:`candidate_view` shows them in the candidate layout for an
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
 
 from .. import grid
-from ..config import ExperimentSpec, MethodSpec, spec_from_dict
-from ..records import SCALARS, stored_name
+from ..config import ExperimentSpec, MethodSpec
+from ..records import SCALARS
 
 __all__ = ["CELL_DIMS", "COEF_DIMS", "Layout", "candidate_view"]
 
@@ -45,9 +46,10 @@ class Layout:
 
     @classmethod
     def of(cls, spec: ExperimentSpec, group) -> Layout:
-        """The layout of the store whose zarr group is ``group`` (its arrays, not its metadata,
-        which may have lost one)."""
-        return cls(spec, axes=any(name in group for name in ("h", "lam", "chosen_h")))
+        """The layout of the store whose zarr group is ``group``, from the names it holds (any
+        one of the axes layout's own names will do, should another have been lost)."""
+        return cls(spec, axes=any(name in group
+                                  for name in ("h", "lam", "chosen_h", "chosen_lam")))
 
     @property
     def candidate_dims(self) -> tuple[str, ...]:
@@ -62,22 +64,24 @@ class Layout:
         chosen = list(_AXES_CHOSEN.values()) if self.axes else grid.chosen_names(self.spec)
         return list(SCALARS) + chosen
 
-    def result_names(self, method: MethodSpec) -> dict[str, str]:
+    def result_names(self, method: MethodSpec) -> dict[str, str | float]:
         """``{store variable: name in a CellResult's scalars}`` for the cells of ``method``
-        (a variable it leaves out gets no value)."""
-        names = {name: name for name in self.cell_variables()}
+        (a variable it leaves out gets no value). In the axes layout, a method without a penalty
+        has ``chosen_alpha_ratio`` 0.0 in its finished cells, as such stores always had."""
+        names: dict[str, str | float] = {name: name for name in self.cell_variables()}
         if self.axes:
+            names[_AXES_CHOSEN["penalty"]] = 0.0
             for name, axis in method.kind.grid_names.items():
                 names[_AXES_CHOSEN[axis]] = f"chosen_{name}"
         return names
 
-    def positions(self, method: MethodSpec, group) -> list[tuple[int, ...]]:
-        """The index along :attr:`candidate_dims` of each of the method's candidates in the
-        store ``group`` (its own coordinate values for the axes layout)."""
+    def positions(self, method: MethodSpec) -> list[tuple[int, ...]]:
+        """The index along :attr:`candidate_dims` of each of the method's candidates (for the
+        axes layout, in the coordinates of this grid, which the store shares: same grid hash)."""
         candidates = grid.cv_candidates(method)
         if not self.axes:
             return [(c,) for c in range(len(candidates))]
-        h, ratio = (_index(group[stored_name(group, k)][...]) for k in ("h", "alpha_ratio"))
+        h, ratio = (_index(v) for v in grid.axes_coords(self.spec).values())
         return [(h[float(a)], ratio[float(b)]) for a, b in candidates]
 
     def template(self):
@@ -139,6 +143,27 @@ def _index(values) -> dict[float, int]:
     return {float(v): i for i, v in enumerate(np.asarray(values))}
 
 
+def _stored_methods(ds) -> list[MethodSpec]:
+    """The methods of the store's ``model`` axis, from its stored config, unvalidated: only
+    their kinds and grids are needed, and the rest of a config (a data file that has moved)
+    need not check out for reading the results."""
+    from ..methods import KINDS, with_grid
+
+    config = json.loads(ds.attrs["config"])["methods"]
+    methods = []
+    for name in (str(m) for m in ds["model"].values):
+        section = with_grid(config[name])
+        kind = KINDS[section["estimator"]]
+        by_axis = {axis: section["grid"].get(gname) for gname, axis in kind.grid_names.items()}
+        width = by_axis.get("width")
+        auto = isinstance(width, str)
+        methods.append(MethodSpec(name, section["estimator"],
+                                  widths=() if auto else tuple(map(float, width or ())),
+                                  penalties=tuple(map(float, by_axis.get("penalty") or ())),
+                                  auto_width=auto))
+    return methods
+
+
 def candidate_view(ds):
     """A store of the axes layout (opened by xarray, names of :data:`LEGACY_NAMES` already
     renamed) in the candidate layout: ``cv_score`` along ``candidate`` with the per-method
@@ -148,13 +173,13 @@ def candidate_view(ds):
 
     if "h" not in ds.dims:
         return ds
-    spec = spec_from_dict(json.loads(ds.attrs["config"]))
-    new = Layout(spec)
-    n = len(grid.coords(spec)["candidate"])
+    spec = SimpleNamespace(methods=_stored_methods(ds))
+    n = max((len(grid.cv_candidates(m)) for m in spec.methods), default=0)
+    cv_dims = CELL_DIMS + ("candidate", "fold")
     h, ratio = _index(ds["h"].values), _index(ds["alpha_ratio"].values)
     cells = tuple(ds.sizes[d] for d in CELL_DIMS)
     if n == 0:  # no method has candidates
-        cv = xr.DataArray(np.empty(cells + (0, ds.sizes["fold"])), dims=new.cv_dims)
+        cv = xr.DataArray(np.empty(cells + (0, ds.sizes["fold"])), dims=cv_dims)
     else:  # each method's candidates in turn, padded (NaN) to the longest
         parts = []
         for mi, m in enumerate(spec.methods):
@@ -164,7 +189,7 @@ def candidate_view(ds):
             hi, li = (xr.DataArray(np.array(p, dtype=int), dims="candidate") for p in zip(*pos))
             part = ds["cv_score"].isel(model=mi).isel(h=hi, alpha_ratio=li).where(valid)
             parts.append(part.drop_vars(["h", "alpha_ratio"]))
-        cv = xr.concat(parts, dim="model").transpose(*new.cv_dims)
+        cv = xr.concat(parts, dim="model").transpose(*cv_dims)
     out = ds.drop_vars(["cv_score", "h", "alpha_ratio", *_AXES_CHOSEN.values()],
                        errors="ignore")
     out["cv_score"] = cv.assign_coords(model=ds["model"], candidate=np.arange(n))

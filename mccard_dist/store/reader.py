@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..records import LEGACY_NAMES, STATUS_DONE, STATUS_NAMES
+from ..grid import named_description
 from .layout import candidate_view
 from .writer import StoreDamagedError, StoreMismatchError
 
@@ -147,7 +148,8 @@ def _sweep(stores, paths):
     import xarray as xr
     from dask.array import PerformanceWarning
 
-    flat = [_flatten(json.loads(ds.attrs["grid_description"])) for ds in stores]
+    flat = [_flatten(named_description(json.loads(ds.attrs["grid_description"])))
+            for ds in stores]
     keys = sorted({k for f in flat for k in f}
                   - {k for k in flat[0] if all(f.get(k) == flat[0][k] for f in flat)})
     if not keys:

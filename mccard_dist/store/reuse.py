@@ -120,10 +120,9 @@ def _copy_method(store, spec, method_spec, group) -> int:
     mi = models.index(method)
     tau, psi, seed = (_index(group[k][...]) for k in ("tau", "psi", "seed"))
     layout = Layout.of(spec, group)
-    try:
-        candidates = layout.positions(method_spec, group)
-    except KeyError:  # a candidate the source's coordinates lack
+    if layout.axes:  # made by other code (before the candidate axis): never a source
         return 0
+    candidates = layout.positions(method_spec)
     status = np.asarray(group["status"][mi])
     if not (status == STATUS_DONE).any():
         return 0

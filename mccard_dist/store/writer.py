@@ -41,6 +41,7 @@ from ..lock import INNER_LOCK
 from ..records import (
     ADDED_SCALARS,
     LEGACY_NAMES,
+    STATUS_DONE,
     STATUS_FAILED,
     STATUS_PENDING,
     CellResult,
@@ -241,7 +242,7 @@ class ResultsStore:
         self.spec = spec
         self._group = zarr.open_group(str(self.path), mode="r+", zarr_format=2)
         self._layout = Layout.of(spec, self._group)
-        self._cv_pos = {m.name: self._layout.positions(m, self._group) for m in spec.methods}
+        self._cv_pos = {m.name: self._layout.positions(m) for m in spec.methods}
 
     def _name(self, name: str) -> str:
         """The variable's name in this store (stores of earlier versions: :data:`LEGACY_NAMES`)."""
@@ -383,10 +384,13 @@ class ResultsStore:
         result_names = self._layout.result_names(method)
 
         def scalar(name):
+            source = result_names.get(name)  # a result's name, or a constant of done cells
             values = np.full((n_psi, n_seed), np.nan)
             for (p, s), res in pos.items():
-                if result_names.get(name) in res.scalars:
-                    values[p, s] = res.scalars[result_names[name]]
+                if isinstance(source, float):
+                    values[p, s] = source if res.status == STATUS_DONE else np.nan
+                elif source in res.scalars:
+                    values[p, s] = res.scalars[source]
             g[self._name(name)][region] = values
 
         for name in self._layout.cell_variables():
