@@ -31,6 +31,7 @@ from omegaconf.errors import (
     OmegaConfBaseException,
 )
 
+from ..methods import OLD_AXIS_KEYS
 from .checks import ConfigError
 
 
@@ -44,7 +45,7 @@ class ExperimentConfig:
 
 
 #: where configs written before ``grid`` kept a method's grid (read, not offered in hints)
-_OLD_GRID_KEYS = ("kernel_width", "alpha_ratio")
+_OLD_GRID_KEYS = tuple(OLD_AXIS_KEYS)
 
 
 @dataclass

@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import grid
 from ..records import STATUS_DONE, CellResult
-from .layout import Layout
+from .layout import Layout, _index
 
 __all__ = ["code_fingerprint", "fill_from_siblings"]
 
@@ -106,10 +106,6 @@ def fill_from_siblings(store, spec) -> dict[str, tuple[str, int]]:
                          method, n, path)
                 break
     return copied
-
-
-def _index(values) -> dict[float, int]:
-    return {float(v): i for i, v in enumerate(np.asarray(values))}
 
 
 def _copy_method(store, spec, method_spec, group) -> int:
