@@ -272,10 +272,15 @@ def _check_out_dir(out: Path) -> None:
 
 
 def report(argv=None) -> None:
-    """Console entry point ``mccard-report``; see :func:`_report`. An unexpected error keeps its
+    """Console entry point ``mccard-report``; see :func:`_report`. A problem with the input
+    (:class:`~mccard_dist.errors.UsageError`) is one line; an unexpected error keeps its
     traceback and is marked as a bug to report."""
+    from .errors import UsageError
+
     try:
         _report(argv)
+    except UsageError as exc:  # a store damaged where only reading the values finds it
+        raise SystemExit(f"error: {exc}") from None
     except Exception:
         import traceback
 

@@ -91,17 +91,116 @@ def test_missing_consolidated_metadata_is_rebuilt(reference, tmp_path):
     assert_same(path, reference[1])
 
 
-def test_a_truncated_coef_chunk_needs_the_full_check(reference, tmp_path):
+def test_a_truncated_coef_chunk_is_found_by_the_quick_check(reference, tmp_path):
+    """The quick check reads each large chunk's header, not its body: a chunk cut short is
+    found without decompressing it."""
     spec, path = copy_of(reference, tmp_path)
     victim = sorted(p for p in (path / "coef").iterdir() if not p.name.startswith("."))[0]
-    victim.write_bytes(victim.read_bytes()[:9])
-    store = ResultsStore(path, spec)
-    assert store.check_and_repair(full=False) == []  # the quick check does not decompress coef
-    problems = store.check_and_repair(full=True)
-    assert any(p.startswith("coef: chunk") and "cannot be read" in p for p in problems)
+    victim.write_bytes(victim.read_bytes()[:-9])
+    problems = ResultsStore(path, spec).check_and_repair(full=False)
+    assert any(p.startswith("coef: chunk") and "is damaged" in p for p in problems)
     assert any("pending again" in p for p in problems)
+    assert not victim.exists()
     run_serial(spec)
     assert_same(path, reference[1])
+
+
+def test_a_coef_chunk_damaged_inside_needs_the_full_check(reference, tmp_path):
+    """Bytes overwritten inside a chunk, its length and header intact: only decompressing
+    (store.verify=full) finds it."""
+    spec, path = copy_of(reference, tmp_path)
+    victim = sorted(p for p in (path / "coef").iterdir() if not p.name.startswith("."))[0]
+    data = bytearray(victim.read_bytes())
+    data[16:] = bytes(len(data) - 16)
+    victim.write_bytes(bytes(data))
+    store = ResultsStore(path, spec)
+    assert store.check_and_repair(full=False) == []
+    problems = store.check_and_repair(full=True)
+    assert any(p.startswith("coef: chunk") and "cannot be read" in p for p in problems)
+    run_serial(spec)
+    assert_same(path, reference[1])
+
+
+def test_a_small_chunk_cut_in_half_is_refused_by_readers_never_decoded(reference, tmp_path):
+    """Blosc decodes a small chunk cut in half without an error, from whatever memory follows
+    it: the length is checked against its header before any reader decodes it, and the rerun
+    recomputes its cells."""
+    import mccard_dist
+    from mccard_dist.store import StoreDamagedError
+    from mccard_dist.store.integrity import open_dataset
+
+    spec, path = copy_of(reference, tmp_path)
+    victim = path / "r" / "1.0.0.0"
+    data = victim.read_bytes()
+    victim.write_bytes(data[: len(data) // 2])
+    with pytest.raises(StoreDamagedError, match=r"r: chunk 1\.0\.0\.0 \(ls_ard\) is damaged"):
+        mccard_dist.open_results(path)
+    with pytest.raises(StoreDamagedError, match="rerun"):
+        open_dataset(path)["r"].values  # a lazy read through the store, too
+    report = run_serial(spec)
+    assert report.n_pending_before == 4
+    assert_same(path, reference[1])
+
+
+@pytest.mark.parametrize("name", ["seed", "psi", "tau", "model", "feature", "candidate",
+                                  "kernel_width", "fold"])
+def test_a_lost_coordinate_chunk_is_refused_and_rewritten(reference, tmp_path, name):
+    from mccard_dist.store import StoreDamagedError
+
+    spec, path = copy_of(reference, tmp_path)
+    (path / name / "0").unlink() if (path / name / "0").exists() else (path / name / "0.0").unlink()
+    with pytest.raises(StoreDamagedError, match=f"coordinate {name}: chunk .* is missing"):
+        open_results(path)
+    problems = ResultsStore(path, spec).check_and_repair()
+    assert problems == [f"coordinate {name}: chunk {'0.0' if name == 'kernel_width' else '0'} "
+                        "is missing; rewritten from the config"]
+    assert run_serial(spec).n_pending_before == 0
+    assert_same(path, reference[1])
+    for coordinate in ("seed", "psi", "tau", "model", "kernel_width"):
+        np.testing.assert_array_equal(open_results(path)[coordinate].values,
+                                      open_results(reference[1])[coordinate].values)
+
+
+def test_a_coordinate_with_other_values_is_refused_and_rewritten(reference, tmp_path):
+    """A seed chunk replaced by a whole chunk of other seeds (a copy gone wrong) reads fine but
+    labels the cells wrongly: compared with the stored config."""
+    import zarr
+
+    from mccard_dist.store import StoreDamagedError
+
+    spec, path = copy_of(reference, tmp_path)
+    zarr.open_group(str(path), mode="r+")["seed"][...] = [7, 8]
+    with pytest.raises(StoreDamagedError, match="coordinate seed: holds other values"):
+        open_results(path)
+    assert run_serial(spec).n_pending_before == 0
+    assert list(open_results(path)["seed"].values) == [0, 1]
+
+
+def test_a_lost_per_cell_chunk_is_refused_by_readers(reference, tmp_path):
+    from mccard_dist.store import StoreDamagedError
+
+    spec, path = copy_of(reference, tmp_path)
+    (path / "r" / "0.0.0.0").unlink()
+    with pytest.raises(StoreDamagedError, match=r"r: chunk 0\.0\.0\.0 \(mcc_ard\) is missing"):
+        open_results(path)
+    assert run_serial(spec).n_pending_before == 4
+    assert_same(path, reference[1])
+
+
+def test_every_array_of_a_new_store_is_checked_by_its_blosc_header(reference):
+    """The length check applies to Blosc chunks: every array of a store is Blosc-compressed
+    and every chunk file's length is the one its header gives."""
+    import json
+
+    from mccard_dist.store.integrity import blosc_size_matches
+
+    _, path = reference
+    arrays = [p.parent for p in path.glob("*/.zarray")]
+    assert len(arrays) > 20
+    for folder in arrays:
+        assert json.loads((folder / ".zarray").read_text())["compressor"]["id"] == "blosc"
+        for chunk in (p for p in folder.iterdir() if not p.name.startswith(".")):
+            assert blosc_size_matches(chunk.read_bytes()), chunk
 
 
 def test_done_cells_without_their_values_are_reported_by_method_and_recomputed(reference,
@@ -206,3 +305,16 @@ def test_a_store_made_before_a_flag_resumes_without_recomputing(reference, tmp_p
     np.testing.assert_array_equal(ds["r"].values, open_results(reference[1])["r"].values)
     assert ResultsStore(path, spec).check_and_repair() == []  # its chunks count as present
     assert zarr.open_group(str(path), mode="r")["degenerate"].nchunks_initialized > 0
+
+
+def test_the_report_refuses_a_damaged_cv_score_in_one_line(reference, tmp_path, capsys):
+    from mccard_dist.cli import report
+
+    _, path = copy_of(reference, tmp_path)
+    victim = sorted(p for p in (path / "cv_score").iterdir() if not p.name.startswith("."))[0]
+    victim.write_bytes(victim.read_bytes()[:-5])
+    with pytest.raises(SystemExit) as stop:
+        report([str(path), "--out", str(tmp_path / "report")])
+    message = str(stop.value)
+    assert message.startswith(f"error: store {path}: cv_score: chunk ") and "rerun" in message
+    assert "bug" not in message and "Traceback" not in capsys.readouterr().err

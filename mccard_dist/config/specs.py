@@ -228,8 +228,8 @@ class StoreSpec:
     """Where results go: ``path``, or (``path`` None) a name derived from the grid under ``root``.
 
     ``verify``: how an existing store is checked before a run resumes it: ``quick`` reads every
-    per-cell chunk and checks that the chunks of ``cv_score`` and ``coef`` exist; ``full`` also
-    decompresses those (:mod:`mccard_dist.store.integrity`)."""
+    per-cell chunk and checks that the chunks of ``cv_score`` and ``coef`` exist and are as long
+    as their headers say; ``full`` also decompresses those (:mod:`mccard_dist.store.integrity`)."""
 
     root: str
     path: str | None = None

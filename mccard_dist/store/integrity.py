@@ -1,27 +1,39 @@
-"""A results store's chunks checked against its status, and repaired by recomputing what was lost.
+"""A results store's chunks, verified whenever they are read, checked against its status and
+repaired by recomputing what was lost.
 
 A chunk can go missing (deleted, lost with a disk) or be damaged (truncated by a full disk or a
-killed copy). zarr reads a missing chunk as its fill value (NaN, or 0 = pending for ``status``)
-without a word, and a damaged one as an error that names no variable. :func:`check_and_repair`
-finds both and turns them into work:
+killed copy, overwritten). zarr reads a missing chunk as its fill value without a word, and Blosc
+decodes a truncated chunk without an error from whatever lies in memory after it (it trusts the
+sizes its header gives). Two guards:
 
-- ``status``: a missing or unreadable status chunk is rebuilt from ``cell_seconds`` (finite for
-  every cell that was written, and written just before the status) and ``error`` (non-empty for
-  failed cells); a lost ``error`` chunk is rebuilt too (failed cells lose their message);
-- per-cell variables: each chunk is read; a damaged chunk, or a missing chunk of a slab holding
-  finished cells, puts those cells back to pending (a missing chunk counts as lost when the
-  store writes every chunk, see :data:`WRITES_EVERY_CHUNK`, or when the variable is finite for
-  every finished cell);
-- ``cv_score`` and ``coef``: a missing chunk covering finished cells puts them back to pending
-  (these are large, so their chunks are not decompressed here);
-- damaged chunk files are deleted (zarr reads a chunk before writing part of it). Only a chunk
-  whose bytes cannot be decoded counts as damaged: a file system error is raised as it is.
+- every read of a store goes through :class:`VerifiedStore` (:func:`open_group`,
+  :func:`open_dataset`), which compares each Blosc chunk's length with the compressed size in its
+  header and refuses a chunk where they differ with :class:`StoreDamagedError`, before it is
+  decoded;
+- :func:`check` walks every chunk against the cells' status. Readers refuse a store in which it
+  finds a problem (``repair=False``: nothing is changed); before a run resumes a store it turns
+  each problem into work (``repair=True``):
+
+  - coordinates (and every other array written whole with the store): a lost, damaged or
+    altered chunk is rewritten from the grid's values;
+  - ``status``: a lost or damaged chunk is rebuilt from ``cell_seconds`` (finite for every cell
+    that was written, and written just before the status) and ``error`` (non-empty for failed
+    cells); a lost ``error`` chunk is rebuilt too (failed cells lose their message);
+  - per-cell variables: every chunk of a slab holding finished cells is read; a damaged chunk,
+    or a missing one (every chunk of a written region is stored, see
+    :data:`WRITES_EVERY_CHUNK`), puts those cells back to pending, and so does a done cell
+    without one of the values every done cell has;
+  - ``cv_score`` and ``coef``: the chunk files of finished cells must exist and match their
+    header's size; ``full`` also decompresses them (they are most of the store);
+  - damaged chunk files are deleted (zarr reads a chunk before writing part of it). Only a chunk
+    whose bytes do not check out counts as damaged: a file system error is raised as it is.
 
 The cells put back to pending are recomputed by the next run; nothing else is touched.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import logging
@@ -29,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import UsageError
 from ..records import (
     STATUS_DONE,
     STATUS_FAILED,
@@ -37,7 +50,8 @@ from ..records import (
     stored_name,
 )
 
-__all__ = ["WRITES_EVERY_CHUNK", "check_and_repair"]
+__all__ = ["WRITES_EVERY_CHUNK", "StoreDamagedError", "VerifiedStore", "check", "open_dataset",
+           "open_group"]
 
 log = logging.getLogger(__name__)
 
@@ -45,18 +59,132 @@ log = logging.getLogger(__name__)
 #: fill value (so that any missing chunk of a finished region was lost)
 WRITES_EVERY_CHUNK = "writes_every_chunk"
 
+#: the per-cell dimensions: arrays laid out along them are written cell by cell, the others
+#: (coordinates) whole when the store is made
+CELL_DIMS = ("model", "tau", "psi", "seed")
+
+#: what a reader says after the problem it found
+REPAIR_HINT = ("rerun the experiment's command to repair it (what the damaged chunks held is "
+               "rebuilt or recomputed)")
+
+
+class StoreDamagedError(UsageError):
+    """A chunk of the store is lost or damaged (a resume repairs it); ``detail``: what is wrong
+    with the chunk, when one chunk is meant."""
+
+    def __init__(self, message: str, detail: str = ""):
+        super().__init__(message)
+        self.detail = detail
+
+
+def blosc_size_matches(raw: bytes) -> bool:
+    """Whether a Blosc chunk is as long as its header says: the compressed size ``cbytes`` is
+    bytes 12-15 of the 16-byte header, little-endian."""
+    return len(raw) >= 16 and int.from_bytes(raw[12:16], "little") == len(raw)
+
+
+@functools.cache
+def _verified_store_class():
+    """:class:`VerifiedStore`, made on first use (zarr is imported only when a store is)."""
+    from zarr.storage import WrapperStore
+
+    class VerifiedStore(WrapperStore):
+        """A zarr store that refuses a Blosc chunk whose length disagrees with its header.
+
+        Wraps a :class:`zarr.storage.LocalStore`; every chunk read through it (zarr, xarray,
+        dask, on any worker: it pickles) is checked before a codec sees it, and a damaged one
+        raises :class:`StoreDamagedError` naming the chunk.
+        """
+
+        def __init__(self, store):
+            super().__init__(store)
+            self._blosc: dict[str, bool] = {}
+
+        def _with_store(self, store):
+            return type(self)(store)
+
+        async def _is_blosc(self, array: str, prototype) -> bool:
+            if array not in self._blosc:
+                meta = await self._store.get(f"{array}/.zarray" if array else ".zarray",
+                                             prototype)
+                compressor = None
+                if meta is not None:
+                    try:
+                        compressor = (json.loads(meta.to_bytes()).get("compressor")
+                                      or {}).get("id")
+                    except ValueError:
+                        compressor = None
+                self._blosc[array] = compressor == "blosc"
+            return self._blosc[array]
+
+        async def get(self, key, prototype=None, byte_range=None):
+            if prototype is None:
+                from zarr.core.buffer import default_buffer_prototype
+
+                prototype = default_buffer_prototype()
+            buf = await self._store.get(key, prototype, byte_range)
+            array, _, name = key.rpartition("/")
+            if buf is None or byte_range is not None or name.startswith("."):
+                return buf
+            if await self._is_blosc(array, prototype):
+                raw = buf.to_bytes()
+                if not blosc_size_matches(raw):
+                    said = (f"where its header says {int.from_bytes(raw[12:16], 'little')}"
+                            if len(raw) >= 16 else "for a 16-byte header")
+                    detail = (f"is damaged ({len(raw)} bytes {said}: truncated or "
+                              "overwritten)")
+                    raise StoreDamagedError(
+                        f"store {self._store.root}: chunk {key} {detail}; {REPAIR_HINT}", detail)
+            return buf
+
+        async def _get_many(self, requests):
+            for key, prototype, byte_range in requests:
+                yield key, await self.get(key, prototype, byte_range)
+
+    VerifiedStore.__module__ = __name__
+    VerifiedStore.__qualname__ = "VerifiedStore"
+    return VerifiedStore
+
+
+def __getattr__(name):  # VerifiedStore: a class of zarr's, so made when first asked for
+    if name == "VerifiedStore":
+        return _verified_store_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _local(path, read_only: bool):
+    from zarr.storage import LocalStore
+
+    return _verified_store_class()(LocalStore(str(path), read_only=read_only))
+
+
+def open_group(path, mode: str = "r"):
+    """The store's zarr group (format 2), every chunk read verified."""
+    import zarr
+
+    return zarr.open_group(_local(path, mode == "r"), mode=mode, zarr_format=2)
+
+
+def open_dataset(path):
+    """The store as a lazy xarray Dataset (consolidated metadata), every chunk read verified."""
+    import xarray as xr
+
+    return xr.open_zarr(_local(path, True), consolidated=True)
 
 
 def _read(array, region):
-    """``array[region]``, raising :class:`_Damaged` for a chunk that cannot be decoded; an
-    ``OSError`` (a file system's hiccup, a permission) or ``MemoryError`` is raised as it is: it
-    says nothing about the chunk, which must not be deleted for it."""
+    """``array[region]``, raising :class:`_Damaged` for a chunk that cannot be decoded (or that
+    :class:`VerifiedStore` refused); an ``OSError`` (a file system's hiccup, a permission) or
+    ``MemoryError`` is raised as it is: it says nothing about the chunk, which must not be
+    deleted for it."""
     try:
         return array[region]
     except (OSError, MemoryError):
         raise
+    except StoreDamagedError as exc:
+        raise _Damaged(exc.detail) from exc
     except Exception as exc:  # noqa: BLE001 - each codec has its own decoding errors
-        raise _Damaged(str(exc)) from exc
+        raise _Damaged(f"cannot be read ({exc})") from exc
 
 
 class _Damaged(Exception):
@@ -72,10 +200,6 @@ def _chunks(array):
         yield idx, region
 
 
-def _chunk_file(path: Path, name: str, idx, separator: str) -> Path:
-    return path / name / separator.join(map(str, idx))
-
-
 def _separator(path: Path, name: str) -> str:
     try:
         return json.loads((path / name / ".zarray").read_text()).get("dimension_separator") or "."
@@ -83,44 +207,111 @@ def _separator(path: Path, name: str) -> str:
         return "."
 
 
+def _file_of(path: Path, name: str):
+    separator = _separator(path, name)
+    return lambda idx: path / name / separator.join(map(str, idx))
+
+
+def _header_ok(file: Path) -> bool:
+    """A chunk file's length against its Blosc header, reading 16 bytes."""
+    with open(file, "rb") as f:
+        head = f.read(16)
+    return len(head) == 16 and int.from_bytes(head[12:16], "little") == file.stat().st_size
+
+
+def _by_cell(array) -> int:
+    """How many of the array's leading dimensions are the per-cell ones (``model``, named
+    ``method`` in stores of earlier versions, then ``tau, psi, seed``): 4, or 0; -1 for the
+    per-cell arrays themselves (exactly those dimensions)."""
+    dims = list(array.attrs.get("_ARRAY_DIMENSIONS", []))
+    if len(dims) < 4 or dims[0] not in ("model", "method") or dims[1:4] != list(CELL_DIMS[1:]):
+        return 0
+    return -1 if len(dims) == 4 else 4
+
+
 def _cell_variables(group) -> list[str]:
-    """The per-cell result arrays of the store (dims ``model, tau, psi, seed``, under their
-    names in stores of earlier versions too), ``status`` and ``error`` left out."""
-    names = []
-    for name in sorted(group.array_keys()):
-        dims = group[name].attrs.get("_ARRAY_DIMENSIONS", [])
-        if len(dims) == 4 and dims[1:] == ["tau", "psi", "seed"] and name not in ("status",
-                                                                                 "error"):
-            names.append(name)
-    return names
+    """The per-cell result arrays of the store (dims ``model, tau, psi, seed``), ``status`` and
+    ``error`` left out."""
+    return [name for name in sorted(group.array_keys())
+            if _by_cell(group[name]) == -1 and name not in ("status", "error")]
 
 
-def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int],
-                     full: bool = False,
-                     required: tuple[str, ...] = done_cell_values(True),
-                     lost: frozenset[str] | set[str] = frozenset()) -> list[str]:
-    """Check every chunk of the store at ``path`` (an open zarr group) and repair what was lost.
+def _whole_arrays(group) -> list[str]:
+    """The arrays written whole when the store is made (coordinates): those not laid out by
+    cell."""
+    return [name for name in sorted(group.array_keys()) if _by_cell(group[name]) == 0]
+
+
+def _same(values: np.ndarray, expected: np.ndarray) -> bool:
+    values, expected = np.asarray(values), np.asarray(expected)
+    if values.shape != expected.shape:
+        return False
+    if values.dtype.kind == "f" and expected.dtype.kind == "f":
+        return bool(np.array_equal(values, expected, equal_nan=True))
+    return bool(np.array_equal(values.astype(str), expected.astype(str))
+                if "U" in (values.dtype.kind, expected.dtype.kind) else
+                np.array_equal(values, expected))
+
+
+def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: bool = False,
+          required: tuple[str, ...] = done_cell_values(True),
+          lost: frozenset[str] | set[str] = frozenset(),
+          coordinates: dict[str, np.ndarray] | None = None, repair: bool = False) -> list[str]:
+    """Check every chunk of the store at ``path`` (its zarr group, from :func:`open_group`).
 
     ``methods``: the names along ``model``; ``cv_methods``: indices of the methods that write
     ``cv_score``; ``full``: also decompress every chunk of ``cv_score`` and ``coef`` holding
-    finished cells (slower: they are most of the store); ``required``: the per-cell variables
-    every done cell has (:func:`~mccard_dist.records.done_cell_values`: the selection counts only
-    for data with true coefficients), so a done cell without one of them was lost; ``lost``:
-    variables whose every chunk is gone (their folder was recreated empty). Returns one
-    message per problem found (empty if the store is whole); each is also logged as a warning.
+    finished cells; ``required``: the per-cell variables every done cell has
+    (:func:`~mccard_dist.records.done_cell_values`: the selection counts only for data with true
+    coefficients); ``lost``: variables whose every chunk is gone (their folder was recreated
+    empty); ``coordinates``: the values the store's coordinates must hold, by name (those given
+    are compared; with ``repair``, rewritten where they differ or were lost).
+
+    Returns one message per problem found (empty if the store is whole). With ``repair``, the
+    problems are mended as the module says and each is logged as a warning; without it nothing
+    is written or deleted.
     """
     path = Path(path)
     every_chunk = bool(int(group.attrs.get(WRITES_EVERY_CHUNK, 0)))
     problems: list[str] = []
-    reset = np.zeros(group["status"].shape, bool)  # cells to put back to pending
+    reset = np.zeros(group["status"].shape, bool)  # finished cells whose results are lost
+    doomed: list[Path] = []  # damaged chunk files, deleted by the repair
 
-    def damaged(name, idx, region, why):
-        file = _chunk_file(path, name, idx, _separator(path, name))
-        which = ", ".join(methods[region[0]])
-        problems.append(f"{name}: chunk {file.name} ({which}) {why}")
-        if why.startswith("cannot be read"):
-            file.unlink(missing_ok=True)
+    def which(region) -> str:
+        return ", ".join(methods[region[0]])
+
+    def damaged(name, file, region, why):
+        problems.append(f"{name}: chunk {file.name} ({which(region)}) {why}")
+        if why != "is missing":
+            doomed.append(file)
         return region[:4]
+
+    # -- coordinates: written whole with the store ---------------------------------------------
+    coordinates = coordinates or {}
+    for name in _whole_arrays(group):
+        array = group[name]
+        file = _file_of(path, name)
+        bad = None
+        for idx, region in _chunks(array):
+            if not file(idx).exists():
+                bad = f"chunk {file(idx).name} is missing"
+                break
+            try:
+                _read(array, region)
+            except _Damaged as exc:
+                bad = f"chunk {file(idx).name} {exc}"
+                break
+        if bad is None and name in coordinates:
+            if not _same(np.asarray(_read(array, ...)), coordinates[name]):
+                bad = "holds other values than the store's config gives"
+        if bad is None:
+            continue
+        if repair and name in coordinates:
+            for idx, _ in _chunks(array):
+                file(idx).unlink(missing_ok=True)
+            array[...] = coordinates[name]
+            bad += "; rewritten from the config"
+        problems.append(f"coordinate {name}: {bad}")
 
     # -- status, rebuilt where its chunk is gone or unreadable ------------------------------------
     status = np.zeros(group["status"].shape, np.int8)
@@ -130,12 +321,14 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
             seconds[region] = _read(group["cell_seconds"], region)
         except _Damaged:
             pass  # reported with the per-cell variables below
+    status_file = _file_of(path, "status")
     for idx, region in _chunks(group["status"]):
-        file = _chunk_file(path, "status", idx, _separator(path, "status"))
+        file = status_file(idx)
         try:
             block = np.asarray(_read(group["status"], region)) if file.exists() else None
         except _Damaged:
-            file.unlink(missing_ok=True)
+            if repair:
+                file.unlink(missing_ok=True)
             block = None
         written = np.isfinite(seconds[region])
         if block is None and written.any():
@@ -145,66 +338,75 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
                 errors = np.full(written.shape, "", dtype=object)
             block = np.where(written, np.where(errors == "", STATUS_DONE, STATUS_FAILED),
                              STATUS_PENDING).astype(np.int8)
-            group["status"][region] = block
-            problems.append(f"status: chunk {file.name} was missing or damaged; rebuilt from "
-                            f"cell_seconds and error ({int(written.sum())} finished cells)")
+            if repair:
+                group["status"][region] = block
+            problems.append(f"status: chunk {file.name} was missing or damaged"
+                            + (f"; rebuilt from cell_seconds and error ({int(written.sum())} "
+                               "finished cells)" if repair else ""))
         status[region] = 0 if block is None else block
     finished = status != STATUS_PENDING
     done = status == STATUS_DONE
 
     # -- error messages: rebuilt where their chunk is gone (it spans the whole grid) ------------
+    error_file = _file_of(path, "error")
     for idx, region in _chunks(group["error"]):
-        file = _chunk_file(path, "error", idx, _separator(path, "error"))
+        file = error_file(idx)
         try:
             if file.exists():
                 _read(group["error"], region)
                 continue
         except _Damaged:
-            file.unlink(missing_ok=True)
+            if repair:
+                file.unlink(missing_ok=True)
         failed = status[region] == STATUS_FAILED
         if not finished[region].any():
             continue
-        group["error"][region] = np.where(failed, "error message lost with a damaged chunk",
-                                          "").astype(object)
-        problems.append(f"error: chunk {file.name} was missing or damaged; rebuilt "
-                        f"({int(failed.sum())} failed cells lost their message)")
+        if repair:
+            group["error"][region] = np.where(failed, "error message lost with a damaged chunk",
+                                              "").astype(object)
+        problems.append(f"error: chunk {file.name} was missing or damaged"
+                        + (f"; rebuilt ({int(failed.sum())} failed cells lost their message)"
+                           if repair else ""))
 
     # -- per-cell variables: read every chunk --------------------------------------------------
     for name in _cell_variables(group):
         array = group[name]
-        separator = _separator(path, name)
+        file = _file_of(path, name)
         for idx, region in _chunks(array):
             if not finished[region].any():
                 continue
-            file = _chunk_file(path, name, idx, separator)
-            if not file.exists():
+            if not file(idx).exists():
                 if every_chunk or name in lost or (name in required and done[region].any()):
-                    reset[damaged(name, idx, region, "is missing")] = True
+                    reset[damaged(name, file(idx), region, "is missing")] = True
                 continue
             try:
                 _read(array, region)
             except _Damaged as exc:
-                reset[damaged(name, idx, region, f"cannot be read ({exc})")] = True
+                reset[damaged(name, file(idx), region, str(exc))] = True
 
-    # -- large variables: the chunk files of finished cells must exist -------------------------
+    # -- large variables: the chunk files of finished cells must exist and be whole ------------
     for name in ("cv_score", "coef"):
         if name not in group:
             continue
         array = group[name]
-        separator = _separator(path, name)
+        file = _file_of(path, name)
         for idx, region in _chunks(array):
             cells = region[:4]
             if name == "cv_score" and idx[0] not in cv_methods:
                 continue
             if not done[cells].any():
                 continue
-            if not _chunk_file(path, name, idx, separator).exists():
-                reset[damaged(name, idx, region, "is missing")] = True
+            if not file(idx).exists():
+                reset[damaged(name, file(idx), region, "is missing")] = True
+            elif not _header_ok(file(idx)):
+                reset[damaged(name, file(idx), region,
+                              "is damaged (its length disagrees with its header: truncated or "
+                              "overwritten)")] = True
             elif full:
                 try:
                     _read(array, region)
                 except _Damaged as exc:
-                    reset[damaged(name, idx, region, f"cannot be read ({exc})")] = True
+                    reset[damaged(name, file(idx), region, str(exc))] = True
 
     # -- finished cells must have the values every finished cell has -------------------------
     for name in required:
@@ -217,18 +419,22 @@ def check_and_repair(group, path: Path, methods: list[str], cv_methods: set[int]
             continue
         bad = done & ~np.isfinite(values) & ~reset
         if bad.any():
-            which = ", ".join(sorted({methods[i] for i in np.flatnonzero(bad.any(axis=(1, 2, 3)))}))
-            problems.append(f"{name}: {int(bad.sum())} done cell(s) of {which} have no value")
+            names = ", ".join(sorted({methods[i] for i in np.flatnonzero(bad.any(axis=(1, 2, 3)))}))
+            problems.append(f"{name}: {int(bad.sum())} done cell(s) of {names} have no value")
             reset |= bad
 
     reset &= finished
     if reset.any():
-        status[reset] = STATUS_PENDING
-        group["status"][...] = status
-        which = ", ".join(f"{methods[i]} {int(n)}" for i, n in
-                          enumerate(reset.sum(axis=(1, 2, 3))) if n)
-        problems.append(f"{int(reset.sum())} finished cell(s) ({which}) are pending again and "
-                        "will be recomputed")
-    for message in problems:
-        log.warning("store %s: %s", path, message)
+        counts = ", ".join(f"{methods[i]} {int(n)}" for i, n in
+                           enumerate(reset.sum(axis=(1, 2, 3))) if n)
+        if repair:
+            status[reset] = STATUS_PENDING
+            group["status"][...] = status
+            problems.append(f"{int(reset.sum())} finished cell(s) ({counts}) are pending again "
+                            "and will be recomputed")
+    if repair:
+        for file in doomed:
+            file.unlink(missing_ok=True)
+        for message in problems:
+            log.warning("store %s: %s", path, message)
     return problems

@@ -28,7 +28,7 @@ from .. import grid
 from ..config import ExperimentSpec, MethodSpec
 from ..records import SCALARS
 
-__all__ = ["CELL_DIMS", "COEF_DIMS", "Layout", "candidate_view"]
+__all__ = ["CELL_DIMS", "COEF_DIMS", "Layout", "candidate_view", "stored_methods"]
 
 CELL_DIMS = ("model", "tau", "psi", "seed")
 COEF_DIMS = CELL_DIMS + ("feature",)
@@ -143,15 +143,16 @@ def _index(values) -> dict[float, int]:
     return {float(v): i for i, v in enumerate(np.asarray(values))}
 
 
-def _stored_methods(ds) -> list[MethodSpec]:
-    """The methods of the store's ``model`` axis, from its stored config, unvalidated: only
-    their kinds and grids are needed, and the rest of a config (a data file that has moved)
-    need not check out for reading the results."""
+def stored_methods(attrs) -> list[MethodSpec]:
+    """The methods of a store (``attrs``: its attributes), in the order of its ``model`` axis,
+    from its stored config, unvalidated: only their kinds and grids are needed, and the rest of
+    a config (a data file that has moved) need not check out for reading the results."""
     from ..methods import KINDS, with_grid
 
-    config = json.loads(ds.attrs["config"])["methods"]
+    stored = json.loads(attrs["config"])
+    config = stored["methods"]
     methods = []
-    for name in (str(m) for m in ds["model"].values):
+    for name in stored["experiment"]["methods"]:
         section = with_grid(config[name])
         kind = KINDS[section["estimator"]]
         by_axis = {axis: section["grid"].get(gname) for gname, axis in kind.grid_names.items()}
@@ -173,7 +174,7 @@ def candidate_view(ds):
 
     if "h" not in ds.dims:
         return ds
-    spec = SimpleNamespace(methods=_stored_methods(ds))
+    spec = SimpleNamespace(methods=stored_methods(ds.attrs))
     n = max((len(grid.cv_candidates(m)) for m in spec.methods), default=0)
     cv_dims = CELL_DIMS + ("candidate", "fold")
     h, ratio = _index(ds["h"].values), _index(ds["alpha_ratio"].values)

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..records import LEGACY_NAMES, STATUS_DONE, STATUS_NAMES
+from ..records import LEGACY_NAMES, STATUS_DONE, STATUS_NAMES, done_cell_values
 from ..grid import named_description
-from .layout import candidate_view
-from .writer import StoreDamagedError, StoreMismatchError
+from .integrity import REPAIR_HINT, StoreDamagedError, check, open_dataset, open_group
+from .layout import candidate_view, stored_methods
+from .writer import StoreMismatchError
 
 __all__ = ["SWEEP_LIST", "open_results"]
 
@@ -69,23 +70,28 @@ def open_results(path, mask: bool = True):
         listed = [line.strip() for line in Path(path, SWEEP_LIST).read_text().splitlines()]
         return open_results([p for p in listed if p], mask)
 
-    ds = xr.open_zarr(str(path), consolidated=True)
+    ds = open_dataset(path)
     if "grid_hash" not in ds.attrs:
         raise StoreMismatchError(f"{path} is not an mccard-dist results store")
     gone = sorted(n for n in ds.variables if not Path(path, str(n), ".zarray").is_file())
     if gone:  # zarr would read every chunk of them as the fill value, without a word
         raise StoreDamagedError(
-            f"store {path}: the folder of {', '.join(map(str, gone))} is missing; rerun the "
-            "experiment's command to repair it (what it held is rebuilt or recomputed)")
+            f"store {path}: the folder of {', '.join(map(str, gone))} is missing; {REPAIR_HINT}")
+    problems = check_stored(path, ds)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise StoreDamagedError(f"store {path}: {problems[0]}{more}; {REPAIR_HINT}")
     ds = ds.rename({old: new for old, new in LEGACY_NAMES.items() if old in ds.variables})
     ds = candidate_view(ds)
+
     def load(name):
         try:
             return ds[name].load()
+        except StoreDamagedError:
+            raise
         except Exception as exc:  # noqa: BLE001 - a codec's error names no variable
             raise StoreDamagedError(
-                f"store {path}: variable {name} cannot be read ({exc}); rerun the experiment's "
-                "command to repair it (the cells of damaged chunks are recomputed)") from None
+                f"store {path}: variable {name} cannot be read ({exc}); {REPAIR_HINT}") from None
 
     done = load("status") == STATUS_DONE
     if mask:
@@ -103,6 +109,38 @@ def open_results(path, mask: bool = True):
     status = ds["status"].load()
     ds["status_name"] = status.copy(data=names[status.values])
     return ds
+
+
+def _knows_true_coef(data: dict) -> bool:
+    """Whether a stored data config defines true coefficients (selection counts): the paper's
+    generator and its scenarios do, the diabetes scenario does not, a data file when it holds
+    ``coef_true`` (its ``n_relevant`` is then known)."""
+    source = data.get("source") or "paper"
+    if source == "file":
+        return data.get("n_relevant") is not None
+    return source != "diabetes"
+
+
+def check_stored(path, ds) -> list[str]:
+    """The problems :func:`mccard_dist.store.integrity.check` finds in the store at ``path``
+    (``ds``: it opened lazily), judged by its stored config: the coordinates ``model``, ``tau``,
+    ``psi`` and ``seed`` must hold its values, and done cells the values its data define.
+    Nothing is changed."""
+    config = json.loads(ds.attrs["config"])
+    experiment = config["experiment"]
+    methods = stored_methods(ds.attrs)
+    coordinates = {"tau": np.array(experiment["tau"], float),
+                   "psi": np.array(experiment["psi"], float)}
+    if isinstance(experiment.get("seeds"), list):
+        coordinates["seed"] = np.array(experiment["seeds"], np.int64)
+    names = [m.name for m in methods]
+    coordinates["method" if "method" in ds.variables else "model"] = np.array(names, str)
+    from ..grid import cv_candidates
+
+    cv_methods = {i for i, m in enumerate(methods) if cv_candidates(m)}
+    required = done_cell_values(_knows_true_coef(config.get("data", {})))
+    return check(open_group(path), Path(path), names, cv_methods, required=required,
+                 coordinates=coordinates)
 
 
 #: the file in a Hydra multirun folder that lists the stores of its jobs (one path per line)

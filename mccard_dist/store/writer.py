@@ -48,6 +48,7 @@ from ..records import (
     done_cell_values,
     stored_name,
 )
+from .integrity import StoreDamagedError, open_group
 from .layout import Layout
 from .reuse import code_fingerprint, fill_from_siblings
 
@@ -95,10 +96,6 @@ def check_writable(path: Path, key: str = "store",
 
 class StoreMismatchError(ValueError, UsageError):
     """The store at the path was written by a different grid (or is not a results store)."""
-
-
-class StoreDamagedError(UsageError):
-    """A chunk of the store cannot be read (a resume repairs it)."""
 
 
 def package_versions() -> dict:
@@ -240,8 +237,10 @@ class ResultsStore:
 
         self.path = Path(path)
         self.spec = spec
-        self._group = zarr.open_group(str(self.path), mode="r+", zarr_format=2)
+        self._group = open_group(self.path, mode="r+")
         self._layout = Layout.of(spec, self._group)
+        #: the driver's :class:`~mccard_dist.lock.StoreLock`: checked before each write
+        self.lock = None
         self._cv_pos = {m.name: self._layout.positions(m) for m in spec.methods}
 
     def _name(self, name: str) -> str:
@@ -259,6 +258,8 @@ class ResultsStore:
             If the path holds a store of another grid (or something that is not a results store);
             nothing at the path is modified.
         """
+        import zarr
+
         path = Path(path) if path is not None else store_path(spec)
         if path.exists():
             cls.check_compatible(path, spec)
@@ -273,7 +274,8 @@ class ResultsStore:
                 import shutil
 
                 shutil.rmtree(tmp)
-            with _here():
+            # every chunk written, so that any missing chunk was lost (integrity.check)
+            with _here(), zarr.config.set({"array.write_empty_chunks": True}):
                 _template(spec).to_zarr(str(tmp), compute=False, zarr_format=2,
                                         consolidated=True)
             tmp.rename(path)  # a store appears whole or not at all
@@ -293,22 +295,23 @@ class ResultsStore:
             full = self.spec.store.verify == "full"
         restored, lost = _restore_missing_arrays(self.path, self.spec, self._group)
         if restored:
-            self._group = zarr.open_group(str(self.path), mode="r+", zarr_format=2)
+            self._group = open_group(self.path, mode="r+")
         cv_methods = {i for i, m in enumerate(self.spec.methods) if self._cv_pos[m.name]}
         required = done_cell_values(self.spec.data.knows_true_coef)
+        template = _template(self.spec, self._layout)
+        coordinates = {stored_name(self._group, name): template[name].values
+                       for name in template.coords}
         with zarr.config.set({"array.write_empty_chunks": True}):
-            return restored + integrity.check_and_repair(
-                self._group, self.path, list(self.spec.method_names), cv_methods, full, required,
-                lost=set(lost))
+            return restored + integrity.check(
+                self._group, self.path, list(self.spec.method_names), cv_methods, full=full,
+                required=required, lost=set(lost), coordinates=coordinates, repair=True)
 
     @staticmethod
     def check_compatible(path: Path, spec: ExperimentSpec) -> None:
         """Refuse a store written by a different grid, saying what differs."""
-        import xarray as xr
-
         _restore_consolidated_metadata(path)
         try:
-            attrs = xr.open_zarr(str(path), consolidated=True).attrs
+            attrs = open_group(path).attrs.asdict()
         except Exception as exc:  # noqa: BLE001 - anything unreadable is "not a store"
             raise StoreMismatchError(
                 f"{path} exists but is not a readable results store ({exc}); choose another "
@@ -359,6 +362,8 @@ class ResultsStore:
             pos[(p - ps.start, s - ss.start)] = res
         if len(pos) != len(results):
             raise ValueError(f"block {block.key}: duplicate cells in the results")
+        if self.lock is not None:
+            self.lock.check_held()
         import zarr
 
         with zarr.config.set({"array.write_empty_chunks": True}), self._writing():
@@ -420,20 +425,29 @@ class ResultsStore:
         g["status"][region] = status  # last: the block counts as done only once all else is in
 
     def runs(self) -> list[dict]:
-        """The run records (``runs`` attribute), oldest first."""
-        return json.loads(self._group.attrs.get("runs", "[]"))
+        """The run records (``runs`` attribute) as they are on disk now, oldest first."""
+        try:
+            attrs = json.loads((self.path / ".zattrs").read_text())
+        except FileNotFoundError:
+            attrs = self._group.attrs.asdict()
+        return json.loads(attrs.get("runs", "[]"))
 
-    def _write_runs(self, runs: list[dict]) -> None:
+    def _update_runs(self, change) -> list[dict]:
+        """Apply ``change`` to the records as they are on disk now and write them back: a
+        record another driver wrote since this one read them is kept."""
         with self._writing():
+            runs = self.runs()
+            change(runs)
             self._group.attrs["runs"] = json.dumps(runs)
             _consolidate(self.path)
+        return runs
 
     def _n_finished(self) -> int:
         return int((self.status() != STATUS_PENDING).sum())
 
-    def start_run(self, started: str) -> int:
+    def start_run(self, started: str) -> str:
         """Record a run as started (``ended: "running"``, with host and PID, and how many cells
-        were finished then); returns its index.
+        were finished then); returns the record's ``id``.
 
         A previous record still ``running`` belongs to a driver that ended without saying how
         (killed, or its machine lost): it is marked so, with the cells it wrote counted from the
@@ -441,30 +455,40 @@ class ResultsStore:
         """
         import os
         import socket
+        import uuid
 
         with self._writing():
-            runs = self.runs()
             n_finished = self._n_finished()
-        for run in runs:
-            if run.get("ended") == "running":
-                written = n_finished - run.get("finished_cells_at_start", n_finished)
-                run.update(ended="unknown: the driver stopped without recording how",
-                           cells=max(written, 0), blocks=None)
-        runs.append({"started": started, "finished": None, "blocks": 0, "cells": 0,
-                     "ended": "running", "host": socket.gethostname(), "pid": os.getpid(),
-                     "finished_cells_at_start": n_finished})
-        self._write_runs(runs)
-        return len(runs) - 1
+        record = {"id": uuid.uuid4().hex[:12], "started": started, "finished": None,
+                  "blocks": 0, "cells": 0, "ended": "running", "host": socket.gethostname(),
+                  "pid": os.getpid(), "finished_cells_at_start": n_finished}
 
-    def end_run(self, index: int, finished: str, n_blocks: int, ended: str,
+        def change(runs):
+            for run in runs:
+                if run.get("ended") == "running":
+                    written = n_finished - run.get("finished_cells_at_start", n_finished)
+                    run.update(ended="unknown: the driver stopped without recording how",
+                               cells=max(written, 0), blocks=None)
+            runs.append(record)
+
+        self._update_runs(change)
+        return record["id"]
+
+    def end_run(self, run_id: str, finished: str, n_blocks: int, ended: str,
                 n_cells: int | None = None) -> None:
-        """Say how the run ``index`` ended: ``finished``, ``interrupted``, ``stopped early``,
+        """Say how the run ``run_id`` ended: ``finished``, ``interrupted``, ``stopped early``,
         ``failed: <first line of the error>``..., with the blocks and cells it wrote (``n_cells``,
         or counted from the store: the cells finished since it started)."""
         with self._writing():
-            runs = self.runs()
-            if n_cells is None:
-                n_cells = max(self._n_finished() - runs[index].get("finished_cells_at_start", 0),
-                              0)
-            runs[index].update(finished=finished, blocks=n_blocks, cells=n_cells, ended=ended)
-            self._write_runs(runs)
+            n_finished = self._n_finished() if n_cells is None else None
+
+        def change(runs):
+            run = next((r for r in runs if r.get("id") == run_id), None)
+            if run is None:  # lost from the file meanwhile: recorded again
+                run = {"id": run_id, "started": None}
+                runs.append(run)
+            cells = n_cells if n_cells is not None else max(
+                n_finished - run.get("finished_cells_at_start", 0), 0)
+            run.update(finished=finished, blocks=n_blocks, cells=cells, ended=ended)
+
+        self._update_runs(change)
