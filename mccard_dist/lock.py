@@ -11,7 +11,10 @@ taken, so that a refused driver can say who has the store:
   the store while a driver runs therefore frees nothing: a second driver still meets the lock
   inside.
 
-Both are found from the store's resolved path, so a store reached through a symlink or a
+A driver checks before each write that the file inside the store is still the one it locked,
+and stops if it is not (:meth:`StoreLock.check_held`): with both files deleted by hand, a second
+driver can take the store, and the first then stops instead of writing on. Both are found from the
+store's resolved path, so a store reached through a symlink or a
 relative path is the same store. A driver killed outright (SIGKILL, a lost node) loses its
 ``flock`` with its process, so the files it leaves behind are not locks and the next driver
 takes them over.
@@ -94,12 +97,22 @@ class _LockFile:
             return None
         return {}
 
+    def is_ours(self) -> bool:
+        """Whether the file at the path is still the one this process locked (not deleted, nor
+        replaced by another process's)."""
+        try:
+            mine, there = os.fstat(self.fd), os.stat(self.path)
+        except (FileNotFoundError, OSError):
+            return False
+        return (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino)
+
     def release(self) -> None:
-        """Remove the file, then release the lock (a driver that opened the removed file finds
-        that it is no longer the lock file)."""
+        """Remove the file if it is still ours, then release the lock (a driver that opened the
+        removed file finds that it is no longer the lock file)."""
         if self.fd < 0:
             return
-        self.path.unlink(missing_ok=True)
+        if self.is_ours():  # a file put there since is another driver's lock
+            self.path.unlink(missing_ok=True)
         os.close(self.fd)
         self.fd = -1
 
@@ -164,6 +177,17 @@ class StoreLock:
                 "the store must be writable") from None
         if holder is not None:
             raise self._refuse(holder)
+
+    def check_held(self) -> None:
+        """Raise :class:`StoreLockedError` if the lock file inside the store is no longer the
+        one this driver locked: deleted, or replaced by another driver's once both files were
+        deleted. Another driver may then write to the store, so this one must stop writing."""
+        if self._inside.fd < 0 or self._inside.is_ours():
+            return
+        raise StoreLockedError(
+            f"the lock file {self._inside.path} was deleted or replaced while this driver ran, "
+            "so another driver may be writing to the store; stopped (the cells written so far "
+            "are kept): rerun the same command once no other driver uses the store")
 
     def release(self) -> None:
         """Release both locks and remove their files."""

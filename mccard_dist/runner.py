@@ -122,6 +122,7 @@ def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunRep
     if path.exists():
         ResultsStore.check_compatible(path, spec)
         store = ResultsStore(path, spec)
+        store.lock = lock
         store.check_and_repair()  # lost or damaged chunks: their cells are pending again
         pending = store.pending_cells(spec.run.retry_failed)
     else:
@@ -139,6 +140,7 @@ def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunRep
         if store is None:  # created once the cluster is up: a failed start leaves nothing behind
             store = ResultsStore.open_or_create(spec)
             lock.hold_store()
+            store.lock = lock
             # a new store may have taken cells of unchanged methods from a store beside it
             pending = store.pending_cells(spec.run.retry_failed)
             if len(pending) < report.n_pending_before:
@@ -391,6 +393,7 @@ def _run_serial_locked(spec, store_path, lock) -> RunReport:
     start = time.perf_counter()
     store = ResultsStore.open_or_create(spec, store_path)
     lock.hold_store()
+    store.lock = lock
     pending = store.pending_cells(spec.run.retry_failed)
     report = RunReport(store.path, len(all_cells(spec)), len(pending))
     blocks = make_blocks(spec, pending)
@@ -413,7 +416,7 @@ def _recorded(store, report: RunReport, start: float):
     ``outcome["ended"]``, or as its exception says (interrupted, failed: <first line>). A store
     that can no longer be written (often the error that stopped the run) leaves the record
     ``running``, and the next run counts it."""
-    index = store.start_run(_now())
+    run_id = store.start_run(_now())
     outcome = {"ended": "interrupted"}
     try:
         yield outcome
@@ -426,7 +429,7 @@ def _recorded(store, report: RunReport, start: float):
     finally:
         report.seconds = time.perf_counter() - start
         try:
-            store.end_run(index, _now(), report.n_blocks_written, outcome["ended"],
+            store.end_run(run_id, _now(), report.n_blocks_written, outcome["ended"],
                           n_cells=report.n_cells_written)
         except StoreAccessError as exc:
             log.warning("the run's end could not be recorded: %s", exc)

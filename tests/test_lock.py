@@ -226,3 +226,24 @@ def test_a_new_store_in_a_folder_one_cannot_write_is_refused_in_one_line(tmp_pat
     with pytest.raises(StoreAccessError) as info:
         StoreLock(store).acquire()
     assert "Permission denied" in str(info.value) and len(str(info.value).splitlines()) == 1
+
+
+def test_a_driver_whose_lock_files_were_replaced_stops_and_leaves_the_new_ones(tmp_path):
+    """Both lock files deleted by hand: a second driver gets in, the first finds at its next
+    write that the file in the store is no longer its own, and its release leaves the second
+    driver's files alone."""
+    store = tmp_path / "s.zarr"
+    store.mkdir()
+    first = StoreLock(store).acquire()
+    first.check_held()  # still its own
+    lock_path(store).unlink()
+    (store / ".lock").unlink()
+    second = StoreLock(store).acquire()
+    with pytest.raises(StoreLockedError, match="was deleted or replaced while this driver ran"):
+        first.check_held()
+    first.release()
+    assert lock_path(store).exists() and (store / ".lock").exists()
+    assert json.loads((store / ".lock").read_text())["pid"] == os.getpid()
+    second.check_held()
+    second.release()
+    assert not lock_path(store).exists() and not (store / ".lock").exists()

@@ -1,6 +1,8 @@
 """The run records of a store: how each run ended and how many cells it wrote, counted from the
 store even for a driver that was killed."""
 
+from pathlib import Path
+
 import pytest
 
 from mccard_dist.grid import make_blocks
@@ -69,3 +71,36 @@ def test_a_write_error_mid_run_is_one_line_and_keeps_what_was_written(smoke_spec
         "failed: StoreAccessError: " + message]
     report = run_serial(spec)
     assert report.n_pending_before == ds["status"].size - 1
+
+
+def test_two_drivers_records_are_merged_not_overwritten(smoke_spec):
+    """Each driver rewrites the records as they are on disk, not as it read them at start: a
+    second driver (both lock files deleted by hand) loses neither record."""
+    spec = smoke_spec("experiment.methods=[ls_ard]", "data.n_features=40")
+    first = ResultsStore.open_or_create(spec)
+    second = ResultsStore(spec.store.path, spec)  # opened before the first run's record
+    a = first.start_run("t0")
+    b = second.start_run("t1")  # takes the first for a driver that ended unrecorded
+    first.end_run(a, "t2", 0, "finished")
+    second.end_run(b, "t3", 0, "finished")
+    runs = ResultsStore(spec.store.path, spec).runs()
+    assert [(r["started"], r["finished"], r["ended"]) for r in runs] == [
+        ("t0", "t2", "finished"), ("t1", "t3", "finished")]
+
+
+def test_a_write_after_the_lock_was_taken_by_another_driver_is_refused(smoke_spec):
+    from mccard_dist.lock import StoreLock, StoreLockedError, lock_path
+
+    spec = smoke_spec("experiment.methods=[ls_ard]", "data.n_features=40")
+    store = ResultsStore.open_or_create(spec)
+    store.lock = StoreLock(spec.store.path).acquire()
+    block = make_blocks(spec, store.pending_cells())[0]
+    results = run_block(spec, block, None)
+    lock_path(spec.store.path).unlink()
+    (Path(spec.store.path) / ".lock").unlink()
+    other = StoreLock(spec.store.path).acquire()
+    with pytest.raises(StoreLockedError, match="another driver may be writing"):
+        store.write_block(block, results)
+    assert int((ResultsStore(spec.store.path, spec).status() != 0).sum()) == 0
+    store.lock.release()
+    other.release()
