@@ -382,6 +382,22 @@ def named_description(description: dict) -> dict:
     return out
 
 
+#: settings added to the grid description after stores were made without them, with the value
+#: that gives those stores' computation (and hash)
+ADDED_SETTINGS = {"cv.paths": "none"}
+
+
+def settings_added_since(stored: dict, requested: dict) -> dict[str, str]:
+    """When the ``stored`` grid description differs from the ``requested`` one only by settings
+    of :data:`ADDED_SETTINGS` that it lacks (a store made before them), those settings with the
+    value that resumes it; else empty."""
+    a, b = _flatten(named_description(stored)), _flatten(named_description(requested))
+    differ = {k for k in set(a) | set(b) if a.get(k, _ABSENT) != b.get(k, _ABSENT)}
+    if not differ or not all(k in ADDED_SETTINGS and k not in a for k in differ):
+        return {}
+    return {k: ADDED_SETTINGS[k] for k in sorted(differ)}
+
+
 def diff_descriptions(a: dict, b: dict) -> list[str]:
     """Human-readable differences between two grid descriptions, e.g. ``"data.n_features: 1000 !=
     500"`` (``a``'s value first), keys as in the config (:func:`named_description`); empty when

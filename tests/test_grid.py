@@ -316,3 +316,22 @@ def test_cv_scheme_enters_the_hash_only_when_not_the_default(smoke_spec):
     assert grid.fits_per_cell(m, kfold.cv) == n * kfold.cv.n_folds + 1
     assert grid.fits_per_cell(m, alo.cv) == n
     assert grid.fits_per_cell(kfold.method("ls_ard"), alo.cv) == 1
+
+
+def test_a_store_made_before_cv_paths_is_refused_with_the_setting_that_resumes_it(smoke_spec):
+    """A store made before ``cv.paths`` has the hash ``cv.paths=none`` gives: the refusal of
+    the plain rerun says so (and asks to delete nothing); another difference says the grid
+    differs."""
+    from mccard_dist.store import ResultsStore, StoreMismatchError
+
+    before = smoke_spec("cv.paths=none", name="old")
+    ResultsStore.open_or_create(before)
+    with pytest.raises(StoreMismatchError) as info:
+        ResultsStore.check_compatible(before.store.path, smoke_spec(name="old"))
+    message = str(info.value)
+    assert "made before the setting(s) cv.paths" in message
+    assert "add cv.paths=none to the command" in message and "delete" not in message
+    with pytest.raises(StoreMismatchError, match="written by a different grid"):
+        ResultsStore.check_compatible(before.store.path,
+                                      smoke_spec("data.n_features=50", name="old"))
+    ResultsStore.check_compatible(before.store.path, before)  # and it resumes with it

@@ -323,6 +323,14 @@ class ResultsStore:
             diffs = grid.diff_descriptions(json.loads(attrs["grid_description"]),
                                            grid.grid_description(spec))
             detail = "\n  ".join(diffs) if diffs else "(grid version differs)"
+            added = grid.settings_added_since(json.loads(attrs["grid_description"]),
+                                              grid.grid_description(spec))
+            if added:
+                resume = " ".join(f"{key}={value}" for key, value in added.items())
+                raise StoreMismatchError(
+                    f"the store {path} was made before the setting(s) {', '.join(added)} "
+                    f"(stored != requested):\n  {detail}\nTo resume it, add {resume} to the "
+                    "command (the computation its cells hold); its finished cells are kept.")
             raise StoreMismatchError(
                 f"the store {path} was written by a different grid (stored != requested):\n  "
                 f"{detail}\nTo start a new store, set store.path to a new path (or leave it unset "
