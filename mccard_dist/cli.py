@@ -202,38 +202,54 @@ def help_text(config_dir: Path = CONFIG_DIR) -> str:
 
 def run() -> None:
     """Console entry point ``mccard-run`` (Hydra overrides on the command line); the command line
-    is checked first (:func:`mccard_dist.hydra_guard.check_overrides`)."""
-    import hydra
-    from hydra._internal.utils import get_args_parser
-
-    from .hydra_guard import check_overrides, register_schemas
+    is checked first (:func:`mccard_dist.hydra_guard.check_overrides`), and Hydra's main gets it
+    as it was checked (:func:`~mccard_dist.hydra_guard.hydra_argv`)."""
+    from .hydra_guard import check_overrides, hydra_argv, parse_args, register_schemas
 
     if not CONFIG_DIR.is_dir():
         sys.exit(f"config directory {CONFIG_DIR} not found; set MCCARD_CONFIG_DIR to the "
                  "project's conf/ directory")
-    # as Hydra reads it (abbreviations too), and its flags also after the overrides
-    args = get_args_parser().parse_intermixed_args(sys.argv[1:])
-    if args.help:
+    try:
+        args = parse_args(sys.argv[1:])
+    except ValueError as exc:
+        sys.exit(f"error: {exc}")
+    if args.help:  # our page: nothing is composed
         print(help_text(CONFIG_DIR))
         return
     problem = check_overrides(sys.argv[1:], CONFIG_DIR)
     if problem is not None:
         sys.exit(f"error: {problem}")
-    sys.argv[1:] = _flags_first(sys.argv[1:], args.overrides)  # the order Hydra's parser takes
+    sys.argv[1:] = hydra_argv(args)
+    import os
+
+    import hydra
+
     register_schemas()
     main = hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")(_main)
-    main()
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors, to be said in one line here
+    try:
+        main()
+    except Exception as exc:  # noqa: BLE001 - _main handles its own; these are Hydra's
+        sys.exit(f"error: {hydra_error(exc)}")
 
 
-def _flags_first(argv: list[str], overrides: list[str]) -> list[str]:
-    """``argv`` with its flags (and their values) first and its ``overrides`` last, in order."""
-    flags, ordered, left = [], [], list(overrides)
-    for token in argv:
-        if left and token == left[0]:
-            ordered.append(left.pop(0))
-        else:
-            flags.append(token)
-    return flags + ordered
+def hydra_error(exc: BaseException) -> str:
+    """An error Hydra raised while composing or launching, as one line: the schema's message
+    (a key the section does not have, a value of the wrong type), else Hydra's own text
+    without its object types and search path."""
+    from .config import composition_message
+
+    message = composition_message(exc)
+    if message is not None:
+        return message
+    lines = []
+    for line in str(exc).splitlines():
+        text = line.strip()
+        if text.startswith("Config search path"):
+            break
+        if text and not text.startswith(("full_key:", "object_type", "Set the environment")):
+            lines.append(text.rstrip("."))
+    return "; ".join(lines) or type(exc).__name__
 
 
 def _open_store(path):

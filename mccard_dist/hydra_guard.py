@@ -1,80 +1,143 @@
 """The check of a ``mccard-run`` command line before Hydra's main sees it.
 
-Hydra can be told on its command line to import and call code (``hydra.callbacks``, the factories of
-its logging setup), to open files (a logging ``FileHandler``), to set the environment of the run and
-of its Dask workers (``hydra.job.env_set``: a ``PYTHONPATH`` makes every worker import a
-``sitecustomize.py``) or to load configs from other folders that do any of these. Rather than
-recognise spellings, :func:`check_overrides` composes the config Hydra would compose, with and
-without the command line's overrides, and refuses any change to those settings; a user who means it
-sets ``MCCARD_TRUST_HYDRA_OVERRIDES=1``, or puts the settings in a config folder of their own
-(``MCCARD_CONFIG_DIR``).
+Hydra can be told on its command line to import and call code (``hydra.callbacks``, the factories
+of its logging setup), to open or write files (a logging handler; ``hydra.job.name`` and
+``hydra.output_subdir`` name files Hydra writes), to set the environment of the run and of its
+Dask workers (``hydra.job.env_set``: a ``PYTHONPATH`` makes every worker import a
+``sitecustomize.py``) or to load configs from other folders (``hydra.searchpath``,
+``--config-dir``, a group option that is a path). The command line is parsed (Hydra's public
+``OverridesParser``, and :func:`args_parser`, Hydra's flags), nothing is composed, and only this
+reaches Hydra:
 
-The command line is read with Hydra's own argument parser and the configs are composed from the
-search path Hydra's main builds (``hydra._internal``, Hydra 1.3), so that what is checked is what
-would run.
+- overrides of the config's own keys (the schema checks them while Hydra composes);
+- a config group's option by its name (``experiment=smoke``), every value of a sweep too;
+- of Hydra's own settings, the few of :data:`ALLOWED`: where the outputs go and how the job is
+  named, ``hydra.job.name`` and ``hydra.output_subdir`` as plain names inside the run's folder;
+- Hydra's flags, but ``--config-dir``, ``--config-path`` and ``--config-name`` only naming the
+  config folder, and no ``--experimental-rerun``.
+
+Anything else is refused in one line. A user who means it sets ``MCCARD_TRUST_HYDRA_OVERRIDES=1``,
+or puts the settings in a config folder of their own (``MCCARD_CONFIG_DIR``).
 """
 
 from __future__ import annotations
 
-import functools
+import argparse
+import difflib
 import os
 import re
 from pathlib import Path
 
-from .config import CONFIG_DIR, SCHEMAS, composition_message
+__all__ = ["ALLOWED", "TRUST_ENV", "args_parser", "check_overrides", "hydra_argv",
+           "register_schemas"]
 
-__all__ = ["SENSITIVE", "TRUST_ENV", "check_overrides"]
+#: set to 1 to let the command line change any of Hydra's settings (and use other config folders)
+TRUST_ENV = "MCCARD_TRUST_HYDRA_OVERRIDES"
 
-#: Hydra settings that name code to import, files to open, the environment of the run and its
-#: workers, or configs to load (key: why); the command line may not change them
-SENSITIVE = {
+#: Hydra's settings the command line may set (key: what its value may be)
+ALLOWED = {
+    "hydra.run.dir": "path",
+    "hydra.sweep.dir": "path",
+    "hydra.sweep.subdir": "inside",
+    "hydra.job.name": "name",
+    "hydra.output_subdir": "name",
+    "hydra.job.chdir": "any",
+    "hydra.verbose": "any",
+}
+
+#: why a Hydra setting outside :data:`ALLOWED` is refused, by the part of ``hydra`` it is in
+WHY = {
     "hydra.callbacks": "Hydra would import and call what it names",
     "hydra.job_logging": "Hydra's logging setup can open any file and call any factory",
     "hydra.hydra_logging": "Hydra's logging setup can open any file and call any factory",
     "hydra.job.env_set": "it sets the environment of the run and its workers",
     "hydra.job.env_copy": "it sets the environment of the run and its workers",
     "hydra.searchpath": "it loads configs from outside the config folder",
-    "hydra.sweeper.params": "it adds unchecked overrides to every job of a sweep",
+    "hydra.sweeper": "it adds unchecked overrides or code to every job of a sweep",
+    "hydra.launcher": "it names the code that launches the jobs",
 }
-#: set to 1 to let the command line change the settings above (and use other config folders)
-TRUST_ENV = "MCCARD_TRUST_HYDRA_OVERRIDES"
-#: why a sweep over any of them is refused outright (a value after the first would not be checked)
-SWEEP_WHY = "a sweep over Hydra's callbacks, logging, environment, search path or sweeper"
+#: why a sweep over a Hydra setting is refused outright (a value after the first is never checked)
+SWEEP_WHY = "a sweep over Hydra's own settings"
 
 
 def register_schemas() -> None:
     """Put the config's schemas (:data:`mccard_dist.config.SCHEMAS`) into Hydra's ConfigStore,
     under the names ``conf/`` gives them in its defaults lists: call before composing ``conf/``
-    (the CLI and :func:`check_overrides` do)."""
+    (the CLI does)."""
     from hydra.core.config_store import ConfigStore
+
+    from .config import SCHEMAS
 
     for group, name, node in SCHEMAS:
         ConfigStore.instance().store(group=group, name=name, node=node)
+
+
+def _why(key: str) -> str:
+    for root, why in WHY.items():
+        if key == root or key.startswith(root + ".") or root.startswith(key + "."):
+            return why
+    return ("of Hydra's settings, the command line sets only "
+            + ", ".join(ALLOWED))
 
 
 def _refused(key: str, why: str) -> str:
     return f"{key}: not accepted on the command line ({why}); set {TRUST_ENV}=1 to allow it"
 
 
-def _one_line(message: str) -> str:
-    """Hydra's multi-line composition error as one line (its object types and search path out)."""
-    lines, options = [], []
-    in_options = False
-    for line in str(message).splitlines():
-        text = line.strip()
-        if not text or text.startswith(("full_key:", "object_type", "Set the environment")):
-            continue
-        if text.startswith("Config search path"):
-            break
-        if text.startswith("Available options in"):
-            in_options = True
-            continue
-        if in_options and line.startswith(("\t", "  ")):
-            options.append(text)
-            continue
-        lines.append(text.rstrip("."))
-    out = "; ".join(lines)
-    return f"{out}; available: {', '.join(options)}" if options else out
+class _ParseError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line instead of argparse's usage and exit
+        raise _ParseError(message)
+
+
+def args_parser() -> argparse.ArgumentParser:
+    """Hydra 1.3's command-line flags (as its main reads them: abbreviations too)."""
+    parser = _Parser(add_help=False, prog="mccard-run")
+    parser.add_argument("--help", "-h", action="store_true")
+    parser.add_argument("--hydra-help", action="store_true")
+    parser.add_argument("--version", action="store_true")
+    parser.add_argument("overrides", nargs="*")
+    parser.add_argument("--cfg", "-c", choices=["job", "hydra", "all"])
+    parser.add_argument("--resolve", action="store_true")
+    parser.add_argument("--package", "-p")
+    parser.add_argument("--run", "-r", action="store_true")
+    parser.add_argument("--multirun", "-m", action="store_true")
+    parser.add_argument("--shell-completion", "-sc", action="store_true")
+    parser.add_argument("--config-path", "-cp")
+    parser.add_argument("--config-name", "-cn")
+    parser.add_argument("--config-dir", "-cd")
+    parser.add_argument("--experimental-rerun")
+    parser.add_argument("--info", "-i", const="all", nargs="?",
+                        choices=["all", "config", "defaults", "defaults-tree", "plugins",
+                                 "searchpath"])
+    return parser
+
+
+def parse_args(argv: list[str]):
+    """``argv`` read as Hydra's main reads it (flags also after the overrides); raises
+    :class:`ValueError` with argparse's one-line message."""
+    try:
+        return args_parser().parse_intermixed_args(argv)
+    except _ParseError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def hydra_argv(args) -> list[str]:
+    """The command line Hydra's main gets: the checked flags under their full names (an
+    abbreviation is expanded, so Hydra reads what was checked), then the overrides in order."""
+    out = []
+    for flag in ("hydra_help", "version", "resolve", "run", "multirun", "shell_completion"):
+        if getattr(args, flag):
+            out.append("--" + flag.replace("_", "-"))
+    for flag in ("cfg", "package", "config_path", "config_name", "config_dir",
+                 "experimental_rerun", "info"):
+        value = getattr(args, flag)
+        if value is not None:
+            out += ["--" + flag.replace("_", "-"), value]
+    return out + list(args.overrides)
 
 
 def _trusted_dirs(config_dir: Path) -> set[Path]:
@@ -112,91 +175,9 @@ def _dotted(name) -> str:
     return str(name or "").replace("/", ".").removeprefix("_global_.")
 
 
-def _near(key: str, root: str) -> bool:
-    """``key`` is ``root``, inside it, or one of its parents."""
-    return key == root or key.startswith(root + ".") or root.startswith(key + ".")
-
-
-def _sensitive(override) -> str | None:
-    """The sensitive setting an override's key or package reaches, or None."""
-    for name in (override.key_or_group, override.package):
-        for root in SENSITIVE:
-            if name and _near(_dotted(name), root):
-                return root
-    return None
-
-
-def _values(override) -> list[str] | None:
-    """The values of a swept override as override strings, None for glob() (which Hydra's
-    sweeper expands to the group's own options only)."""
-    key = override.get_key_element()
-    try:
-        return [f"{key}={v}" for v in override.sweep_string_iterator()]
-    except Exception:  # noqa: BLE001 - glob(): expanded by Hydra's sweeper
-        return None
-
-
-def _compositions(parsed) -> list[list[str]]:
-    """The override lists to compose: the first value of each sweep, and every further value of
-    a sweep over a key without a dot (which may be a config group: its options are files)."""
-    first, alternatives = [], []
-    for o in parsed:
-        values = _values(o) if o.is_sweep_override() else [o.input_line]
-        if not values:
-            continue
-        first.append(values[0])
-        if "." not in o.key_or_group or o.package is not None:
-            alternatives += [(len(first) - 1, v) for v in values[1:]]
-    return [first] + [first[:i] + [value] + first[i + 1:] for i, value in alternatives]
-
-
-def _compose(config_dir, extra_dir, config_name, overrides):
-    """The config Hydra's main would compose (with the ``hydra`` node), from the same folders."""
-    from hydra import compose, version
-    from hydra._internal.hydra import Hydra
-    from hydra._internal.utils import create_config_search_path
-    from hydra.core.config_search_path import SearchPathQuery
-    from hydra.core.global_hydra import GlobalHydra
-
-    register_schemas()
-    version.setbase("1.3")
-    GlobalHydra.instance().clear()
-    search_path = create_config_search_path(str(config_dir))
-    if extra_dir is not None:  # where Hydra's main puts --config-dir
-        search_path.prepend(provider="command-line", path=f"file://{os.path.abspath(extra_dir)}",
-                            anchor=SearchPathQuery(provider="schema"))
-    try:
-        Hydra.create_main_hydra2(task_name="mccard-run", config_search_path=search_path)
-        return compose(config_name, overrides=list(overrides), return_hydra_config=True)
-    finally:
-        GlobalHydra.instance().clear()
-
-
-def _settings(cfg) -> dict:
-    from omegaconf import OmegaConf
-
-    out = {}
-    for root in SENSITIVE:
-        node = OmegaConf.select(cfg, root, default=None)
-        out[root] = OmegaConf.to_container(node) if OmegaConf.is_config(node) else node
-    return out
-
-
-@functools.lru_cache(maxsize=8)
-def _shipped_settings(config_dir, extra_dir, config_name) -> dict:
-    return _settings(_compose(config_dir, extra_dir, config_name, []))
-
-
-def _differences(base, new, path):
-    """Dotted paths where ``new`` differs from ``base`` (added, changed or removed)."""
-    if isinstance(base, dict) and isinstance(new, dict):
-        out = []
-        for key in [*new, *(k for k in base if k not in new)]:
-            out += _differences(base.get(key, ...), new.get(key, ...), f"{path}.{key}")
-        return out
-    if isinstance(new, dict) and new and not isinstance(base, dict):
-        return _differences({}, new, path)
-    return [] if base == new else [path]
+def _in_hydra(name) -> bool:
+    dotted = _dotted(name)
+    return dotted == "hydra" or dotted.startswith("hydra.")
 
 
 def _typed(override) -> str:
@@ -204,69 +185,129 @@ def _typed(override) -> str:
     return override.get_key_element().lstrip("+~")
 
 
-def _inside(key: str, root: str) -> bool:
-    return key == root or key.startswith(root + ".")
+def _leaves(value, prefix: str):
+    """``(dotted key, value)`` of every leaf of a mapping given as an override's value."""
+    if isinstance(value, dict) and value:
+        for key, inner in value.items():
+            yield from _leaves(inner, f"{prefix}.{key}")
+    else:
+        yield prefix, value
 
 
-def _named(parsed, path: str, root: str) -> str:
-    """The key of the override that changed ``path`` as the user wrote it when it lies inside
-    ``root`` (``hydra/job_logging``); else ``path`` itself (a dict value, a group option)."""
-    for o in parsed:
-        key = _dotted(o.key_or_group)
-        if _inside(key, root) and _near(key, path):
-            return _typed(o)
-    return path
+_NAME = re.compile(r"[\w.-]+")
 
 
-def check_overrides(args, config_dir: Path = CONFIG_DIR) -> str | None:
+def _value_problem(key: str, kind: str, value) -> str | None:
+    """Why the value of an allowed Hydra setting is refused, or None."""
+    if value is None or kind in ("any", "path"):
+        return None
+    text = str(value)
+    if kind == "name" and (not _NAME.fullmatch(text) or ".." in text):
+        return _refused(key, f"{text!r} names a file Hydra writes, which must stay in the run's "
+                             "folder: give a plain name (letters, digits, _ . -)")
+    if kind == "inside" and (os.path.isabs(text) or ".." in Path(text).parts):
+        return _refused(key, f"{text!r} would put a job's folder outside hydra.sweep.dir: give a "
+                             "relative path without ..")
+    return None
+
+
+def _hydra_problem(override) -> str | None:
+    """Why an override that reaches Hydra's settings is refused, or None when it sets only
+    :data:`ALLOWED` keys to accepted values."""
+    typed = _typed(override)
+    if override.package is not None and _in_hydra(override.package):
+        return _refused(typed, _why(_dotted(override.package)))
+    if not _in_hydra(override.key_or_group):
+        return None
+    key = _dotted(override.key_or_group)
+    if override.is_sweep_override():
+        return _refused(typed, SWEEP_WHY)
+    if "/" in str(override.key_or_group):  # a group of Hydra's (hydra/job_logging=...)
+        return _refused(typed, _why(key))
+    value = None if override.is_delete() else override.value()
+    leaves = list(_leaves(value, key)) if isinstance(value, dict) else [(key, value)]
+    for leaf, leaf_value in leaves:
+        kind = ALLOWED.get(leaf)
+        if kind is None:
+            return _refused(typed if leaf == key else leaf, _why(leaf))
+        problem = _value_problem(leaf, kind, leaf_value)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _options(config_dir: Path, group: str) -> list[str]:
+    return sorted(p.stem for p in (config_dir / group).glob("*.yaml"))
+
+
+def _group_problem(override, config_dir: Path) -> str | None:
+    """A config group's option must name a config file of the group's folder (each value of a
+    sweep too; ``glob(...)`` expands to the group's own options)."""
+    group = str(override.key_or_group)
+    folder = config_dir / group
+    if "." in group or not folder.is_dir() or override.is_delete():
+        return None
+    try:
+        values = ([str(v) for v in override.sweep_string_iterator()]
+                  if override.is_sweep_override() else [str(override.value())])
+    except Exception:  # noqa: BLE001 - glob(): Hydra expands it to the group's options
+        return None
+    options = _options(config_dir, group)
+    for value in values:
+        if value in options:
+            continue
+        file = (folder / f"{value}.yaml").resolve()
+        if file.is_relative_to(folder.resolve()) and file.is_file():
+            continue  # a config in a subfolder of the group
+        if "/" in value or value.startswith(("~", "$")) or ".." in value:
+            return _refused(f"{_typed(override)}={value}",
+                            f"a group option names a config of {folder}, and a config from "
+                            "elsewhere can name code to run")
+        close = difflib.get_close_matches(value, options, n=1)
+        return (f"{_typed(override)}={value}: no such option of {group}; available: "
+                f"{', '.join(options)}" + (f"; did you mean {group}={close[0]}?" if close else ""))
+    return None
+
+
+def _parse_problem(message: str, overrides: list[str]) -> str:
+    """Hydra's grammar error as one line, with the hint a user needs most: quoting."""
+    lines = [line.strip() for line in str(message).splitlines() if line.strip()]
+    text = "; ".join(lines)
+    odd = [o for o in overrides
+           if re.search(r"[\s$'\"\\]|[^\x00-\x7f]", o.partition("=")[2])]
+    if odd:
+        key, _, value = odd[0].partition("=")
+        text += (f"; a value with spaces, $ or letters beyond ASCII must be quoted for Hydra, "
+                 f"e.g. \"{key}='{value}'\"")
+    return text
+
+
+def check_overrides(argv: list[str], config_dir: Path) -> str | None:
     """The first problem of a ``mccard-run`` command line as one line, or None.
 
-    Unless $MCCARD_TRUST_HYDRA_OVERRIDES is 1, the settings of :data:`SENSITIVE` of the config
-    Hydra would compose must equal those of the config composed without the command line's
-    overrides, for every value of a swept config group; sweeps over them, other config
-    folders and ``--experimental-rerun`` are refused. Hydra's own composition errors are
-    returned as one line too.
+    Nothing is composed: the overrides are parsed and checked as the module says (unless
+    $MCCARD_TRUST_HYDRA_OVERRIDES is 1); Hydra's grammar errors and unknown options of a config
+    group are returned as one line too.
     """
-    from hydra._internal.utils import get_args_parser
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    # as Hydra's main reads it (abbreviations too), flags also after the overrides
-    cli_args = get_args_parser().parse_intermixed_args(args)
+    try:
+        args = parse_args(argv)
+    except ValueError as exc:
+        return str(exc)
     trusted = os.environ.get(TRUST_ENV) == "1"
-    other_configs = (cli_args.config_dir, cli_args.config_path, cli_args.config_name,
-                     cli_args.experimental_rerun)
-    if trusted and any(v is not None for v in other_configs):
-        return None  # Hydra reports its own errors with configs named here
-    if not trusted and (problem := _flag_problem(cli_args, config_dir)) is not None:
+    if not trusted and (problem := _flag_problem(args, config_dir)) is not None:
         return problem
     try:
-        parsed = OverridesParser.create().parse_overrides(cli_args.overrides)
+        parsed = OverridesParser.create().parse_overrides(args.overrides)
     except (HydraException, OmegaConfBaseException, ValueError) as exc:
-        return _one_line(str(exc))
-    for o in parsed if not trusted else ():
-        if o.is_sweep_override() and _sensitive(o) is not None:
-            return _refused(_typed(o), SWEEP_WHY)
-        if _inside(_dotted(o.key_or_group), "hydra.searchpath"):  # composing would import it
-            return _refused(_typed(o), SENSITIVE["hydra.searchpath"])
-    keys = {_typed(o) for o in parsed}
-    primary = Path(cli_args.config_path or config_dir)
-    where = (primary, cli_args.config_dir, cli_args.config_name or "config")
-    for overrides in _compositions(parsed):
-        try:
-            cfg = _compose(*where, overrides)
-            if trusted:
-                return None
-            shipped = _shipped_settings(*where)
-        except (HydraException, OmegaConfBaseException, ValueError) as exc:
-            return composition_message(exc) or _one_line(str(exc))
-        except Exception as exc:  # noqa: BLE001 - e.g. hydra.job.env_copy of an unset variable
-            return f"the config does not compose ({type(exc).__name__}: {_one_line(str(exc))})"
-        new = _settings(cfg)
-        changed = [(_named(parsed, path, root), root) for root in SENSITIVE
-                   for path in _differences(shipped[root], new[root], root)]
-        # name an override the user wrote if there is one (hydra.job.env_copy fills env_set too)
-        for key, root in sorted(changed, key=lambda c: c[0] not in keys):
-            return _refused(key, SENSITIVE[root])
+        return _parse_problem(str(exc), args.overrides)
+    for override in parsed:
+        problem = None if trusted else _hydra_problem(override)
+        if problem is None and not trusted:
+            problem = _group_problem(override, config_dir)
+        if problem is not None:
+            return problem
     return None
