@@ -362,10 +362,52 @@ def test_messages_say_what_to_change(smoke_dict):
         spec_from_dict(bad(smoke_dict, "cluster.queue", "short"))
 
 
-def test_unselected_methods_are_not_validated(smoke_dict):
+def test_unselected_methods_are_validated_like_selected_ones(smoke_dict):
     d = bad(smoke_dict, "methods.mcc_ard_proper.grid.kernel_width", [])
     d["experiment"]["methods"] = ["mcc_ard"]
-    assert spec_from_dict(d).method_names == ("mcc_ard",)
+    with pytest.raises(ConfigError, match=r"^methods\.mcc_ard_proper\.grid\.kernel_width: "
+                                          "must not be empty"):
+        spec_from_dict(d)
+
+
+@pytest.mark.parametrize("overrides, needle", [
+    (["+methods.mcc_ard._target_=os.system"], "methods.mcc_ard._target_: unknown key"),
+    (["methods.lasso.alpha_ratio=[0.1]"],
+     "methods.lasso.alpha_ratio: is the old place of methods.lasso.grid.alpha_ratio; set it "
+     "there, got [0.1]"),
+])
+def test_keys_of_an_unselected_method_are_checked(overrides, needle):
+    from conftest import refusal
+
+    message = refusal(["experiment=smoke", "experiment.methods=[ls_ard]", *overrides])
+    assert message.startswith(needle), message
+
+
+@pytest.mark.parametrize("override, hint", [
+    ("methods.huber.epsilon=[1.5]", "did you mean methods.huber.grid.epsilon?"),
+    ("methods.mcc_ard.max_iter=10", "did you mean methods.mcc_ard.params.max_iter?"),
+])
+def test_a_key_guessed_under_a_method_says_where_it_belongs(override, hint):
+    from conftest import refusal
+
+    assert refusal(["experiment=smoke", override]).endswith(hint)
+
+
+@pytest.mark.parametrize("method", ["mcc_l1", "lasso"])
+def test_a_penalty_ratio_that_keeps_no_feature_is_refused(method):
+    from conftest import refusal
+
+    message = refusal(["experiment=smoke", f"methods.{method}.grid.alpha_ratio=[0.5,5]"])
+    assert message.startswith(f"methods.{method}.grid.alpha_ratio: values must be < 1: "
+                              "alpha_ratio is a fraction of alpha_max")
+
+
+def test_a_misspelt_method_gets_a_did_you_mean():
+    from conftest import refusal
+
+    message = refusal(["experiment=smoke", "experiment.methods=[mcc_ard,lsard]"])
+    assert message.startswith("experiment.methods: unknown method 'lsard'; known methods are ")
+    assert message.endswith("; did you mean ls_ard?, got ['mcc_ard', 'lsard']")
 
 
 @pytest.mark.slow
@@ -672,7 +714,7 @@ def test_a_config_written_before_grid_gives_the_same_spec(smoke_dict):
     # both places at once: refused, naming the new one
     both = bad(d, "methods.huber.kernel_width", [1.5])
     with pytest.raises(ConfigError, match=r"^methods.huber.kernel_width: is the old place of "
-                                          r"methods.huber.grid.epsilon; set it there \(not both\)"):
+                                          r"methods.huber.grid.epsilon; set it there, got \[1.5\]"):
         spec_from_dict(both)
     with pytest.raises(ConfigError, match=r"^methods.huber.grid.kernel_width: is not in huber's "
                                           r"grid, which takes epsilon, alpha; did you mean "

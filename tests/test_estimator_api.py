@@ -74,7 +74,7 @@ def data(n=30, d=5, seed=0):
         (lambda X, y: (X, np.where(np.arange(y.size) == 3, np.nan, y)), "NaN"),
         (lambda X, y: (X, y[:-1]), "inconsistent numbers of samples"),
         (lambda X, y: (X[:, 0], y), "2D array"),
-        (lambda X, y: (X[:1], y[:1]), "minimum of 2"),
+        (lambda X, y: (X[:1], y[:1]), "minimum of 3"),
     ],
     ids=["nan-X", "inf-X", "nan-y", "lengths", "1d-X", "one-sample"],
 )
@@ -124,3 +124,14 @@ def test_works_in_a_pipeline_with_grid_search():
                           {"mccardregressor__kernel_width": [0.1, 1.0]}, cv=3)
     search.fit(X, y)
     assert search.best_score_ > 0.9
+
+
+@pytest.mark.parametrize("make", [lambda: MCCARDRegressor(), lambda: MCCARDRegressor(
+    kernel_width=1.0), lambda: LSARDRegressor(), lambda: MCCL1Regressor()],
+    ids=["mcc_ard_auto", "mcc_ard", "ls_ard", "mcc_l1"])
+def test_two_samples_are_refused_not_fitted_to_nothing(make):
+    """Two samples leave one degree of freedom beside the intercept: any feature fits them
+    exactly, and MCC-ARD returned all-zero coefficients without a word."""
+    X = np.random.default_rng(0).standard_normal((2, 5))
+    with pytest.raises(ValueError, match=r"2 sample\(s\) .* a minimum of 3 is required"):
+        make().fit(X, X[:, 0])

@@ -154,7 +154,7 @@ def bad_files(tmp_path):
     cases.append((write(tmp_path / "t.csv", X, y), [], "data.target: set the target column"))
     cases.append((tmp_path / "t.csv", ["data.target=price"], "has no column 'price'"))
     cases.append((write(tmp_path / "few.npz", X[:5], y[:5]), ["cv.n_folds=2"],
-                  "cv.n_folds: leaves fewer than 2 training samples per fold with the 3 training "
+                  "cv.n_folds: leaves fewer than 3 training samples per fold with the 3 training "
                   "rows"))
     cases.append((tmp_path / "few.npz", ["cv.n_folds=4"],
                   "cv.n_folds: must be <= the 3 training rows"))

@@ -52,7 +52,7 @@ def _parse_data(section: Mapping):
         return _parse_file_data(section)
     if section.get("source") == "diabetes":
         return _parse_diabetes_data(section)
-    n_train = _at_least("data.n_train", section["n_train"], 2)
+    n_train = _at_least("data.n_train", section["n_train"], 3)  # an estimator's minimum
     n_test = _at_least("data.n_test", section["n_test"], 1)
     n_features = _at_least("data.n_features", section["n_features"], 1)
     n_relevant = _at_least("data.n_relevant", section["n_relevant"], 0)
@@ -118,7 +118,7 @@ def _parse_file_data(section: Mapping) -> FileDataSpec:
 
 def _parse_diabetes_data(section: Mapping) -> DiabetesDataSpec:
     n_rows = DIABETES_SHAPE[0]
-    n_train = _at_least("data.n_train", section["n_train"], 2)
+    n_train = _at_least("data.n_train", section["n_train"], 3)
     if n_train > n_rows - 2:
         _fail("data.n_train", f"must leave at least 2 of the {n_rows} rows for testing", n_train)
     n_noise = _at_least("data.n_noise_features", section["n_noise_features"], 0)
@@ -161,8 +161,8 @@ def _parse_cv(section: Mapping, data) -> CVSpec:
         fewer = f"data.n_train={data.n_train}"
     if n_folds > data.n_train:
         _fail("cv.n_folds", f"must be <= {rows}", n_folds)
-    if data.n_train - math.ceil(data.n_train / n_folds) < 2:
-        _fail("cv.n_folds", f"leaves fewer than 2 training samples per fold with {fewer}",
+    if data.n_train - math.ceil(data.n_train / n_folds) < 3:  # an estimator's minimum
+        _fail("cv.n_folds", f"leaves fewer than 3 training samples per fold with {fewer}",
               n_folds)
     score = CV_SCORE_ALIASES.get(section["score"], section["score"])
     if score not in CV_SCORES:
@@ -229,8 +229,8 @@ def _method_grid(key: str, estimator: str, section: Mapping) -> dict:
     if old and grid:
         old_key = next(iter(old))
         new = by_axis.get(OLD_AXIS_KEYS[old_key], old_key)
-        _fail(f"{key}.{old_key}", f"is the old place of {key}.grid.{new}; set it there "
-                                  f"(not both)", old[old_key])
+        _fail(f"{key}.{old_key}", f"is the old place of {key}.grid.{new}; set it there",
+              old[old_key])
     for old_key, value in old.items():
         axis = OLD_AXIS_KEYS[old_key]
         if axis not in by_axis:
@@ -281,6 +281,11 @@ def _parse_method(name: str, section: Mapping) -> MethodSpec:
             widths = _float_list(gkey, value, low=0.0, low_open=True, allow_empty=False)
         else:
             penalties = _float_list(gkey, value, low=0.0, low_open=False, allow_empty=False)
+            empty = [v for v in penalties if v >= 1.0]
+            if pname == "alpha_ratio" and empty:
+                _fail(gkey, f"values must be < 1: alpha_ratio is a fraction of alpha_max, the "
+                            f"smallest penalty that keeps no feature (bad value {empty[0]!r})",
+                      list(penalties))
     params = _parse_params(f"{key}.params", estimator, section["params"] or {}, widths,
                            auto_width)
     return MethodSpec(name, estimator, params, widths, penalties, auto_width)
@@ -362,7 +367,7 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
     for section in ("experiment", "methods", "data", "cv", "run", "store", "cluster"):
         if section not in given:
             raise ConfigError(f"{section}: missing config section")
-    # The methods that experiment.methods selects are checked; the others are not read.
+    # Every method of the config is checked, selected or not; experiment.methods picks among them.
     selected = given["experiment"].get("methods") if isinstance(given["experiment"], Mapping) \
         else None
     available = given["methods"]
@@ -372,15 +377,17 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
         _check_unique("experiment.methods", selected)
         for m in selected:
             if m not in available:
+                close = difflib.get_close_matches(str(m), list(map(str, available)), n=1)
                 _fail("experiment.methods", f"unknown method {m!r}; known methods are "
-                                            f"{', '.join(map(str, available))}", selected)
-        given["methods"] = {m: available[m] for m in selected}
+                                            f"{', '.join(map(str, available))}"
+                      + (f"; did you mean {close[0]}?" if close else ""), selected)
     typed = typed_config(given)
     exp = typed["experiment"]
     name = exp["name"]
     if not _EXPERIMENT_NAME_RE.match(name):
         _fail("experiment.name", "must be usable in a file name (letters, digits, _ . -)", name)
-    methods = tuple(_parse_method(m, typed["methods"][m]) for m in exp["methods"])
+    parsed = {m: _parse_method(m, section) for m, section in typed["methods"].items()}
+    methods = tuple(parsed[m] for m in exp["methods"])
 
     tau = _float_list("experiment.tau", exp["tau"], low=0.0, low_open=True, allow_empty=False)
     psi = _float_list("experiment.psi", exp["psi"], low=0.0, low_open=False, high=1.0,

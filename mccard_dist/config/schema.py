@@ -251,10 +251,23 @@ def _unknown(cls, prefix: str, name: str) -> str:
         known = [k for k in known if k not in _OLD_GRID_KEYS]
     close = difflib.get_close_matches(name, known, n=1)
     if not close and cls is MethodConfig:
-        old = difflib.get_close_matches(name, _OLD_GRID_KEYS, n=1)
-        close = [f"grid.{old[0]}"] if old else []
+        close = _method_key_hint(name)
     hint += f"; did you mean {prefix}.{close[0]}?" if close else ""
     return f"{key}: unknown key(s); known keys are {', '.join(known)}{hint}"
+
+
+def _method_key_hint(name: str) -> list[str]:
+    """Where a key put directly under a method belongs: its grid (a name some estimator's grid
+    has, such as Huber's ``epsilon``) or its params (an estimator's parameter)."""
+    from ..methods import KINDS
+    from .specs import _init_parameters
+
+    if any(name in kind.grid_names for kind in KINDS.values()):
+        return [f"grid.{name}"]
+    if any(name in _init_parameters(kind.cls) for kind in KINDS.values()):
+        return [f"params.{name}"]
+    old = difflib.get_close_matches(name, _OLD_GRID_KEYS, n=1)
+    return [f"grid.{old[0]}"] if old else []
 
 
 #: OmegaConf's words for a value it cannot take -> what the key asks for

@@ -139,9 +139,11 @@ class RegressorBase(RegressorMixin, BaseEstimator):
 
     def _validate_fit_data(self, X, y, sample_weight=None):
         """Validated ``X`` (C-ordered float64), ``y`` and ``sample_weight`` (``None`` or a
-        checked copy; see :func:`check_sample_weight`)."""
+        checked copy; see :func:`check_sample_weight`). At least 3 samples: the intercept takes
+        one degree of freedom, and with one left any feature fits the centred data exactly, so
+        nothing tells signal from noise."""
         X, y = validate_data(
-            self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2, reset=True
+            self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=3, reset=True
         )
         X = np.ascontiguousarray(X)
         return X, np.asarray(y, dtype=np.float64), check_sample_weight(sample_weight, X)
