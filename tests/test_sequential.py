@@ -234,28 +234,45 @@ def test_a_converged_robust_fit_ends_at_a_maximum_for_its_last_precisions():
     assert not (outside & np.isfinite(new) & (gain > 1e-8)).any()
 
 
-def test_a_sequential_fit_runs_on_one_blas_thread_and_restores_the_callers(monkeypatch):
+def test_sequential_fits_in_overlapping_threads_leave_the_blas_threads_alone(monkeypatch):
+    """A BLAS limit is process-wide: fits in threads (joblib's threading backend, a Dask worker
+    with several threads) must neither see nor leave one."""
+    import threading
+
     from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas():
+        return {i["filepath"]: i["num_threads"] for i in threadpool_info()
+                if i["user_api"] == "blas"}
 
     seen = []
     run = SequentialARD.run
+    inside = threading.Barrier(2, timeout=60)
 
     def spy(self, *args, **kwargs):
-        seen.append({i["filepath"]: i["num_threads"] for i in threadpool_info()
-                     if i["user_api"] == "blas"})
+        if not seen:
+            try:
+                inside.wait()  # both fits are running now
+            except threading.BrokenBarrierError:
+                pass
+        seen.append(blas())
         return run(self, *args, **kwargs)
 
     monkeypatch.setattr(SequentialARD, "run", spy)
     X, t, _ = problem()
     with threadpool_limits(limits=2, user_api="blas"):
-        before = {i["filepath"]: i["num_threads"] for i in threadpool_info()
-                  if i["user_api"] == "blas"}
-        MCCARDRegressor(kernel_width=1.0, solver="sequential").fit(X, t)
-        LSARDRegressor(solver="sequential").fit(X, t)
-        after = {i["filepath"]: i["num_threads"] for i in threadpool_info()
-                 if i["user_api"] == "blas"}
-    assert seen and all(set(s.values()) == {1} for s in seen)
-    assert after == before and set(before.values()) == {2}
+        before = blas()
+        fits = [threading.Thread(target=lambda: MCCARDRegressor(
+            kernel_width=1.0, solver="sequential").fit(X, t)),
+            threading.Thread(target=lambda: LSARDRegressor(solver="sequential").fit(X, t))]
+        for thread in fits:
+            thread.start()
+        for thread in fits:
+            thread.join()
+        after = blas()
+    assert set(before.values()) == {2}
+    assert seen and all(s == before for s in seen)
+    assert after == before
 
 
 def test_the_evidence_of_two_fits_at_one_set_of_precisions_differs_as_the_textbook_one():

@@ -4,13 +4,13 @@ The outer loop of a robust fit refreshes the per-sample noise precisions (the ha
 weights, and the auto width) from the residuals; that of a Gaussian fit re-estimates the noise
 variance. Each runs the evidence maximisation of :mod:`._sequential` for the precisions it holds.
 
-The whole fit runs with one BLAS thread: its products are matrix-vector or ``N x K`` and
-``D x K`` thin ones, which threads slow down rather than speed up.
+The fit leaves the process's BLAS threads as the caller set them (a limit is process-wide, so
+an estimator that set one would change every other thread's fits too); the pipeline's workers
+run with one BLAS thread each.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,22 +23,6 @@ __all__ = ["SequentialFit", "fit_gaussian", "fit_robust"]
 
 #: the relevances' tolerance (in log) of the inner maximisation while the outer loop still moves
 _LOOSE = 0.1
-
-
-@functools.cache
-def _controller():
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-def _one_blas_thread(fit):
-    """Run ``fit`` with one BLAS thread (the caller's limits are restored after it)."""
-    @functools.wraps(fit)
-    def wrapped(*args, **kwargs):
-        with _controller().limit(limits=1, user_api="blas"):
-            return fit(*args, **kwargs)
-    return wrapped
 
 
 @dataclass
@@ -81,7 +65,6 @@ def _max_steps(n_features: int) -> int:
     return 200 + 4 * min(n_features, 1000)
 
 
-@_one_blas_thread
 def fit_robust(X, y, *, precisions, kernel_width, schedule, final_ratio, max_iter, tol,
                relevance_max, fit_intercept, sample_weight=None) -> SequentialFit:
     """MCC-ARD by the sequential solver: an outer loop that refreshes the per-sample precisions
@@ -135,7 +118,6 @@ def fit_robust(X, y, *, precisions, kernel_width, schedule, final_ratio, max_ite
     return SequentialFit(engine, float(h), float("nan"), n_iter, converged, degenerate)
 
 
-@_one_blas_thread
 def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept,
                  sample_weight=None) -> SequentialFit:
     """LS-ARD by the sequential solver: the evidence maximisation in the relevances for a fixed
