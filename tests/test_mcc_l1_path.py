@@ -237,3 +237,31 @@ def test_the_dask_joblib_backend_chooses_as_n_jobs_1():
     np.testing.assert_array_equal(spread.cv_results_["mean_test_score"],
                                   serial.cv_results_["mean_test_score"])
     np.testing.assert_array_equal(spread.coef_, serial.coef_)
+
+
+def test_a_path_has_n_alphas_penalties_even_when_alpha_max_is_zero():
+    """A constant y has alpha_max 0: the path still has the n_alphas fits asked for."""
+    X = np.random.default_rng(0).standard_normal((30, 8))
+    path = mcc_l1_path(X, np.full(30, 2.0), 1.0, n_alphas=10)
+    assert path.alphas.shape == (10,) and path.coefs.shape == (8, 10)
+    assert not path.coefs.any()
+
+
+def test_the_cv_estimators_final_fit_warns_as_a_plain_fit_does():
+    """The CV fits are quiet; the refit on all the data is the estimator's own fit and says it
+    did not converge, as MCCL1Regressor does."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from mccard_dist import MCCL1Regressor, MCCL1RegressorCV
+
+    d = make_paper_data(seed=2, psi=0.3, tau=5.0, n_train=60, n_features=30, n_relevant=5)
+    with pytest.warns(ConvergenceWarning):
+        MCCL1Regressor(kernel_width=1.0, alpha=0.01, max_iter=1).fit(d.X_train, d.y_train)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cv = MCCL1RegressorCV(kernel_widths=[1.0, 3.0], n_alphas=3, max_iter=1, cv=3).fit(
+            d.X_train, d.y_train)
+    assert not cv.converged_
+    assert sum(issubclass(w.category, ConvergenceWarning) for w in caught) == 1

@@ -79,13 +79,18 @@ def test_a_store_given_its_own_path_is_computed_whole(compose, tmp_path):
     assert run_serial(changed).n_pending_before == 3 * cells_per_method(changed)
 
 
-@pytest.mark.parametrize("why", ["other code", "other data", "no coefficients"])
+@pytest.mark.parametrize("why", ["other code", "other data", "no coefficients",
+                                 "other scikit-learn", "other numpy"])
 def test_a_store_of_another_computation_is_never_a_source(compose, tmp_path, why):
     extra = {"other data": ["data.n_features=25"], "no coefficients": ["run.save_coef=false"]}
     first = spec_at(compose, tmp_path, *extra.get(why, []))
     run_serial(first)
     if why == "other code":
         _set_attr(store_path(first), code="0" * 64)
+    if why.startswith("other ") and why[6:] in ("scikit-learn", "numpy"):
+        versions = json.loads(xr.open_zarr(store_path(first)).attrs["versions"])
+        versions[why[6:]] = "0.0.1"  # made under another library stack
+        _set_attr(store_path(first), versions=json.dumps(versions))
     changed = spec_at(compose, tmp_path, CHANGED_L1)
     assert run_serial(changed).n_pending_before == 3 * cells_per_method(changed)
 

@@ -148,11 +148,10 @@ class MCCL1RegressorCV(RegressorMixin, BaseEstimator):
                               fit_intercept=self.fit_intercept)
 
     def _penalties(self, X, y, widths, sample_weight):
-        if self.alphas is None:  # n_alphas zeros where alpha_max is 0 (a constant y)
-            return np.vstack([np.resize(penalty_sequence(
+        if self.alphas is None:
+            return np.vstack([penalty_sequence(
                 mcc_l1_alpha_max(X, y, h, self.fit_intercept, sample_weight), self.n_alphas,
-                self.eps),
-                self.n_alphas) for h in widths])
+                self.eps) for h in widths])
         alphas = np.atleast_1d(np.asarray(self.alphas, dtype=float))
         if alphas.ndim != 1 or alphas.size == 0 or not np.all(np.isfinite(alphas)) \
                 or np.any(alphas < 0):
@@ -221,16 +220,20 @@ class MCCL1RegressorCV(RegressorMixin, BaseEstimator):
                     if widths[r] >= widths[i]]
             fits = iter_width_path(self._base(widths[rows[0]]), X, y,
                                    [widths[r] for r in rows], alphas[rows, j], sample_weight)
+            n_steps = len(rows)
         elif self.path == "penalty":
             fits = iter_path(self._base(widths[i]), X, y, alphas[i, : j + 1],
                              sample_weight=sample_weight)
+            n_steps = j + 1
         else:
             fits = iter_path(self._base(widths[i]), X, y, alphas[i, j : j + 1],
                              sample_weight=sample_weight)
-        with warnings.catch_warnings():
+            n_steps = 1
+        with warnings.catch_warnings():  # the steps on the way to the chosen fit
             warnings.simplefilter("ignore", ConvergenceWarning)
-            for model in fits:
-                pass
+            for _ in range(n_steps - 1):
+                next(fits)
+        model = next(fits)  # the final fit warns as an MCCL1Regressor fit does
         model.n_features_in_ = X.shape[1]
         self.best_estimator_ = model
         for name in _FITTED:

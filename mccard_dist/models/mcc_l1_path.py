@@ -78,13 +78,14 @@ class MCCL1Path:
 
 def penalty_sequence(alpha_max: float, n_alphas: int = 100, eps: float = 1e-3) -> np.ndarray:
     """``n_alphas`` penalties log-spaced from ``alpha_max`` down to ``eps * alpha_max`` (as
-    scikit-learn's ``lasso_path`` chooses them)."""
+    scikit-learn's ``lasso_path`` chooses them); ``n_alphas`` zeros where ``alpha_max`` is 0
+    (a constant ``y``: every penalty gives the same fit)."""
     if isinstance(n_alphas, bool) or not isinstance(n_alphas, numbers.Integral) or n_alphas < 1:
         raise ValueError(f"n_alphas must be an integer >= 1, got {n_alphas!r}")
     if not (isinstance(eps, numbers.Real) and 0.0 < eps < 1.0):
         raise ValueError(f"eps must be a number in (0, 1), got {eps!r}")
     if alpha_max <= 0.0:
-        return np.zeros(1)
+        return np.zeros(n_alphas)
     return np.geomspace(alpha_max, alpha_max * eps, num=n_alphas)
 
 

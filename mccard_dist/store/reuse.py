@@ -7,7 +7,7 @@ are copied from any store under the same root whose results are the same computa
 
 - the same code (:func:`code_fingerprint`, a hash of this package's source outside its report and
   benchmark subpackages, kept in every store's attributes; a store of other code is never a
-  source),
+  source) on the same numerical libraries (:data:`NUMERICAL`, whose versions every store keeps),
 - the same method description (estimator, params, CV candidates), data description and CV settings
   (``grid_description``), and the same ``save_coef``.
 
@@ -32,15 +32,43 @@ import numpy as np
 
 from .. import grid
 from ..records import STATUS_DONE, CellResult
+from .integrity import open_group
 from .layout import Layout, _index
 
-__all__ = ["code_fingerprint", "fill_from_siblings"]
+__all__ = ["NUMERICAL", "code_fingerprint", "fill_from_siblings", "package_versions"]
 
 log = logging.getLogger(__name__)
 
 
 #: subpackages that never run inside a cell (reports, benchmarks): not part of the fingerprint
 _NOT_COMPUTING = ("analysis", "bench")
+
+#: the libraries whose versions shape a cell's numbers (its fits and metrics)
+NUMERICAL = ("numpy", "scipy", "scikit-learn")
+
+
+def package_versions() -> dict:
+    """Versions of the packages that shape the results."""
+    import importlib.metadata as md
+
+    out = {}
+    for name in ("mccard-dist", "numpy", "scipy", "scikit-learn", "dask", "distributed", "xarray",
+                 "zarr", "hydra-core"):
+        try:
+            out[name] = md.version(name)
+        except md.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def _same_libraries(stored: str | None) -> bool:
+    """Whether a store's recorded versions (JSON) of :data:`NUMERICAL` are this process's."""
+    try:
+        versions = json.loads(stored or "{}")
+    except ValueError:
+        return False
+    current = package_versions()
+    return all(versions.get(name) == current[name] for name in NUMERICAL)
 
 
 @functools.cache
@@ -65,19 +93,18 @@ def _same_computation(old: dict, new: dict, method: str) -> bool:
 
 def _sources(store, spec) -> list[tuple[Path, object, dict]]:
     """Stores under the new store's folder made by the same code: (path, group, description)."""
-    import zarr
-
     found = []
     for path in sorted(store.path.parent.glob("*.zarr")):
         if path.resolve() == store.path.resolve():
             continue
         try:
-            group = zarr.open_consolidated(str(path), mode="r", zarr_format=2)
+            group = open_group(path)
             attrs = group.attrs.asdict()
-        except Exception as exc:  # noqa: BLE001 - not a store, or damaged: never a source
-            log.debug("%s is not a source of results: %s", path, exc)
+        except (OSError, ValueError, KeyError) as exc:
+            log.debug("%s is not a source of results: %s", path, exc)  # not a store, or damaged
             continue
         if (attrs.get("code") != code_fingerprint()
+                or not _same_libraries(attrs.get("versions"))
                 or int(attrs.get("save_coef", -1)) != int(spec.run.save_coef)):
             continue
         found.append((path, group, json.loads(attrs["grid_description"])))

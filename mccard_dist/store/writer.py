@@ -50,7 +50,7 @@ from ..records import (
 )
 from .integrity import StoreDamagedError, open_group
 from .layout import Layout
-from .reuse import code_fingerprint, fill_from_siblings
+from .reuse import code_fingerprint, fill_from_siblings, package_versions
 
 __all__ = ["ResultsStore", "StoreDamagedError", "StoreMismatchError", "check_writable",
            "package_versions", "store_path"]
@@ -96,20 +96,6 @@ def check_writable(path: Path, key: str = "store",
 
 class StoreMismatchError(ValueError, UsageError):
     """The store at the path was written by a different grid (or is not a results store)."""
-
-
-def package_versions() -> dict:
-    """Versions of the packages that shape the results."""
-    import importlib.metadata as md
-
-    out = {}
-    for name in ("mccard-dist", "numpy", "scipy", "scikit-learn", "dask", "distributed", "xarray",
-                 "zarr", "hydra-core"):
-        try:
-            out[name] = md.version(name)
-        except md.PackageNotFoundError:
-            out[name] = "not installed"
-    return out
 
 
 def _here():
