@@ -146,11 +146,27 @@ GROUPS = ("experiment", "cluster", "cv", "data")
 
 
 def _summary(path: Path) -> str:
-    """The first line of a config file's header comment: its one-line summary."""
+    """The first sentence of a config file's header comment (which may span lines)."""
+    words = []
     for line in path.read_text().splitlines():
-        if line.startswith("#") and not line.startswith("# @package"):
-            return line.lstrip("# ").strip().rstrip(".")
-    return ""
+        if line.startswith("# @package"):
+            continue
+        if not line.startswith("#") or not line.strip("# "):
+            if words:
+                break
+            continue
+        words.append(line.lstrip("# ").strip())
+    text = " ".join(words)
+    end = text.find(". ")
+    return (text if end < 0 else text[:end]).rstrip(".")
+
+
+def _entry(name: str, summary: str) -> list[str]:
+    """One option of the help: its name, and its summary wrapped beside it."""
+    import textwrap
+
+    lines = textwrap.wrap(summary, width=100 - 30, break_on_hyphens=False) or [""]
+    return [f"    {name:<26}{lines[0]}"] + [" " * 30 + line for line in lines[1:]]
 
 
 def help_text(config_dir: Path = CONFIG_DIR) -> str:
@@ -177,13 +193,12 @@ def help_text(config_dir: Path = CONFIG_DIR) -> str:
         out.append(f"  {group}:")
         for path in options(group):
             mark = " (default)" if defaults.get(group) == path.stem else ""
-            name = f"{path.stem}{mark}"
-            out.append(f"    {name:<26}{_summary(path)}")
+            out += _entry(f"{path.stem}{mark}", _summary(path))
     out += ["",
             "methods (not a group: choose with experiment.methods=[a,b], set with "
             "methods.NAME.KEY=VALUE):"]
     for path in options("method"):
-        out.append(f"    {path.stem:<26}{_summary(path)}")
+        out += _entry(path.stem, _summary(path))
     out += ["",
             "examples:",
             "  mccard-run experiment=smoke                         # a first try: about a minute",

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import logging
 import shlex
@@ -46,9 +47,27 @@ MALLOC_ENV = {"DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON": '{"MALLOC_TRIM_THRES
 _WAIT_LOG_INTERVAL = 60
 
 
+#: how many recent messages (and transitions) Dask keeps per connection for debugging, in
+#: the driver: each holds a task's spec and cells, so Dask's 1,000 made the driver grow with
+#: every task until that many had gone to each worker
+MESSAGE_LOG_LENGTH = 20
+
+
 @contextlib.contextmanager
 def connect(spec: ClusterSpec):
-    """Yield a :class:`distributed.Client` for the spec; close what was created on exit."""
+    """Yield a :class:`distributed.Client` for the spec; close what was created on exit. The
+    Dask objects made here in the driver (the client, and the scheduler of a local or batch-job
+    cluster) keep :data:`MESSAGE_LOG_LENGTH` recent messages, so the driver's memory stays flat
+    however many tasks a run submits."""
+    import dask
+    import distributed  # noqa: F401 - its config defaults first, which the set below restores
+
+    with dask.config.set({"distributed.admin.low-level-log-length": MESSAGE_LOG_LENGTH}):
+        yield from _connect(spec)
+
+
+def _connect(spec: ClusterSpec):
+    import dask
     from distributed import Client, LocalCluster
 
     if spec.kind == "local":
@@ -61,7 +80,10 @@ def connect(spec: ClusterSpec):
             log.warning("cluster.dashboard_address=%s: the dashboard (no login) is open beyond "
                         "this machine; use 127.0.0.1:0 and an SSH tunnel to keep it to yourself",
                         spec.dashboard_address)
-        with _worker_allocator_defaults():
+        # no dashboard: no page at all on the scheduler's HTTP port, which any user of this
+        # machine could read (the routes Dask serves beside its dashboard too)
+        quiet = {} if spec.dashboard_address else {"distributed.scheduler.http.routes": []}
+        with _worker_allocator_defaults(), dask.config.set(quiet):
             with _started_whole():
                 cluster = LocalCluster(
                     # True: temporary TLS certificates of this run only; None: Dask's configured
@@ -72,12 +94,16 @@ def connect(spec: ClusterSpec):
                     processes=True,
                     memory_limit=spec.memory_limit,
                     host=spec.host,
-                    dashboard_address=spec.dashboard_address,
+                    # the HTTP port (routes or none) on this machine, at a free port
+                    dashboard_address=spec.dashboard_address or "127.0.0.1:0",
                     env=dict(BLAS_ENV),
-                    **options,
+                    **{**options, "scheduler_kwargs": {
+                        "dashboard": bool(spec.dashboard_address),
+                        **options.get("scheduler_kwargs", {})}},
                 )
             try:
                 with Client(cluster) as client:
+                    client.register_plugin(_ignore_interrupt_plugin_class()())
                     yield client
             finally:
                 cluster.close()
@@ -90,6 +116,35 @@ def connect(spec: ClusterSpec):
     else:
         raise ValueError(f"cluster.kind {spec.kind!r} is not supported by this version "
                          "(use local, address, scheduler_file, slurm or pbs)")
+
+
+@functools.cache
+def _ignore_interrupt_plugin_class():
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class IgnoreInterrupt(WorkerPlugin):
+        """Local workers leave Ctrl-C to the driver: a Ctrl-C in the terminal reaches the whole
+        process group, and the driver, which records the run and closes the cluster, is the
+        one to act on it (workers that took it would die with tracebacks). Set in each worker
+        process as it starts, restarted ones included."""
+
+        name = "mccard-ignore-interrupt"
+
+        def setup(self, worker):
+            import signal
+            import threading
+
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    IgnoreInterrupt.__module__ = __name__
+    return IgnoreInterrupt
+
+
+def __getattr__(name):  # IgnoreInterrupt: a class of distributed's, made when first asked for
+    if name == "IgnoreInterrupt":
+        return _ignore_interrupt_plugin_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @contextlib.contextmanager

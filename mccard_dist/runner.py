@@ -203,7 +203,11 @@ def resolve_unit(spec: ExperimentSpec, n_cells: int, n_workers: int) -> str:
 
 
 def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress):
-    log.info("Dask dashboard: %s", client.dashboard_link)
+    if spec.cluster.kind != "local" or spec.cluster.dashboard_address:
+        log.info("Dask dashboard: %s", client.dashboard_link)
+    else:
+        log.info("Dask dashboard off (cluster.dashboard_address=127.0.0.1:0 starts one on this "
+                 "machine, which any of its users can read)")
     # workers connected now, or the cluster's target (batch-job and adaptive workers join later)
     connected = len(client.scheduler_info().get("workers", {}))
     if not connected:

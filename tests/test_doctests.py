@@ -39,3 +39,21 @@ def test_docstring_examples(name):
         runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.attempted > 0 and result.failed == 0, f"{name}: {result.failed} failed"
+
+
+def test_the_analysis_pages_selections_exist_in_the_store_it_opens():
+    """docs/user_guide/analysis.md opens the default (quick) experiment's store: every tau and
+    psi its code selects is a coordinate of that store."""
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    grid = yaml.safe_load((root / "conf" / "experiment" / "quick.yaml").read_text())["experiment"]
+    page = (root / "docs" / "user_guide" / "analysis.md").read_text()
+    code = "\n".join(re.findall(r"```python\n(.*?)```", page, re.S))
+    assert "quick-" in code
+    for name in ("tau", "psi"):
+        chosen = [float(v) for v in re.findall(rf"\b{name}=([0-9.]+)", code)]
+        assert chosen and set(chosen) <= set(map(float, grid[name])), (name, chosen)

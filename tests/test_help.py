@@ -14,6 +14,8 @@ def listed(text, heading):
     block = text.split(heading, 1)[1]
     names = []
     for line in block.splitlines()[1:]:
+        if line.startswith(" " * 5):  # a summary's next line
+            continue
         if not line.startswith("    "):
             if line.startswith("  ") and line.strip().endswith(":"):
                 break  # next group
@@ -65,3 +67,13 @@ def test_help_on_the_command_line():
     assert proc.stdout.startswith("mccard-run: ")
     assert "powered by Hydra" not in proc.stdout
     assert len(re.findall(r"^  mccard-run ", proc.stdout, re.M)) >= 3  # examples
+
+
+def test_each_summary_is_a_whole_sentence_within_100_columns():
+    from mccard_dist.cli import _summary
+
+    text = help_text()
+    assert all(len(line) <= 100 for line in text.splitlines())
+    assert _summary(CONFIG_DIR / "cv" / "kfold.yaml").endswith("scored on held-out folds")
+    flat = " ".join(line.strip() for line in text.splitlines())
+    assert "alpha_ratio for MCC-L1), scored on held-out folds" in flat

@@ -206,3 +206,38 @@ def test_a_tls_scheduler_is_reached_with_the_configured_certificates(tmp_path, c
             f"cluster.tls_key={files['key']}", "cluster.connect_timeout=5s"])).cluster
         with connect(spec) as client:
             assert client.submit(sum, [2, 3]).result() == 5
+
+
+def test_a_folder_that_takes_no_files_is_not_said_to_be_missing():
+    from mccard_dist.errors import StoreAccessError
+    from mccard_dist.store import check_writable
+
+    with pytest.raises(StoreAccessError, match=r"^store: cannot write to the folder /proc \(it "
+                                               r"accepts no new files\); set store.root"):
+        check_writable("/proc/x.zarr")
+
+
+@pytest.mark.cluster
+def test_ctrl_c_to_the_process_group_ends_in_one_line(tmp_path):
+    """A Ctrl-C in a terminal reaches the driver and its worker processes: the driver records
+    the run as interrupted and closes the workers, and no worker prints a traceback."""
+    store = tmp_path / "store.zarr"
+    run = subprocess.Popen([sys.executable, "-m", "mccard_dist.cli", "experiment=smoke",
+                            "experiment.seeds.count=6", f"store.path={store}",
+                            "run.progress=false", "run.fits_per_block=1"], cwd=tmp_path,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+
+    def started():
+        try:
+            return len(_runs(store)) == 1
+        except Exception:  # noqa: BLE001 - the store is still being created
+            return False
+
+    _wait(started)
+    os.killpg(run.pid, signal.SIGINT)
+    _, stderr = run.communicate(timeout=120)
+    assert run.returncode != 0
+    assert "interrupted: finished blocks are in the store" in stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert _runs(store)[0]["ended"] == "interrupted"

@@ -114,6 +114,8 @@ def test_the_page_renders_every_figure_in_headless_chromium_without_console_erro
     console = [line for line in log.splitlines() if "CONSOLE" in line]
     errors = [line for line in console if re.search(r"error|uncaught|failed", line, re.IGNORECASE)]
     assert not errors, errors
+    warnings = [line for line in console if "WARN" in line]  # Vega's console.warn
+    assert not warnings, warnings
     figures = dom[dom.index('id="figures"'):]
     assert "<svg" in figures, "vega-embed drew nothing"
     # each panel's title is drawn as SVG text by Vega (not just present in the JSON spec)
@@ -124,3 +126,32 @@ def test_the_page_renders_every_figure_in_headless_chromium_without_console_erro
     assert not missing, f"panels not drawn: {missing}"
     # the selectors are bound inputs under the chart
     assert figures.count("<select") >= 2
+    # the psi axis is labelled at the grid's psi values (0 and 0.2), not at Vega's own steps
+    labels = set(re.findall(r"<text[^>]*>(0(?:\.\d+)?)</text>", figures))
+    assert {"0", "0.2"} <= labels and not labels & {"0.02", "0.05", "0.1", "0.15"}, labels
+
+
+def test_the_page_gives_each_method_the_colour_of_the_report_figures(store):
+    from mccard_dist.analysis.values import method_style
+
+    ds = open_results(store)
+    spec = report_html.chart(ds).to_dict()
+    scales = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            color = node.get("color")
+            if isinstance(color, dict) and "scale" in color:
+                scales.append(color["scale"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(spec)
+    keys = [str(m) for m in ds["model"].values]
+    want = {method_style(k, keys, ds)["label"]: method_style(k, keys, ds)["color"] for k in keys}
+    assert scales
+    for scale in scales:
+        assert dict(zip(scale["domain"], scale["range"])) == want

@@ -120,32 +120,41 @@ def chart(ds, rows=None):
     taus = sorted({r["tau"] for r in rows})
     psis = sorted({r["psi"] for r in rows})
     methods = list(dict.fromkeys(r["method"] for r in rows))
+    keys = [str(m) for m in ds["model"].values]
+    colors = {method_style(k, keys, ds)["label"]: method_style(k, keys, ds)["color"]
+              for k in keys}  # the figures' colours (report PNGs)
     data = alt.Data(values=rows)
     tau = alt.param(name="tau", value=taus[len(taus) // 2],
                     bind=alt.binding_select(options=taus, name="tau (outlier scale) "))
     psi = alt.param(name="psi", value=psis[min(range(len(psis)), key=lambda i: abs(psis[i] - 0.3))],
                     bind=alt.binding_select(options=psis, name="psi marked in the panels "))
     pick = alt.selection_point(name="methods", fields=["method"], bind="legend")
-    color = alt.Color("method:N", scale=alt.Scale(domain=methods),
+    color = alt.Color("method:N", scale=alt.Scale(domain=methods,
+                                                  range=[colors[m] for m in methods]),
                       legend=alt.Legend(title="method (click to show one)", orient="top",
                                         columns=min(len(methods), 4), labelLimit=260))
     tooltip = [alt.Tooltip("method:N"), alt.Tooltip("tau:Q"), alt.Tooltip("psi:Q"),
                alt.Tooltip("mean:Q", format=".4g"), alt.Tooltip("low:Q", format=".4g",
                                                               title="95% low"),
                alt.Tooltip("high:Q", format=".4g", title="95% high"), alt.Tooltip("seeds:Q")]
+    # ticks at the grid's psi values (up to 11 of them, evenly picked), not Vega's round steps
+    ticks = psis if len(psis) <= 11 else psis[:: -(-len(psis) // 11)]
+    psi_axis = alt.Axis(values=ticks, format="~g", labelOverlap=True)
     panels = []
     for name, title, log in PANELS:
         if not any(r["metric"] == title for r in rows):
             continue
         means = [r["mean"] for r in rows if r["metric"] == title]
         log = log and min(means) > 0
-        scale = alt.Scale(type="log" if log else "linear", domain=_domain(means, log),
-                          clamp=False, zero=False)
+        # (a log scale has no zero to leave out: Vega warns at ``zero`` there)
+        scale = (alt.Scale(type="log", domain=_domain(means, True), clamp=False) if log else
+                 alt.Scale(type="linear", domain=_domain(means, False), clamp=False, zero=False))
         y = alt.Y("mean:Q", title=title, scale=scale)
         base = (alt.Chart(data, title=title, width=520, height=220)
                 .transform_filter(alt.datum.metric == title)
                 .transform_filter(alt.datum.tau == tau)
-                .encode(x=alt.X("psi:Q", title="psi (share of outliers)"), color=color,
+                .encode(x=alt.X("psi:Q", title="psi (share of outliers)", axis=psi_axis),
+                        color=color,
                         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.08))))
         band = base.mark_errorbar(clip=True).encode(y=alt.Y("low:Q", title=title, scale=scale),
                                            y2="high:Q")

@@ -3,7 +3,7 @@
 Usage::
 
     python -m mccard_dist.bench estimators [--repeats 3] [--n-features 1000]
-    python -m mccard_dist.bench pipeline [--seeds 8]
+    python -m mccard_dist.bench pipeline [--seeds 8] [--cells 10000]
     python -m mccard_dist.bench paper [--seeds 1] [--workers 2] [--baseline-psi 0,0.5,1] [--auto]
     python -m mccard_dist.bench race STORE [--margin 0.1,0.25,0.5]
     python -m mccard_dist.bench floor [--repeats 2]
@@ -45,8 +45,11 @@ def main(argv=None):
     est = sub.add_parser("estimators", help="per-estimator fit time on the paper's data")
     est.add_argument("--repeats", type=int, default=3, help="seeds per psi value")
     est.add_argument("--n-features", type=int, default=1000)
-    pipe = sub.add_parser("pipeline", help="fits/s of the pipeline and driver memory")
+    pipe = sub.add_parser("pipeline", help="fits/s of the pipeline and the driver's memory per "
+                                           "cell")
     pipe.add_argument("--seeds", type=int, default=8)
+    pipe.add_argument("--cells", type=int, default=10_000,
+                      help="cells of the driver-memory grid (0: skip it)")
     paper = sub.add_parser("paper", help="projected core-hours of the paper experiment, current "
                                          "configuration against plain K-fold")
     paper.add_argument("--seeds", type=int, default=1, help="seeds of the slice (every psi, tau)")
@@ -105,7 +108,7 @@ def main(argv=None):
     if args.command == "estimators":
         bench_estimators(repeats=args.repeats, n_features=args.n_features)
     elif args.command == "pipeline":
-        bench_pipeline(seeds=args.seeds)
+        bench_pipeline(seeds=args.seeds, cells=args.cells)
     elif args.command == "units":
         bench_units(n_train=args.n_train, n_features=args.n_features, widths=args.widths,
                     folds=args.folds)

@@ -1,4 +1,5 @@
-"""``bench pipeline``: fits/s of the pipeline against an in-process loop, and driver memory."""
+"""``bench pipeline``: fits/s of the pipeline against an in-process loop, and the driver's memory
+over a grid of many cells."""
 
 from __future__ import annotations
 
@@ -18,22 +19,78 @@ def _pipeline_spec(root, name, seeds, fits_per_block=None):
     return _compose_spec(overrides)
 
 
-def bench_pipeline(seeds=8, out=sys.stdout):
-    """Fits/s of the pipeline (LocalCluster, 1 and 2 workers) against an in-process serial loop
-    over the same blocks, and the driver's peak memory for a grid and one 10x larger."""
+def _rss_kib() -> int:
+    """This process's resident memory (kB), from /proc."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def bench_driver_memory(cells=10_000, out=sys.stdout):
+    """The driver's resident memory over a grid of ``cells`` tiny LS-ARD cells on a LocalCluster
+    of 2 workers (whose scheduler runs in the driver process): sampled after each block is
+    written, and its growth per cell as the least-squares slope over the cells after the first
+    tenth (the cluster's and the store's warm-up)."""
     import tempfile
-    import tracemalloc
+
+    import numpy as np
+
+    from ..cluster import connect
+    from ..runner import run_experiment
+    from ..store import writer
+
+    root = tempfile.mkdtemp(prefix="mccard-bench-")
+    seeds = -(-cells // 2)  # 1 tau x 2 psi
+    spec = _compose_spec(["experiment=smoke", "experiment.methods=[ls_ard]",
+                          "data.n_train=20", "data.n_test=10", "data.n_features=10",
+                          "data.n_relevant=2", f"experiment.seeds.count={seeds}",
+                          "run.fits_per_block=20", "cluster.n_workers=2",
+                          f"store.path={root}/memory.zarr", "run.progress=false"])
+    samples = []
+    write_block = writer.ResultsStore.write_block
+
+    def sampled(store, block, results):
+        write_block(store, block, results)
+        samples.append((len(results), _rss_kib()))
+
+    writer.ResultsStore.write_block = sampled
+    try:
+        with connect(spec.cluster) as client:
+            report = run_experiment(spec, client=client, progress=False)
+    finally:
+        writer.ResultsStore.write_block = write_block
+    written = np.cumsum([n for n, _ in samples])
+    rss = np.array([kib for _, kib in samples], dtype=float)
+    later = written > written[-1] / 10
+    slope = np.polyfit(written[later], rss[later], 1)[0]
+    print(f"driver memory over {int(written[-1])} cells ({len(samples)} blocks, "
+          f"{report.seconds:.0f} s; LS-ARD on 20 x 10, 2 LocalCluster workers): RSS "
+          f"{rss[0] / 1024:.1f} MiB after the first block, {rss.max() / 1024:.1f} MiB at most, "
+          f"{rss[-1] / 1024:.1f} MiB at the end; growth {slope:.3f} kB per cell after the first "
+          f"{int(written[later][0])} cells", file=out)
+    import shutil
+
+    shutil.rmtree(root, ignore_errors=True)
+    return slope
+
+
+def bench_pipeline(seeds=8, cells=10_000, out=sys.stdout):
+    """Fits/s of the pipeline (LocalCluster, 1 and 2 workers) against an in-process serial loop
+    over the same blocks, then :func:`bench_driver_memory` over ``cells`` cells (0: skipped)."""
+    import tempfile
 
     from ..cluster import connect
     from ..config import ClusterSpec
-    from ..grid import block_fits, cells, make_blocks
+    from ..grid import block_fits, cells as all_cells, make_blocks
     from ..runner import run_experiment, run_serial
 
     root = tempfile.mkdtemp(prefix="mccard-bench-")
     spec = _pipeline_spec(root, "serial", seeds)
-    blocks = make_blocks(spec, cells(spec))
+    blocks = make_blocks(spec, all_cells(spec))
     n_fits = sum(block_fits(spec, b) for b in blocks)
-    print(f"grid: {len(cells(spec))} cells, {len(blocks)} blocks, {n_fits} fits "
+    print(f"grid: {len(all_cells(spec))} cells, {len(blocks)} blocks, {n_fits} fits "
           f"(N=100, D=300, MCC-ARD 3 widths x 3 folds + LS-ARD)", file=out)
     rates = {}
     report = run_serial(spec)
@@ -41,7 +98,7 @@ def bench_pipeline(seeds=8, out=sys.stdout):
     for n_workers in (1, 2):
         cluster = ClusterSpec(kind="local", n_workers=n_workers, threads_per_worker=1,
                               memory_limit="4GiB", host="127.0.0.1",
-                              dashboard_address="127.0.0.1:0")
+                              dashboard_address=None)
         with connect(cluster) as client:
             client.run(lambda: None)  # workers up before the clock starts
             run_spec = _pipeline_spec(root, f"dask{n_workers}", seeds)
@@ -51,22 +108,8 @@ def bench_pipeline(seeds=8, out=sys.stdout):
     print(f"{'run':32s} {'fits/s':>8s} {'vs serial':>9s}", file=out)
     for name, rate in rates.items():
         print(f"{name:32s} {rate:8.1f} {rate / base:8.2f}x", file=out)
-
-    # driver memory: same number of blocks run, grid 10x larger (only the first blocks run)
-    peaks = {}
-    cluster = ClusterSpec(kind="local", n_workers=2, threads_per_worker=1, memory_limit="4GiB",
-                          host="127.0.0.1", dashboard_address="127.0.0.1:0")
-    with connect(cluster) as client:
-        for factor in (1, 10):
-            mem_spec = _pipeline_spec(root, f"mem{factor}", seeds * factor)
-            tracemalloc.start()
-            run_experiment(mem_spec, client=client, stop_after_blocks=len(blocks), progress=False)
-            peaks[factor] = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
-    print(f"driver peak memory (Python allocations, {len(blocks)} blocks run): "
-          f"grid x1 {peaks[1] / 2**20:.1f} MiB, grid x10 {peaks[10] / 2**20:.1f} MiB "
-          f"(ratio {peaks[10] / peaks[1]:.2f})", file=out)
     import shutil
 
     shutil.rmtree(root, ignore_errors=True)
-    return rates, peaks
+    slope = bench_driver_memory(cells, out) if cells else None
+    return rates, slope

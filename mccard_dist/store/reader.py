@@ -242,8 +242,8 @@ def _side_by_side(stores, paths):
             if d[key] != first[key]:
                 raise StoreMismatchError(f"{path} has other {key} settings than {paths[0]}: "
                                          f"stores opened side by side must hold the same cells")
-        for key in ("tau", "psi", "seeds"):
-            if d["experiment"][key] != first["experiment"][key]:
+        for key in ("tau", "psi", "seeds"):  # the same values, in any order
+            if sorted(d["experiment"][key]) != sorted(first["experiment"][key]):
                 raise StoreMismatchError(f"{path} has other experiment.{key} than {paths[0]}: "
                                          f"stores opened side by side must hold the same cells")
         clash = sorted(set(names) & {str(m) for m in ds["model"].values})
@@ -251,6 +251,9 @@ def _side_by_side(stores, paths):
             raise StoreMismatchError(f"{path} repeats method(s) {', '.join(clash)} of an earlier "
                                      "store: open stores with different methods side by side")
         names += [str(m) for m in ds["model"].values]
+    # the cells in the first store's order
+    order = {dim: stores[0][dim].values for dim in ("tau", "psi", "seed")}
+    stores = [ds.sel(order) for ds in stores]
     with warnings.catch_warnings():
         # the outer join on candidate / fold re-chunks the lazy cv_score: expected, and small
         warnings.simplefilter("ignore", PerformanceWarning)

@@ -90,8 +90,14 @@ def check_writable(path: Path, key: str = "store",
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise StoreAccessError(
-            f"{key}: cannot write to the {what} {target} ({exc.strerror or exc}); {fix}") from None
+        import errno
+
+        # a folder that exists but refuses new files with ENOENT is a kernel's (/proc): say so,
+        # rather than "No such file or directory" for a folder that is there
+        why = ("it accepts no new files" if exc.errno == errno.ENOENT and target.is_dir()
+               else exc.strerror or exc)
+        raise StoreAccessError(f"{key}: cannot write to the {what} {target} ({why}); {fix}") \
+            from None
 
 
 class StoreMismatchError(ValueError, UsageError):
