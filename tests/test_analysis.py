@@ -541,19 +541,17 @@ def two_stores(tmp_path_factory):
 
 @pytest.mark.slow  # runs the pipeline into a real store
 def test_stores_of_the_same_cells_in_another_order_open_side_by_side(tmp_path):
-    """The same cells listed in another order (psi and seeds reversed) are the same cells:
+    """The same cells listed in another order (psi reversed) are the same cells:
     opened in the first store's order, each value where its cell is."""
     from conftest import compose_config
 
     from mccard_dist.config import from_dictconfig
 
     paths = []
-    for name, method, psi, seeds in (("a", "ls_ard", "[0.0,0.2]", "[0,1]"),
-                                     ("b", "mcc_ard_auto", "[0.2,0.0]", "[1,0]")):
+    for name, method, psi in (("a", "ls_ard", "[0.0,0.2]"), ("b", "mcc_ard_auto", "[0.2,0.0]")):
         spec = from_dictconfig(compose_config([
             "experiment=smoke", f"experiment.methods=[{method}]", f"experiment.psi={psi}",
-            f"experiment.seeds={seeds}", "data.n_features=20", f"store.path={tmp_path / name}.zarr",
-            "run.progress=false"]))
+            "data.n_features=20", f"store.path={tmp_path / name}.zarr", "run.progress=false"]))
         run_serial(spec)
         paths.append(store_path(spec))
     ds = open_results(paths)

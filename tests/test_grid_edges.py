@@ -104,3 +104,36 @@ def test_an_empty_mcc_ard_fit_at_the_widest_width_is_settled_but_not_mcc_l1s():
     edges = {e.method: e for e in grid_edges(store(h, ratio, status, methods, n_selected))}
     assert (edges["ard"].n_high, edges["ard"].n_settled) == (1, 1)
     assert (edges["l1"].n_high, edges["l1"].n_settled) == (2, 0)
+
+
+def test_a_flat_edge_and_a_cell_without_outliers_at_another_tau_are_not_counted():
+    """An edge whose mean CV loss is within 1% per decade of its neighbour's is flat: a wider
+    grid would move along the flat part; and psi = 0 at a second tau repeats the first tau's
+    cell (no outliers to scale)."""
+    import json
+
+    import numpy as np
+    import xarray as xr
+
+    from mccard_dist.analysis.edges import grid_edges
+
+    widths = [0.1, 1.0, 10.0]
+    # cells (tau, psi, seed): 2 x 2 x 2; every cell chooses the smallest width
+    chosen = np.full((1, 2, 2, 2), 0.1)
+    cv = np.empty((1, 2, 2, 2, 3, 2))
+    cv[..., 1, :] = 1.0  # the neighbour's loss
+    cv[..., 2, :] = 2.0
+    cv[..., 0, :] = 0.999  # flat: 0.1% better over one decade
+    cv[0, :, 1, 0, 0, :] = 0.9  # the psi = 0.3, seed 0 cells: 10% better, a real edge
+    ds = xr.Dataset(
+        {"chosen_kernel_width": (("model", "tau", "psi", "seed"), chosen),
+         "status": (("model", "tau", "psi", "seed"), np.ones((1, 2, 2, 2), np.int8)),
+         "cv_score": (("model", "tau", "psi", "seed", "candidate", "fold"), cv)},
+        coords={"model": ["mcc_ard"], "tau": [2.0, 10.0], "psi": [0.0, 0.3], "seed": [0, 1],
+                "candidate": [0, 1, 2],
+                "kernel_width": (("model", "candidate"), np.array([widths]))},
+        attrs={"config": json.dumps({"methods": {"mcc_ard": {
+            "estimator": "mcc_ard", "grid": {"kernel_width": widths}}}})})
+    [edge] = grid_edges(ds)
+    assert edge.n_cells == 6  # psi = 0 counted at the first tau only
+    assert (edge.n_low, edge.n_flat) == (2, 4)

@@ -1,5 +1,6 @@
 """`mccard-report`: report.md and the figures from small stores, in process and in a subprocess."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -128,10 +129,12 @@ def test_a_grid_left_by_its_edge_is_counted_in_the_report_and_warned_after_the_r
                       "methods.mcc_ard.grid.kernel_width=[0.01,0.02,0.03]")
     with caplog.at_level("WARNING", logger="mccard_dist"):
         cli.run_from_spec(spec)
-    assert "mcc_ard: CV chose an edge of its kernel_width grid in 4 of 4 cells" in caplog.text
+    assert re.search(r"mcc_ard: CV chose an edge of its kernel_width grid in [34] of 4 cells",
+                     caplog.text)
     text = analysis.write_report(open_results(store_path(spec)), tmp_path / "out").path.read_text()
     assert "## CV grid edges" in text
-    assert "| `mcc_ard` | kernel_width | 0.01: " in text and "| 4 | 100% **> 10%** |" in text
+    assert "| `mcc_ard` | kernel_width | 0.01: " in text
+    assert re.search(r"\| [01] \| 4 \| (75|100)% \*\*> 10%\*\* \|", text)  # flat edges apart
 
 
 def test_report_compare_prints_the_paired_table(store, capsys):

@@ -3,8 +3,10 @@
 A candidate grid that CV leaves by its edge in many cells was too narrow there: the best value may
 lie beyond it, and a method compared at the edge of its grid is compared under-tuned. For every
 method with a grid of at least three values under one of its names (``kernel_width``,
-``alpha_ratio``, Huber's ``epsilon`` and ``alpha``), :func:`grid_edges` counts the finished cells whose chosen
-value is the grid's smallest or largest; a share above :data:`EDGE_SHARE` flags the grid.
+``alpha_ratio``, Huber's ``epsilon`` and ``alpha``), :func:`grid_edges` counts the finished cells
+whose chosen value is the grid's smallest or largest; a share above :data:`EDGE_SHARE` flags the grid. A cell
+without outliers (``psi = 0``) is counted once, at the first tau: at the others it is the same
+data and the same fits.
 
 Two edge choices say nothing about the grid's width and are counted apart (``n_settled``): a value
 at the parameter's own bound (:data:`BOUNDS`: Huber's epsilon >= 1), beyond which there is nothing
@@ -14,6 +16,14 @@ none. That holds for any penalty (``alpha_ratio``), and for MCC-ARD's width, the
 its evidence: a feature enters an ARD model when ``q^2 > s``, and with noise precisions
 ``omega_n / h`` the ratio ``q^2 / s`` falls in proportion to ``1/h`` (for fixed weights
 ``omega_n``).
+
+A third kind is counted apart too (``n_flat``): an edge choice where the CV curve is flat, its
+mean validation loss within :data:`FLAT_PER_DECADE` (relative) per decade of the parameter of
+that of its neighbour on the grid (the next value along the same axis, the other values as
+chosen). Widening the grid there would move the choice along the flat part by about that much,
+not to a better model: MCC-L1's fits, for instance, stop moving below some kernel width, and CV
+then picks the smallest width by a fraction of a per cent. Counted for positive grids only (a
+decade needs a ratio).
 """
 
 from __future__ import annotations
@@ -25,11 +35,15 @@ import numpy as np
 
 from .values import _config, _grid, cell_values
 
-__all__ = ["BOUNDS", "EDGE_SHARE", "SPARSER_UPWARDS", "GridEdges", "edge_warnings", "grid_edges",
+__all__ = ["BOUNDS", "EDGE_SHARE", "FLAT_PER_DECADE", "SPARSER_UPWARDS", "GridEdges",
+           "edge_warnings", "grid_edges",
            "grid_edges_markdown"]
 
 #: share of finished cells at an edge above which a grid is flagged
 EDGE_SHARE = 0.10
+#: change of the mean CV loss (relative) per decade of a parameter below which the CV curve is
+#: flat at an edge
+FLAT_PER_DECADE = 0.01
 
 #: ``{(estimator, grid name): (lowest, highest)}``: the values a parameter can take (None:
 #: unbounded)
@@ -51,6 +65,7 @@ class GridEdges:
     n_low: int  # cells that chose ``low``
     n_high: int  # cells that chose ``high``
     n_settled: int = 0  # edge choices that a wider grid cannot change (not in n_low, n_high)
+    n_flat: int = 0  # edge choices CV cannot tell from their neighbour (not in n_low, n_high)
 
     @property
     def share(self) -> float:
@@ -69,6 +84,10 @@ def grid_edges(ds) -> list[GridEdges]:
     empty = None
     if "n_selected" in ds:
         empty = cell_values(ds, "n_selected") == 0
+    # without outliers (psi = 0) tau changes nothing: the cells of other taus repeat the first's
+    repeat = ((ds["psi"] == 0) & (ds["tau"] != ds["tau"][0])).transpose("tau", "psi")
+    repeat = np.broadcast_to(repeat.values[..., None],
+                             repeat.shape + (ds.sizes["seed"],)).ravel()
     out = []
     for name in (str(m) for m in ds["model"].values):
         config = methods.get(name) or {}
@@ -78,8 +97,8 @@ def grid_edges(ds) -> list[GridEdges]:
                 continue
             chosen = cell_values(ds, variable)
             grid = np.asarray(grid, dtype=float)
-            values = chosen.sel(model=name).values.ravel()
-            finite = np.isfinite(values)
+            values = chosen.sel(model=name).transpose("tau", "psi", "seed").values.ravel()
+            finite = np.isfinite(values) & ~repeat
             low, high = float(grid.min()), float(grid.max())
             at_low = np.isclose(values, low, rtol=1e-9, atol=0.0) & finite
             at_high = np.isclose(values, high, rtol=1e-9, atol=0.0) & finite
@@ -91,11 +110,50 @@ def grid_edges(ds) -> list[GridEdges]:
                 settled |= at_high
             sparser = {(None, axis), (config.get("estimator"), axis)} & SPARSER_UPWARDS
             if sparser and empty is not None:
-                settled |= at_high & empty.sel(model=name).values.ravel()
+                settled |= at_high & empty.sel(model=name).transpose(
+                    "tau", "psi", "seed").values.ravel()
+            flat = np.zeros_like(finite)
+            if "cv_score" in ds:
+                steps = np.unique(grid)
+                for edge, neighbour in ((at_low, steps[1]), (at_high, steps[-2])):
+                    flat |= _flat(ds, name, config, axis, edge & ~settled, neighbour)
             out.append(GridEdges(name, axis, low, high, int(finite.sum()),
-                                 int((at_low & ~settled).sum()), int((at_high & ~settled).sum()),
-                                 int(settled.sum())))
+                                 int((at_low & ~settled & ~flat).sum()),
+                                 int((at_high & ~settled & ~flat).sum()),
+                                 int(settled.sum()), int(flat.sum())))
     return out
+
+
+def _flat(ds, name, config, axis, cells, neighbour) -> np.ndarray:
+    """Which of ``cells`` (a mask over the method's cells, raveled as ``tau, psi, seed``) chose
+    a candidate whose mean CV loss differs from that of the candidate at ``neighbour`` on
+    ``axis`` (the other grid values as chosen) by less than :data:`FLAT_PER_DECADE` of it per
+    decade between the two values."""
+    flat = np.zeros_like(cells)
+    if not cells.any() or not neighbour > 0:
+        return flat
+    names = [n for n, values in _grid(config).items() if isinstance(values, list)
+             and n in ds.coords]
+    values = {n: ds[n].sel(model=name).values for n in names}  # per candidate
+    chosen = {n: cell_values(ds, f"chosen_{n}").sel(model=name).transpose("tau", "psi", "seed")
+              .values.ravel() for n in names}
+    scores = ds["cv_score"].sel(model=name).transpose("tau", "psi", "seed", "candidate",
+                                                      "fold").values
+    scores = np.nanmean(scores.reshape(-1, *scores.shape[3:]), axis=-1)  # (cell, candidate)
+    for cell in np.flatnonzero(cells):
+        at = {n: chosen[n][cell] for n in names}
+        edge = at[axis]
+        pick = np.logical_and.reduce([np.isclose(values[n], at[n], rtol=1e-9, atol=0.0)
+                                      for n in names])
+        at[axis] = neighbour
+        near = np.logical_and.reduce([np.isclose(values[n], at[n], rtol=1e-9, atol=0.0)
+                                      for n in names])
+        if pick.sum() != 1 or near.sum() != 1 or not edge > 0:
+            continue
+        mine, other = scores[cell, pick][0], scores[cell, near][0]
+        decades = abs(np.log10(edge / neighbour))
+        flat[cell] = abs(mine - other) <= FLAT_PER_DECADE * abs(other) * decades
+    return flat
 
 
 def edge_warnings(edges) -> list[str]:
@@ -109,10 +167,12 @@ def edge_warnings(edges) -> list[str]:
 def grid_edges_markdown(edges) -> str:
     """A table of :func:`grid_edges`, flagged rows marked."""
     lines = ["| method | grid | smallest: cells | largest: cells | at a bound or empty (not "
-             "counted) | finished cells | at an edge |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+             "counted) | flat: < 1% per decade (not counted) | finished cells "
+             "| at an edge |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
     for e in edges:
         mark = f" **> {EDGE_SHARE:.0%}**" if e.flagged else ""
         lines.append(f"| `{e.method}` | {e.axis} | {e.low:g}: {e.n_low} | {e.high:g}: "
-                     f"{e.n_high} | {e.n_settled} | {e.n_cells} | {e.share:.0%}{mark} |")
+                     f"{e.n_high} | {e.n_settled} | {e.n_flat} | {e.n_cells} | "
+                     f"{e.share:.0%}{mark} |")
     return "\n".join(lines)

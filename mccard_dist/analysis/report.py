@@ -12,7 +12,7 @@ from ..errors import UsageError
 from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
 from .claims import check_claims, claims_markdown
 from .compare import auto_roles, compare_methods, method_comparison_markdown, width_pairs
-from .edges import EDGE_SHARE, edge_warnings, grid_edges, grid_edges_markdown
+from .edges import EDGE_SHARE, FLAT_PER_DECADE, edge_warnings, grid_edges, grid_edges_markdown
 from .figures import method_style, write_figures
 from .values import _config, scenario, summarize, summary_markdown
 
@@ -130,7 +130,10 @@ def report_markdown(ds, claims, figures, store_path=None) -> str:
                 "Finished cells whose cross-validated choice is the smallest or the largest "
                 f"value of the method's grid. A grid left by its edge in more than "
                 f"{EDGE_SHARE:.0%} of cells is too narrow: the best value may lie outside it, and "
-                "a comparison with that method compares it under-tuned.", "",
+                "a comparison with that method compares it under-tuned. Not counted: a value "
+                "at the parameter's own bound or a penalty beyond which every fit is empty, a "
+                f"CV curve flat at the edge (within {FLAT_PER_DECADE:.0%} of the next value per "
+                "decade), and a cell without outliers at a second tau (the same data).", "",
                 grid_edges_markdown(edges), ""]
         out += [f"- **{w}**" for w in edge_warnings(edges)]
         if any(e.flagged for e in edges):
