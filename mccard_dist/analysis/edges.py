@@ -4,9 +4,9 @@ A candidate grid that CV leaves by its edge in many cells was too narrow there: 
 lie beyond it, and a method compared at the edge of its grid is compared under-tuned. For every
 method with a grid of at least three values under one of its names (``kernel_width``,
 ``alpha_ratio``, Huber's ``epsilon`` and ``alpha``), :func:`grid_edges` counts the finished cells
-whose chosen value is the grid's smallest or largest; a share above :data:`EDGE_SHARE` flags the grid. A cell
-without outliers (``psi = 0``) is counted once, at the first tau: at the others it is the same
-data and the same fits.
+whose chosen value is the grid's smallest or largest; a share above :data:`EDGE_SHARE` flags the
+grid. A cell without outliers (``psi = 0``) is counted once, at the first tau: at the others it is
+the same data and the same fits.
 
 Two edge choices say nothing about the grid's width and are counted apart (``n_settled``): a value
 at the parameter's own bound (:data:`BOUNDS`: Huber's epsilon >= 1), beyond which there is nothing
