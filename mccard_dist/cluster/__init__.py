@@ -15,17 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import logging
-import shlex
-import shutil
-import subprocess
 import time
 from pathlib import Path
 
-from .config import ClusterSpec, to_plain
-from .config.cluster_rules import listens_beyond_loopback
-from .errors import ClusterError
+from ..config import ClusterSpec, to_plain
+from ..config.cluster_rules import listens_beyond_loopback
+from ..errors import ClusterError
 
 __all__ = ["BATCH_COMMANDS", "BLAS_ENV", "MALLOC_ENV", "Completed", "broadcast", "connect",
            "job_script", "jobqueue_kwargs", "preflight"]
@@ -111,7 +107,9 @@ def _connect(spec: ClusterSpec):
         with _connect_running(spec) as client:
             yield client
     elif spec.kind in ("slurm", "pbs"):
-        with _jobqueue_client(spec) as client:
+        from .jobqueue import jobqueue_client
+
+        with jobqueue_client(spec) as client:
             yield client
     else:
         raise ValueError(f"cluster.kind {spec.kind!r} is not supported by this version "
@@ -356,180 +354,4 @@ def broadcast(client, data, spec: ClusterSpec):
         raise _no_workers(spec, "the data waits to be sent to them") from None
 
 
-#: the batch commands dask-jobqueue calls (submit, query, cancel)
-BATCH_COMMANDS = {"slurm": ("sbatch", "squeue", "scancel"), "pbs": ("qsub", "qstat", "qdel")}
-
-
-def preflight(spec: ClusterSpec) -> None:
-    """Refuse, with one line, a cluster that cannot start here: checked before any store exists.
-
-    ``slurm`` / ``pbs``: the batch commands must be on PATH and dask-jobqueue installed; for
-    ``slurm`` the worker job is also checked by ``sbatch --test-only`` (partition, account,
-    walltime and resources are validated by SLURM without submitting anything).
-    """
-    if spec.kind not in BATCH_COMMANDS:
-        return
-    missing = [c for c in BATCH_COMMANDS[spec.kind] if shutil.which(c) is None]
-    if missing:
-        raise ClusterError(
-            f"cluster={spec.kind}: {', '.join(missing)} not found on PATH; run mccard-run where "
-            f"{spec.kind.upper()} jobs can be submitted (a login node), or use cluster=local")
-    try:
-        _jobqueue_class(spec.kind)
-    except RuntimeError as exc:
-        raise ClusterError(str(exc)) from None
-    if spec.kind == "slurm":
-        script = job_script(spec)
-        try:
-            proc = subprocess.run(["sbatch", "--test-only"], input=script, text=True,
-                                  capture_output=True, timeout=60)
-        except subprocess.TimeoutExpired:
-            log.warning("sbatch --test-only did not answer within 60 s; submitting anyway")
-            return
-        if proc.returncode != 0:
-            detail = (proc.stderr.strip().splitlines() or ["no message"])[-1]
-            raise ClusterError(f"cluster=slurm: SLURM refuses the worker job ({detail}); check "
-                               "cluster.queue, cluster.account, cluster.walltime and "
-                               "cluster.memory")
-
-
-# -- dask-jobqueue (slurm, pbs) ---------------------------------------------------------------------
-def _jobqueue_class(kind: str):
-    try:
-        from dask_jobqueue import PBSCluster, SLURMCluster
-    except ImportError as exc:  # the optional dependency
-        raise RuntimeError(f"cluster.kind={kind} needs dask-jobqueue: pip install "
-                           "'mccard-dist[jobqueue]'") from exc
-    return {"slurm": SLURMCluster, "pbs": PBSCluster}[kind]
-
-
-def _seconds(value: float) -> str:
-    return f"{int(round(value))}s"
-
-
-def jobqueue_kwargs(spec: ClusterSpec) -> dict:
-    """Keyword arguments of ``SLURMCluster`` / ``PBSCluster`` for a ``slurm`` / ``pbs`` spec.
-
-    Every worker gets one thread (``processes`` workers share a job's ``cores``; if there are fewer
-    workers than cores, ``--nthreads 1`` overrides dask-jobqueue's cores/processes threads) and the
-    job script exports :data:`BLAS_ENV` before the user's ``job_script_prologue``. The worker
-    lifetime and stagger become ``--lifetime`` / ``--lifetime-stagger``. ``cluster.options`` are
-    passed on; its ``worker_extra_args`` and ``scheduler_options`` are merged with these.
-    """
-    if spec.kind not in ("slurm", "pbs"):
-        raise ValueError(f"cluster.kind={spec.kind} is not a dask-jobqueue kind (slurm, pbs)")
-    options = to_plain(spec.options)
-    per_job = spec.workers_per_job
-    worker_args = list(options.pop("worker_extra_args", None) or [])
-    if per_job < spec.cores:
-        worker_args += ["--nthreads", "1"]  # dask-worker takes the last --nthreads
-    if spec.worker_lifetime is not None:
-        worker_args += ["--lifetime", _seconds(spec.worker_lifetime_seconds)]
-        if spec.lifetime_stagger is not None:
-            worker_args += ["--lifetime-stagger", _seconds(spec.lifetime_stagger_seconds)]
-    scheduler_options = dict(options.pop("scheduler_options", None) or {})
-    if spec.dashboard_address is not None:
-        scheduler_options["dashboard_address"] = spec.dashboard_address
-    prologue = [f"export {name}={value}" for name, value in BLAS_ENV.items()]
-    prologue += [f"export {name}={shlex.quote(value)}" for name, value in MALLOC_ENV.items()]
-    prologue += list(spec.job_script_prologue)
-    kwargs = dict(
-        cores=spec.cores,
-        processes=per_job,
-        memory=spec.memory,
-        walltime=spec.walltime,
-        queue=spec.queue,
-        account=spec.account,
-        interface=spec.interface,
-        log_directory=spec.log_directory,
-        job_extra_directives=list(spec.job_extra_directives),
-        job_script_prologue=prologue,
-        worker_extra_args=worker_args,
-        scheduler_options=scheduler_options,
-        job_name=options.pop("job_name", "mccard-worker"),
-    )
-    if spec.python is not None:
-        kwargs["python"] = spec.python
-    if spec.kind == "pbs":
-        kwargs["resource_spec"] = spec.resource_spec or _pbs_default_resources(spec)
-    kwargs.update(options)
-    return kwargs
-
-
-def _pbs_default_resources(spec: ClusterSpec) -> str:
-    """dask-jobqueue's own default ``-l`` string (PBS Pro ``select``), set here so it is not logged."""
-    from dask.utils import parse_bytes
-    from dask_jobqueue.pbs import pbs_format_bytes_ceil
-
-    return f"select=1:ncpus={spec.cores}:mem={pbs_format_bytes_ceil(parse_bytes(spec.memory))}"
-
-
-def job_script(spec: ClusterSpec, scheduler_address: str = "tcp://<scheduler>:8786") -> str:
-    """The batch script one worker job of a ``slurm`` / ``pbs`` spec would submit.
-
-    Rendered by dask-jobqueue's job class without starting a scheduler or submitting anything;
-    it carries the configured resources (``#SBATCH`` / ``#PBS`` lines) and the worker command.
-    """
-    cls = _jobqueue_class(spec.kind)
-    kwargs = jobqueue_kwargs(spec)
-    from dask_jobqueue.core import JobQueueCluster
-
-    cluster_only = set(inspect.signature(JobQueueCluster.__init__).parameters) - {
-        "self", "interface", "protocol", "config_name", "job_kwargs"}
-    job_kwargs = {k: v for k, v in kwargs.items() if k not in cluster_only}
-    return cls.job_cls(scheduler=scheduler_address, name="<worker-name>", **job_kwargs).job_script()
-
-
-@contextlib.contextmanager
-def _jobqueue_client(spec: ClusterSpec):
-    from distributed import Client
-
-    cls = _jobqueue_class(spec.kind)
-    cluster = cls(**jobqueue_kwargs(spec))
-    try:
-        per_job = spec.workers_per_job
-        if spec.adaptive is not None:
-            cluster.adapt(minimum_jobs=spec.adaptive.minimum, maximum_jobs=spec.adaptive.maximum)
-            expected = spec.adaptive.minimum * per_job
-            plan = f"{spec.adaptive.minimum} to {spec.adaptive.maximum} jobs (adaptive)"
-        elif spec.worker_lifetime is not None:
-            # adaptive with fixed bounds: a job whose workers retired is replaced by a new one
-            cluster.adapt(minimum_jobs=spec.n_jobs, maximum_jobs=spec.n_jobs)
-            expected = spec.n_jobs * per_job
-            plan = f"{spec.n_jobs} job(s), replaced as their workers retire"
-        else:
-            cluster.scale(jobs=spec.n_jobs)
-            expected = spec.n_jobs * per_job
-            plan = f"{spec.n_jobs} job(s)"
-        log.info("%s cluster: %s; per job %d single-threaded worker(s), %d cores, %s, "
-                 "walltime %s; dashboard %s", spec.kind, plan, per_job, spec.cores, spec.memory,
-                 spec.walltime, cluster.dashboard_link)
-        log.debug("worker job script:\n%s", cluster.job_script())
-        with Client(cluster) as client:
-            _wait_for_workers(client, cluster, expected, spec)
-            yield client
-    finally:
-        cluster.close()
-
-
-def _wait_for_workers(client, cluster, expected: int, spec: ClusterSpec) -> None:
-    """Block until ``expected`` workers are connected, logging every minute while jobs queue; a
-    :class:`ClusterError` if none has connected after ``spec.no_worker_timeout``."""
-    if expected <= 0:
-        return
-    query = "squeue --me" if spec.kind == "slurm" else "qstat -u $USER"
-    deadline = time.monotonic() + spec.no_worker_timeout_seconds
-    while True:
-        try:
-            client.wait_for_workers(expected, timeout=max(
-                1.0, min(_WAIT_LOG_INTERVAL, deadline - time.monotonic())))
-            return
-        except TimeoutError:
-            connected = len(client.nthreads())
-            jobs = sorted(str(job.job_id) for job in cluster.workers.values()
-                          if getattr(job, "job_id", None))
-            if not connected and time.monotonic() >= deadline:
-                raise _no_workers(spec, f"batch jobs {shlex.join(jobs) or 'none'} were queued "
-                                        f"(`{query}`)") from None
-            log.warning("waiting for %d worker(s), %d connected; batch jobs %s (check with `%s`)",
-                        expected, connected, shlex.join(jobs) or "not yet submitted", query)
+from .jobqueue import BATCH_COMMANDS, job_script, jobqueue_kwargs, preflight  # noqa: E402
