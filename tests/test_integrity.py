@@ -83,8 +83,12 @@ def test_a_lost_status_chunk_is_rebuilt_not_recomputed(reference, tmp_path):
 
 
 def test_missing_consolidated_metadata_is_rebuilt(reference, tmp_path):
+    from mccard_dist.store import StoreDamagedError
+
     spec, path = copy_of(reference, tmp_path)
     (path / ".zmetadata").unlink()
+    with pytest.raises(StoreDamagedError, match=r"\(\.zmetadata\) is missing; rerun"):
+        open_results(path)
     report = run_serial(spec)
     assert report.n_pending_before == 0
     assert (path / ".zmetadata").exists()

@@ -70,6 +70,9 @@ def open_results(path, mask: bool = True):
         listed = [line.strip() for line in Path(path, SWEEP_LIST).read_text().splitlines()]
         return open_results([p for p in listed if p], mask)
 
+    if Path(path, ".zgroup").is_file() and not Path(path, ".zmetadata").is_file():
+        raise StoreDamagedError(f"store {path}: its consolidated metadata (.zmetadata) is "
+                                f"missing; {REPAIR_HINT}")
     ds = open_dataset(path)
     if "grid_hash" not in ds.attrs:
         raise StoreMismatchError(f"{path} is not an mccard-dist results store")
