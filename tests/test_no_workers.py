@@ -96,7 +96,7 @@ def test_an_address_that_is_not_a_scheduler_is_refused_within_connect_timeout(
 def test_batch_workers_that_never_connect_fail_after_no_worker_timeout():
     from types import SimpleNamespace
 
-    from mccard_dist import cluster
+    from mccard_dist.cluster import jobqueue
     from mccard_dist.config import ClusterSpec
 
     class NoWorkers:  # a scheduler whose worker jobs never start
@@ -111,5 +111,5 @@ def test_batch_workers_that_never_connect_fail_after_no_worker_timeout():
     spec = ClusterSpec(kind="slurm", cores=1, memory="1GB", walltime="01:00:00", n_jobs=1,
                        no_worker_timeout="2s")
     with pytest.raises(ClusterError, match="no workers for 2s") as info:
-        cluster._wait_for_workers(NoWorkers(), jobs, 1, spec)
+        jobqueue._wait_for_workers(NoWorkers(), jobs, 1, spec)
     assert "4242" in str(info.value) and "squeue --me" in str(info.value)
