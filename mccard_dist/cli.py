@@ -18,9 +18,7 @@ import logging
 import sys
 from pathlib import Path
 
-from .config import CONFIG_DIR
-
-__all__ = ["CONFIG_DIR", "report", "run", "run_from_spec"]
+__all__ = ["report", "run", "run_from_spec"]
 
 log = logging.getLogger("mccard_dist")
 
@@ -35,7 +33,7 @@ def run_from_spec(spec, *, stop_after_blocks=None):
     log.info("experiment %s: %d method(s) x %d tau x %d psi x %d seed(s) -> %s", spec.name,
              len(spec.methods), len(spec.tau), len(spec.psi), len(spec.seeds), store_path(spec))
     if spec.cv.scheme == "alo":
-        ard = [m.name for m in spec.methods if m.has_cv and not m.takes_alpha]
+        ard = [m.name for m in spec.methods if m.has_cv and m.kind.penalty_name is None]
         if ard:
             log.warning("cv.scheme=alo with %s: approximate leave-one-out holds the ARD "
                         "relevances fixed although they were tuned on every sample, so it favours "
@@ -169,9 +167,13 @@ def _entry(name: str, summary: str) -> list[str]:
     return [f"    {name:<26}{lines[0]}"] + [" " * 30 + line for line in lines[1:]]
 
 
-def help_text(config_dir: Path = CONFIG_DIR) -> str:
+def help_text(config_dir: Path | None = None) -> str:
     """What ``mccard-run --help`` prints: the tool, its config groups and methods, examples."""
     from omegaconf import OmegaConf
+
+    from .config import config_dir as default_dir
+
+    config_dir = default_dir() if config_dir is None else config_dir
 
     defaults = {}
     for item in OmegaConf.to_container(OmegaConf.load(config_dir / "config.yaml"))["defaults"]:
@@ -221,17 +223,20 @@ def run() -> None:
     as it was checked (:func:`~mccard_dist.hydra_guard.hydra_argv`)."""
     from .hydra_guard import check_overrides, hydra_argv, parse_args, register_schemas
 
-    if not CONFIG_DIR.is_dir():
-        sys.exit(f"config directory {CONFIG_DIR} not found; set MCCARD_CONFIG_DIR to the "
+    from .config import config_dir
+
+    folder = config_dir()
+    if not folder.is_dir():
+        sys.exit(f"config directory {folder} not found; set MCCARD_CONFIG_DIR to the "
                  "project's conf/ directory")
     try:
         args = parse_args(sys.argv[1:])
     except ValueError as exc:
         sys.exit(f"error: {exc}")
     if args.help:  # our page: nothing is composed
-        print(help_text(CONFIG_DIR))
+        print(help_text(folder))
         return
-    problem = check_overrides(sys.argv[1:], CONFIG_DIR)
+    problem = check_overrides(sys.argv[1:], folder)
     if problem is not None:
         sys.exit(f"error: {problem}")
     sys.argv[1:] = hydra_argv(args)
@@ -240,7 +245,7 @@ def run() -> None:
     import hydra
 
     register_schemas()
-    main = hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")(_main)
+    main = hydra.main(version_base="1.3", config_path=str(folder), config_name="config")(_main)
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors, to be said in one line here
     try:
         main()

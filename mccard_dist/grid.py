@@ -25,18 +25,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .methods import AUTO_H, PATH_AXIS, with_grid
-
 if TYPE_CHECKING:  # the grid reads specs; it needs no config code at run time
     from .config import CVSpec, ExperimentSpec, MethodSpec
 
 __all__ = [
-    "AUTO_H",
     "GRID_VERSION",
     "Block",
     "Cell",
     "block_fits",
-    "axes_coords",
     "candidate_values",
     "cells",
     "chosen_names",
@@ -48,11 +44,11 @@ __all__ = [
     "grid_description",
     "grid_hash",
     "make_blocks",
-    "named_description",
 ]
 
-#: Bumped when the meaning of a grid description changes (stores written before then are refused).
-GRID_VERSION = 1
+#: Bumped when the meaning of a grid description or the store's layout changes (stores of an
+#: earlier version are refused until ``mccard-migrate`` brings them to this one).
+GRID_VERSION = 2
 
 @dataclass(frozen=True)
 class Cell:
@@ -104,28 +100,34 @@ def cells(spec: ExperimentSpec) -> list[Cell]:
     ]
 
 
-def cv_candidates(method_spec: MethodSpec) -> list[tuple[float, float]]:
-    """The CV candidates ``(width, penalty)`` of a method (``(kernel_width, alpha_ratio)`` for
-    MCC-L1, ``(epsilon, alpha)`` for Huber), the width varying slowest, as its kind declares
-    them (:meth:`mccard_dist.methods.MethodKind.candidates`): penalty 0.0 without one, none
-    without a grid (one fit per cell), ``(AUTO_H, penalty)`` for an auto width."""
-    return method_spec.candidates()
+def cv_candidates(method_spec: MethodSpec) -> list[dict]:
+    """The CV candidates of a method, ``{name: value}`` under its grid's names, the width varying
+    slowest (:meth:`mccard_dist.methods.MethodKind.candidates`): none without a list in its grid
+    (one fit per cell)."""
+    return method_spec.kind.candidates(method_spec.grid)
 
 
 def cv_units(method_spec: MethodSpec, cv_spec: CVSpec) -> list[tuple[int, ...]]:
     """The candidates each K-fold task fits on one fold (indices into :func:`cv_candidates`):
     one path per L1 ratio (``cv.paths=width``) or per kernel width (``penalty``) for a method
-    that fits paths (:meth:`~mccard_dist.config.MethodSpec.path_route`), else one candidate
-    per task."""
+    that fits paths, else one candidate per task."""
     candidates = cv_candidates(method_spec)
-    route = method_spec.path_route(cv_spec)
+    route = path_route(method_spec, cv_spec)
     if route == "none":
         return [(c,) for c in range(len(candidates))]
-    shared = 1 - PATH_AXIS[route]
-    groups: dict[float, list[int]] = {}
+    along = method_spec.kind.path_name(route)
+    groups: dict[tuple, list[int]] = {}
     for c, candidate in enumerate(candidates):
-        groups.setdefault(candidate[shared], []).append(c)
+        groups.setdefault(tuple(v for k, v in candidate.items() if k != along), []).append(c)
     return [tuple(group) for group in groups.values()]
+
+
+def path_route(method_spec: MethodSpec, cv_spec: CVSpec) -> str:
+    """The route (one of ``cv.paths``) by which K-fold CV fits the method's candidates:
+    ``cv.paths`` where the method can fit paths, else ``none``."""
+    if cv_spec.scheme != "kfold":
+        return "none"
+    return method_spec.kind.path_route(method_spec.params, method_spec.grid, cv_spec.paths)
 
 
 def fits_per_cell(method_spec: MethodSpec, cv_spec: CVSpec) -> int:
@@ -219,7 +221,7 @@ def make_blocks(spec: ExperimentSpec, cells_: Iterable[Cell]) -> list[Block]:
     return blocks
 
 
-def coords(spec: ExperimentSpec) -> dict[str, np.ndarray]:
+def coords(spec: ExperimentSpec, n_features: int | None = None) -> dict[str, np.ndarray]:
     """Coordinates of the results store (real values, not positions).
 
     ``model`` (method names), ``tau``, ``psi``, ``seed`` in the spec's order; ``candidate``
@@ -236,62 +238,44 @@ def coords(spec: ExperimentSpec) -> dict[str, np.ndarray]:
         "seed": np.array(spec.seeds, dtype=np.int64),
         "candidate": np.arange(n_candidates, dtype=np.int64),
         "fold": np.arange(spec.cv.n_columns, dtype=np.int64),
-        "feature": np.arange(spec.data.n_features, dtype=np.int64),
+        "feature": np.arange(spec.data.n_features if n_features is None else n_features,
+                             dtype=np.int64),
     }
 
 
 def candidate_values(spec) -> dict[str, np.ndarray]:
     """The value of each method's candidates under each name of the methods' grids (``spec``:
     an :class:`~mccard_dist.config.ExperimentSpec`, or anything with its ``methods``), as
-    ``{name: (n_methods, n_candidates) array}`` (``kernel_width``, ``alpha_ratio``, Huber's
-    ``epsilon`` and ``alpha`` ...); NaN where a method has no such name (or a width set inside
-    each fit) or fewer candidates."""
-    n = max((len(cv_candidates(m)) for m in spec.methods), default=0)
-    names = dict.fromkeys(name for m in spec.methods for name, values in m.grid.items()
-                          if isinstance(values, list))
+    ``{name: (n_methods, n_candidates) array}``; NaN where a method has no such name (or a width
+    set inside each fit) or fewer candidates."""
+    per_method = [cv_candidates(m) for m in spec.methods]
+    n = max(map(len, per_method), default=0)
+    names = dict.fromkeys(name for cands in per_method for c in cands for name in c)
     out = {name: np.full((len(spec.methods), n), np.nan) for name in names}
-    for mi, m in enumerate(spec.methods):
-        axes = {axis: name for name, axis in m.kind.grid_names.items()}
-        for c, (width, penalty) in enumerate(cv_candidates(m)):
-            if "width" in axes and not m.auto_width:
-                out[axes["width"]][mi, c] = width
-            if "penalty" in axes:
-                out[axes["penalty"]][mi, c] = penalty
+    for mi, cands in enumerate(per_method):
+        for c, candidate in enumerate(cands):
+            for name, value in candidate.items():
+                out[name][mi, c] = value
     return out
 
 
 def chosen_names(spec) -> list[str]:
     """The store's per-cell variables of the final fit's grid values (``spec`` as for
-    :func:`candidate_values`), ``chosen_<name>`` for each
-    name of the methods' grids (the width an auto-width fit settled at included); the absolute
-    penalty is ``chosen_alpha`` for every method with one."""
+    :func:`candidate_values`), ``chosen_<name>`` for each name of the methods' grids (the width
+    an auto-width fit settled at included); the absolute penalty is ``chosen_alpha`` for every
+    method with one."""
     names = dict.fromkeys(f"chosen_{name}" for m in spec.methods for name in m.kind.grid_names)
     return [name for name in names if name != "chosen_alpha"]
 
 
-def axes_coords(spec: ExperimentSpec) -> dict[str, np.ndarray]:
-    """The candidate coordinates of stores made before the ``candidate`` axis: ``h``, the
-    sorted union of the methods' width axes (Huber's epsilon among them; :data:`AUTO_H`, 0.0,
-    for the penalty-only CV of a method whose fits set their own width), and ``alpha_ratio``,
-    the sorted union of their penalty axes (0.0 for the candidates of a method without one)."""
-    widths: set[float] = set()
-    penalties: set[float] = set()
-    for m in spec.methods:
-        for width, penalty in cv_candidates(m):
-            widths.add(width)
-            penalties.add(penalty)
-    return {"h": np.array(sorted(widths), dtype=np.float64),
-            "alpha_ratio": np.array(sorted(penalties), dtype=np.float64)}
-
-
 def grid_description(spec: ExperimentSpec) -> dict:
-    """Everything that changes results, as plain JSON-able Python (the input of :func:`grid_hash`).
-
-    Keys follow the config layout (``experiment.psi``, ``data.n_features``, ``cv.score`` ...),
-    but for a method's grid, which is described by axis
-    (:meth:`~mccard_dist.config.MethodSpec.axes_dict`). Excluded: the experiment name, ``run``,
-    ``store``, ``cluster``.
-    """
+    """Everything that changes results, as plain JSON-able Python (the input of :func:`grid_hash`),
+    in the config's layout: the experiment's grid, each method's estimator, params and grid,
+    the data (a file by its content, not its location) and the CV settings. Not in it: the
+    experiment's name, ``run``, ``store``, ``cluster``."""
+    cv = asdict(spec.cv)
+    if all(path_route(m, spec.cv) == "none" for m in spec.methods):
+        cv["paths"] = "none"  # no method fits paths: the route changes nothing
     return {
         "grid_version": GRID_VERSION,
         "experiment": {
@@ -300,44 +284,10 @@ def grid_description(spec: ExperimentSpec) -> dict:
             "psi": list(spec.psi),
             "seeds": list(spec.seeds),
         },
-        "methods": {m.name: m.axes_dict() for m in spec.methods},
-        "data": _data_description(spec.data),
-        "cv": _cv_description(spec),
+        "methods": {m.name: m.to_dict() for m in spec.methods},
+        "data": spec.data.describe(),
+        "cv": cv,
     }
-
-
-#: data settings added after the first stores, with the value that reproduces those stores
-_DATA_DEFAULTS = {"source": "paper", "outliers": "laplace", "df": None, "leverage": False,
-                  "rho": 0.0}
-
-
-def _data_description(data) -> dict:
-    """``data`` for the hash; the scenario settings at their defaults (the paper's problem) are
-    left out, so stores of the paper's problem keep their hash. A data file enters by its content
-    hash, not its location: the same file moved is the same grid, a changed file another."""
-    description = data.to_dict()
-    description.pop("path", None)
-    for key, default in _DATA_DEFAULTS.items():
-        if key in description and description[key] == default:
-            del description[key]
-    return description
-
-
-def _cv_description(spec: ExperimentSpec) -> dict:
-    """``cv`` for the hash; the defaults of keys added later (scheme kfold, no path_stop, no
-    race) are left out, so stores written before them keep their hash, and a kfold store never
-    resumes an alo one. ``paths`` is in only where it changes results: a route other than
-    ``none`` taken by at least one method (so a grid without MCC-L1 keeps its hash, and
-    ``cv.paths=none`` gives the hash of the stores made before paths)."""
-    description = asdict(spec.cv)
-    if description["scheme"] == "kfold":
-        del description["scheme"]
-    for key in ("path_stop", "race"):
-        if description[key] is None:
-            del description[key]
-    if all(m.path_route(spec.cv) == "none" for m in spec.methods):
-        del description["paths"]
-    return description
 
 
 def _canonical_json(description: dict) -> str:
@@ -372,37 +322,11 @@ def _flatten(d, prefix: str = "") -> dict:
     return out
 
 
-def named_description(description: dict) -> dict:
-    """A grid description with each method's grid under ``grid``, keyed by the names the method
-    gives it (as in the config), instead of by axis as the hash has it; for messages and for
-    naming the settings a sweep varies."""
-    out = dict(description)
-    out["methods"] = {name: with_grid(section)
-                      for name, section in description.get("methods", {}).items()}
-    return out
-
-
-#: settings added to the grid description after stores were made without them, with the value
-#: that gives those stores' computation (and hash)
-ADDED_SETTINGS = {"cv.paths": "none"}
-
-
-def settings_added_since(stored: dict, requested: dict) -> dict[str, str]:
-    """When the ``stored`` grid description differs from the ``requested`` one only by settings
-    of :data:`ADDED_SETTINGS` that it lacks (a store made before them), those settings with the
-    value that resumes it; else empty."""
-    a, b = _flatten(named_description(stored)), _flatten(named_description(requested))
-    differ = {k for k in set(a) | set(b) if a.get(k, _ABSENT) != b.get(k, _ABSENT)}
-    if not differ or not all(k in ADDED_SETTINGS and k not in a for k in differ):
-        return {}
-    return {k: ADDED_SETTINGS[k] for k in sorted(differ)}
-
-
 def diff_descriptions(a: dict, b: dict) -> list[str]:
     """Human-readable differences between two grid descriptions, e.g. ``"data.n_features: 1000 !=
-    500"`` (``a``'s value first), keys as in the config (:func:`named_description`); empty when
-    they are equal. Long lists are abbreviated."""
-    fa, fb = _flatten(named_description(a)), _flatten(named_description(b))
+    500"`` (``a``'s value first), keys as in the config; empty when they are equal. Long lists
+    are abbreviated."""
+    fa, fb = _flatten(a), _flatten(b)
     keys = list(fa) + [k for k in fb if k not in fa]
     return [
         f"{k}: {_short(fa.get(k, _ABSENT))} != {_short(fb.get(k, _ABSENT))}"

@@ -61,14 +61,14 @@ SWEEP_WHY = "a sweep over Hydra's own settings"
 
 
 def register_schemas() -> None:
-    """Put the config's schemas (:data:`mccard_dist.config.SCHEMAS`) into Hydra's ConfigStore,
+    """Put the config's schemas (:func:`mccard_dist.config.schemas`) into Hydra's ConfigStore,
     under the names ``conf/`` gives them in its defaults lists: call before composing ``conf/``
     (the CLI does)."""
     from hydra.core.config_store import ConfigStore
 
-    from .config import SCHEMAS
+    from .config import schemas
 
-    for group, name, node in SCHEMAS:
+    for group, name, node in schemas():
         ConfigStore.instance().store(group=group, name=name, node=node)
 
 

@@ -110,6 +110,7 @@ def run_experiment(spec: ExperimentSpec, *, client=None, stop_after_blocks: int 
     """
     path = store_path(spec)
     # Everything that can be refused is checked before a store exists or a cluster starts.
+    spec.check_data()
     check_writable(path)
     if client is None:
         preflight(spec.cluster)
@@ -389,6 +390,7 @@ def run_serial(spec: ExperimentSpec, store_path=None) -> RunReport:
     The reference the distributed run must reproduce exactly, and the serial baseline of the
     pipeline benchmark.
     """
+    spec.check_data()
     with StoreLock(store_path if store_path is not None else default_store_path(spec)) as lock:
         return _run_serial_locked(spec, store_path, lock)
 

@@ -31,8 +31,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
 from .config import CVSpec, ExperimentSpec
-from .grid import Block, Cell, cv_candidates, cv_units
-from .methods import PATH_AXIS
+from .grid import Block, Cell, cv_candidates, cv_units, path_route
 from .metrics import evaluate
 from .models import FIT_ERRORS
 from .records import STATUS_DONE, STATUS_FAILED, CellResult
@@ -87,8 +86,7 @@ def kfold_scores(spec, method, X, y, candidates, seed):
     alive = np.ones(len(candidates), dtype=bool)
     n_failures = 0
     units = cv_units(method, spec.cv)
-    route = method.path_route(spec.cv)
-    axis = PATH_AXIS.get(route)
+    route = path_route(method, spec.cv)
     for f, (train, val) in enumerate(folds(len(y), n_folds, seed)):
         penalty_cache = {}  # per kernel width, for this training fold
         for unit in units:
@@ -98,7 +96,8 @@ def kfold_scores(spec, method, X, y, candidates, seed):
                 # a path runs from its start to its last candidate in the race (raced-out ones
                 # on the way are fitted, not scored), so each fit starts where it does without
                 # racing and where the final fit's path starts it
-                unit = sorted(unit, key=lambda c: -candidates[c][axis])
+                along = method.kind.path_name(route)
+                unit = sorted(unit, key=lambda c: -candidates[c][along])
                 last = max(i for i, c in enumerate(unit) if alive[c])
                 unit = unit[: last + 1]
             else:
@@ -118,11 +117,11 @@ def _score_unit(spec, method, X, y, train, val, candidates, unit, out, penalty_c
     (:func:`~mccard_dist.grid.cv_units`): a failure stops the path, and the candidates not
     reached count as failed."""
     Xt, yt = X[train], y[train]
-    route = method.path_route(spec.cv)
+    route = path_route(method, spec.cv)
+    kind = method.kind
     if route == "none":
-        h, ratio = candidates[unit[0]]
         try:
-            est, _ = method.build(Xt, yt, h, ratio, penalty_cache)
+            est, _ = kind.build(method.params, candidates[unit[0]], Xt, yt, penalty_cache)
             _fit(est, Xt, yt)
             out[unit[0]] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
             return 0
@@ -131,8 +130,8 @@ def _score_unit(spec, method, X, y, train, val, candidates, unit, out, penalty_c
     reached = 0
     try:
         with _quiet():
-            for i, est, _ in method.path_fits(route, [candidates[c] for c in unit], Xt, yt,
-                                              penalty_cache):
+            for i, est, _ in kind.path_fits(method.params, route,
+                                            [candidates[c] for c in unit], Xt, yt, penalty_cache):
                 if scored is None or scored[unit[i]]:
                     out[unit[i]] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
                 reached += 1
@@ -153,32 +152,34 @@ def race_survivors(scores_so_far: np.ndarray, alive: np.ndarray, margin: float) 
     return alive & (mean <= (1.0 + margin) * np.min(mean[alive]))
 
 
-def _alo_order(candidates):
-    """Fitting order of the candidates: kernel widths as given, each width's L1 penalties from
-    the largest (sparsest, cheapest fit) down; the order ``cv.path_stop`` walks its paths in."""
-    position = {h: i for i, h in enumerate(dict.fromkeys(h for h, _ in candidates))}
-    return sorted(range(len(candidates)),
-                  key=lambda c: (position[candidates[c][0]], -candidates[c][1]))
+def _alo_order(method, candidates):
+    """Fitting order of the candidates: widths as given, each width's penalties from the largest
+    (sparsest, cheapest fit) down; the order ``cv.path_stop`` walks its paths in."""
+    width, penalty = method.kind.width_param, method.kind.penalty_name
+    position = {w: i for i, w in enumerate(dict.fromkeys(c.get(width) for c in candidates))}
+    return sorted(range(len(candidates)), key=lambda c: (position[candidates[c].get(width)],
+                                                         -candidates[c].get(penalty, 0.0)))
 
 
 def _select_alo(spec, method, X, y, candidates):
     """One fit per candidate on all the training data, scored on its approximate leave-one-out
     residuals; the best fit is kept as the final fit (no refit). ``best`` is None if every
-    candidate failed or scored NaN. With ``cv.path_stop``, a kernel width's remaining (smaller)
-    L1 penalties are skipped once one scores clearly worse than the best on its path."""
+    candidate failed or scored NaN. With ``cv.path_stop``, a width's remaining (smaller)
+    penalties are skipped once one scores clearly worse than the best on its path."""
     scores = np.full((len(candidates), 1), np.nan)
     penalty_cache = {}
     best = None  # (score, index, estimator, alpha, seconds)
     n_failures = 0
     path_stop = spec.cv.path_stop
-    path_best: dict[float, float] = {}
-    stopped: set[float] = set()
-    for c in _alo_order(candidates):
-        h, ratio = candidates[c]
+    width, penalty = method.kind.width_param, method.kind.penalty_name
+    path_best: dict = {}
+    stopped: set = set()
+    for c in _alo_order(method, candidates):
+        h, ratio = candidates[c].get(width), candidates[c].get(penalty, 0.0)
         if h in stopped:
             continue
         try:
-            est, alpha = method.build(X, y, h, ratio, penalty_cache)
+            est, alpha = method.kind.build(method.params, candidates[c], X, y, penalty_cache)
             fit_start = time.perf_counter()
             _fit(est, X, y)
             seconds = time.perf_counter() - fit_start
@@ -219,49 +220,47 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
                 raise RuntimeError(f"every candidate failed or has a NaN leave-one-out score "
                                    f"({n_failures} failed fits)")
             _, c, est, alpha, fit_seconds = best
-            h, ratio = candidates[c]
+            chosen = candidates[c]
         else:
             if candidates:
                 scores, n_failures = kfold_scores(spec, method, data.X_train, data.y_train,
                                                   candidates, cell.seed)
-            h, ratio, est, alpha, fit_seconds = _choose_and_refit(spec, method, data,
-                                                                  candidates, scores, n_failures)
+            chosen, est, alpha, fit_seconds = _choose_and_refit(spec, method, data, candidates,
+                                                                scores, n_failures)
         metrics = _evaluate(est, data)
     except Exception as exc:  # recorded, not raised: one bad cell must not stop the run
         return _failed(cell, exc, n_failures, time.perf_counter() - start, scores)
-    return _done(spec, method, cell, est, h, ratio, alpha, metrics, fit_seconds,
+    return _done(spec, method, cell, est, chosen, alpha, metrics, fit_seconds,
                  time.perf_counter() - start, n_failures, scores, save_coef)
 
 
 def _choose_and_refit(spec, method, data, candidates, scores, n_failures):
     """The candidate with the lowest mean K-fold loss (ties: the first), fitted on all the
-    training data: ``(h, ratio, estimator, alpha, fit seconds)``."""
+    training data: ``(candidate, estimator, alpha, fit seconds)`` (candidate ``{}`` without
+    a grid)."""
+    chosen = {}
     if candidates:
         mean = np.mean(scores, axis=1)  # NaN for a candidate with a failed fold
         if np.all(np.isnan(mean)):
             raise RuntimeError(f"every CV candidate failed on at least one fold "
                                f"({n_failures} failed fits)")
-        h, ratio = candidates[int(np.nanargmin(mean))]
-    else:
-        h, ratio = np.nan, np.nan
+        chosen = candidates[int(np.nanargmin(mean))]
     X, y = data.X_train, data.y_train
     fit_start = time.perf_counter()
-    route = method.path_route(spec.cv) if candidates else "none"
+    route = path_route(method, spec.cv) if candidates else "none"
     if route != "none":
         # the path the CV walked, on all the training data, down to the choice: the final fit
         # is the kind of fit the CV scored (a warm fit can end elsewhere than one from w = 0)
-        axis = PATH_AXIS[route]
-        shared = 1 - axis
-        chosen = (h, ratio)
-        members = [c for c in candidates
-                   if c[shared] == chosen[shared] and c[axis] >= chosen[axis]]
+        along = method.kind.path_name(route)
+        members = [c for c in candidates if c[along] >= chosen[along]
+                   and all(c[k] == v for k, v in chosen.items() if k != along)]
         with _quiet():
-            steps = list(method.path_fits(route, members, X, y))  # one estimator, refitted
-        _, est, alpha = steps[-1]
+            steps = list(method.kind.path_fits(method.params, route, members, X, y))
+        _, est, alpha = steps[-1]  # one estimator, refitted along the path
     else:
-        est, alpha = method.build(X, y, h, ratio)
+        est, alpha = method.kind.build(method.params, chosen, X, y)
         _fit(est, X, y)
-    return h, ratio, est, alpha, time.perf_counter() - fit_start
+    return chosen, est, alpha, time.perf_counter() - fit_start
 
 
 def _evaluate(est, data) -> dict:
@@ -289,14 +288,13 @@ def _degenerate(est) -> float:
     return np.nan
 
 
-def _done(spec, method, cell, est, h, ratio, alpha, metrics, fit_seconds, cell_seconds,
+def _done(spec, method, cell, est, chosen, alpha, metrics, fit_seconds, cell_seconds,
           n_failures, scores, save_coef) -> CellResult:
     save_coef = spec.run.save_coef if save_coef is None else save_coef
     scalars = dict(metrics)
-    for name, axis in method.kind.grid_names.items():
-        # the final fit's width (the CV choice, or where an auto width settled) and penalty
-        scalars[f"chosen_{name}"] = (float(getattr(est, "kernel_width_", h)) if axis == "width"
-                                     else float(ratio))
+    for name in method.kind.grid_names:
+        # the final fit's grid values: the CV choice, or where an auto width settled
+        scalars[f"chosen_{name}"] = float(chosen.get(name, getattr(est, "kernel_width_", np.nan)))
     scalars.update(
         chosen_alpha=np.nan if alpha is None else float(alpha),
         n_iter=int(est.n_iter_), converged=int(bool(est.converged_)), fit_seconds=fit_seconds,
@@ -352,13 +350,13 @@ def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_se
     with threadpool_limits(limits=1):
         try:
             data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
-            h, ratio, est, alpha, fit_seconds = _choose_and_refit(spec, method, data, candidates,
-                                                                  scores, n_failures)
+            chosen, est, alpha, fit_seconds = _choose_and_refit(spec, method, data, candidates,
+                                                                scores, n_failures)
             metrics = _evaluate(est, data)
         except Exception as exc:  # recorded, not raised, as in run_cell
             return _failed(cell, exc, n_failures, cv_seconds + time.perf_counter() - start,
                            scores)
-    return _done(spec, method, cell, est, h, ratio, alpha, metrics, fit_seconds,
+    return _done(spec, method, cell, est, chosen, alpha, metrics, fit_seconds,
                  cv_seconds + time.perf_counter() - start, n_failures, scores, None)
 
 

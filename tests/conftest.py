@@ -85,9 +85,9 @@ def smoke_spec(tmp_path):
 def local_client():
     """A real LocalCluster with 2 single-threaded worker processes (shared by a test module)."""
     from mccard_dist.cluster import connect
-    from mccard_dist.config import ClusterSpec
+    from mccard_dist.config import cluster_spec
 
-    spec = ClusterSpec(kind="local", n_workers=2, threads_per_worker=1, memory_limit="2GiB",
+    spec = cluster_spec("local", n_workers=2, threads_per_worker=1, memory_limit="2GiB",
                        host="127.0.0.1", dashboard_address="127.0.0.1:0")
     with connect(spec) as client:
         yield client

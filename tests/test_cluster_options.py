@@ -117,14 +117,14 @@ def test_a_worker_dying_while_the_local_cluster_starts_is_one_line(monkeypatch):
     import distributed
 
     from mccard_dist.cluster import connect
-    from mccard_dist.config import ClusterSpec
+    from mccard_dist.config import cluster_spec
     from mccard_dist.errors import ClusterError
 
     def dies(*args, **kwargs):
         raise RuntimeError("Nanny failed to start worker process\nmore lines")
 
     monkeypatch.setattr(distributed, "LocalCluster", dies)
-    spec = ClusterSpec(kind="local", n_workers=2, threads_per_worker=1, memory_limit="2GiB",
+    spec = cluster_spec("local", n_workers=2, threads_per_worker=1, memory_limit="2GiB",
                        host="127.0.0.1", dashboard_address="127.0.0.1:0")
     with pytest.raises(ClusterError) as info, connect(spec):
         pass

@@ -13,7 +13,6 @@ from mccard_dist.config import spec_from_dict
 from mccard_dist.grid import (
     Block,
     Cell,
-    axes_coords,
     block_fits,
     candidate_values,
     cells,
@@ -78,10 +77,11 @@ def test_cells_count_and_order(smoke, paper):
 
 # -- CV candidates ----------------------------------------------------------------------------------
 def test_cv_candidates_and_fits(smoke, paper):
-    assert cv_candidates(smoke.method("mcc_ard")) == [(0.3, 0.0), (3.0, 0.0)]
+    assert cv_candidates(smoke.method("mcc_ard")) == [{"kernel_width": 0.3},
+                                                      {"kernel_width": 3.0}]
     assert cv_candidates(smoke.method("ls_ard")) == []
-    assert cv_candidates(smoke.method("mcc_l1")) == [(0.3, 0.5), (0.3, 0.2), (3.0, 0.5),
-                                                     (3.0, 0.2)]
+    assert cv_candidates(smoke.method("mcc_l1")) == [
+        {"kernel_width": w, "alpha_ratio": a} for w in (0.3, 3.0) for a in (0.5, 0.2)]
     assert fits_per_cell(smoke.method("mcc_ard"), smoke.cv) == 2 * 2 + 1
     assert fits_per_cell(smoke.method("ls_ard"), smoke.cv) == 1
     assert fits_per_cell(smoke.method("mcc_l1"), smoke.cv) == 4 * 2 + 1
@@ -175,22 +175,12 @@ def test_coords(smoke, paper, dicts):
     np.testing.assert_array_equal(c["feature"], np.arange(60))
     assert c["seed"].dtype == np.int64
     p = coords(paper)
-    assert len(p["candidate"]) == len(paper.method("mcc_l1").widths) * len(
-        paper.method("mcc_l1").penalties)
-    # the union of the widths and of the penalties: the axes of stores made before `candidate`
-    a = axes_coords(paper)
-    assert len(a["h"]) == len(set(paper.method("mcc_ard").widths)
-                              | set(paper.method("mcc_l1").widths))
-    assert np.all(np.diff(a["h"]) > 0) and np.all(np.diff(a["alpha_ratio"]) > 0)
-    np.testing.assert_array_equal(a["alpha_ratio"], [0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8])
-    # without an ARD method with CV, alpha_ratio has no 0.0; with only LS-ARD, no candidates
+    assert len(p["candidate"]) == len(cv_candidates(paper.method("mcc_l1")))
+    # with only LS-ARD, no candidates
     d = copy.deepcopy(dicts["smoke"])
-    d["experiment"]["methods"] = ["mcc_l1"]
-    np.testing.assert_array_equal(axes_coords(spec_from_dict(d))["alpha_ratio"], [0.2, 0.5])
     d["experiment"]["methods"] = ["ls_ard"]
     c = coords(spec_from_dict(d))
     assert c["candidate"].size == 0 and c["fold"].size == 2
-    assert axes_coords(spec_from_dict(d))["h"].size == 0
 
 
 def test_candidate_values_are_each_methods_grid_under_its_names(smoke, dicts):
@@ -306,7 +296,6 @@ def test_diff_descriptions_names_the_key(smoke, dicts):
 def test_cv_scheme_enters_the_hash_only_when_not_the_default(smoke_spec):
     kfold = smoke_spec()
     alo = smoke_spec("cv=alo")
-    assert "scheme" not in grid.grid_description(kfold)["cv"]  # old kfold stores keep their hash
     assert grid.grid_description(alo)["cv"]["scheme"] == "alo"
     assert grid.grid_hash(kfold) != grid.grid_hash(alo)
     assert len(grid.coords(alo)["fold"]) == 1
@@ -316,22 +305,3 @@ def test_cv_scheme_enters_the_hash_only_when_not_the_default(smoke_spec):
     assert grid.fits_per_cell(m, kfold.cv) == n * kfold.cv.n_folds + 1
     assert grid.fits_per_cell(m, alo.cv) == n
     assert grid.fits_per_cell(kfold.method("ls_ard"), alo.cv) == 1
-
-
-def test_a_store_made_before_cv_paths_is_refused_with_the_setting_that_resumes_it(smoke_spec):
-    """A store made before ``cv.paths`` has the hash ``cv.paths=none`` gives: the refusal of
-    the plain rerun says so (and asks to delete nothing); another difference says the grid
-    differs."""
-    from mccard_dist.store import ResultsStore, StoreMismatchError
-
-    before = smoke_spec("cv.paths=none", name="old")
-    ResultsStore.open_or_create(before)
-    with pytest.raises(StoreMismatchError) as info:
-        ResultsStore.check_compatible(before.store.path, smoke_spec(name="old"))
-    message = str(info.value)
-    assert "made before the setting(s) cv.paths" in message
-    assert "add cv.paths=none to the command" in message and "delete" not in message
-    with pytest.raises(StoreMismatchError, match="written by a different grid"):
-        ResultsStore.check_compatible(before.store.path,
-                                      smoke_spec("data.n_features=50", name="old"))
-    ResultsStore.check_compatible(before.store.path, before)  # and it resumes with it

@@ -16,8 +16,9 @@ def store(chosen_width, chosen_ratio, status, methods, n_selected=None, width="k
     coords = {"model": list(methods), "tau": [5.0], "psi": [0.0, 0.5],
               "seed": list(range(len(chosen_width[0][0][0])))}
     ds = xr.Dataset({f"chosen_{width}": (dims, np.asarray(chosen_width, float)),
-                     f"chosen_{penalty}": (dims, np.asarray(chosen_ratio, float)),
                      "status": (dims, np.asarray(status, np.int8))}, coords=coords)
+    for name in (penalty,) if isinstance(penalty, str) else penalty:
+        ds[f"chosen_{name}"] = (dims, np.asarray(chosen_ratio, float))
     if n_selected is not None:
         ds["n_selected"] = (dims, np.asarray(n_selected, float))
     ds.attrs["config"] = json.dumps({"methods": methods})
@@ -66,12 +67,10 @@ def test_a_grid_chosen_inside_is_not_flagged():
 
 def test_edges_a_wider_grid_cannot_change_are_counted_apart():
     # Lasso at its largest penalty with an empty model (any larger penalty: the same model), and
-    # Huber at epsilon = 1, the parameter's bound, say nothing about the grids' width. The
-    # configs are written as stores made before ``grid`` wrote them (Huber's epsilon and alpha on
-    # the width and penalty axes)
-    methods = {"lasso": {"estimator": "lasso", "alpha_ratio": [0.99, 0.5, 0.1]},
-               "huber": {"estimator": "huber", "kernel_width": [1.0, 1.35, 2.0],
-                         "alpha_ratio": [1.0, 10.0]}}
+    # Huber at epsilon = 1, the parameter's bound, say nothing about the grids' width
+    methods = {"lasso": {"estimator": "lasso", "grid": {"alpha_ratio": [0.99, 0.5, 0.1]}},
+               "huber": {"estimator": "huber",
+                         "grid": {"epsilon": [1.0, 1.35, 2.0], "alpha": [1.0, 10.0]}}}
     ratio = [[[[0.99, 0.99, 0.99, 0.5], [0.1, 0.5, 0.5, 0.5]]],
              [[[1.0, 10.0, 1.0, 1.0], [10.0, 10.0, 1.0, 1.0]]]]
     h = [[[[np.nan] * 4, [np.nan] * 4]],
@@ -79,7 +78,8 @@ def test_edges_a_wider_grid_cannot_change_are_counted_apart():
     n_selected = [[[[0, 0, 3, 4], [5, 4, 4, 4]]], [[[9] * 4, [9] * 4]]]
     status = [[[[STATUS_DONE] * 4] * 2]] * 2
     edges = {(e.method, e.axis): e
-             for e in grid_edges(store(h, ratio, status, methods, n_selected, width="epsilon"))}
+             for e in grid_edges(store(h, ratio, status, methods, n_selected, width="epsilon",
+                                       penalty=("alpha_ratio", "alpha")))}
     lasso = edges[("lasso", "alpha_ratio")]
     # two empty fits at 0.99 settled; the non-empty fit at 0.99 and the one at 0.1 count
     assert (lasso.n_high, lasso.n_settled, lasso.n_low, lasso.n_cells) == (1, 2, 1, 8)
@@ -88,15 +88,16 @@ def test_edges_a_wider_grid_cannot_change_are_counted_apart():
     assert huber.share == pytest.approx(1 / 8) and huber.flagged
     # without n_selected in the store every edge counts
     plain = {(e.method, e.axis): e
-             for e in grid_edges(store(h, ratio, status, methods, width="epsilon"))}
+             for e in grid_edges(store(h, ratio, status, methods, width="epsilon",
+                                       penalty=("alpha_ratio", "alpha")))}
     assert plain[("lasso", "alpha_ratio")].n_high == 3
     assert "at a bound or empty" in grid_edges_markdown(edges.values())
 
 
 def test_an_empty_mcc_ard_fit_at_the_widest_width_is_settled_but_not_mcc_l1s():
     # the width is ARD's noise variance: wider only prunes more; MCC-L1's width has no such order
-    methods = {"ard": {"estimator": "mcc_ard", "kernel_width": [0.1, 10.0, 1000.0]},
-               "l1": {"estimator": "mcc_l1", "kernel_width": [0.1, 10.0, 1000.0]}}
+    methods = {"ard": {"estimator": "mcc_ard", "grid": {"kernel_width": [0.1, 10.0, 1000.0]}},
+               "l1": {"estimator": "mcc_l1", "grid": {"kernel_width": [0.1, 10.0, 1000.0]}}}
     h = [[[[1000.0, 1000.0, 10.0, 10.0], [10.0] * 4]]] * 2
     ratio = [[[[np.nan] * 4, [np.nan] * 4]]] * 2
     n_selected = [[[[0, 3, 3, 3], [3] * 4]]] * 2

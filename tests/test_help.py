@@ -6,7 +6,10 @@ import sys
 
 import pytest
 
-from mccard_dist.cli import CONFIG_DIR, GROUPS, help_text
+from mccard_dist.cli import GROUPS, help_text
+from mccard_dist.config import config_dir
+
+CONFIG_DIR = config_dir()
 
 
 def listed(text, heading):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mccard_dist import cli
+from mccard_dist.config import config_dir
 
 TRUST = "MCCARD_TRUST_HYDRA_OVERRIDES"
 ENDING = f"; set {TRUST}=1 to allow it"
@@ -63,7 +64,7 @@ def evil_config(folder: Path, marker: Path) -> Path:
 
 def outside_option(group_file: Path) -> str:
     """``group_file`` (without .yaml) as an option of the shipped ``experiment`` group."""
-    return os.path.relpath(group_file.with_suffix(""), cli.CONFIG_DIR / "experiment")
+    return os.path.relpath(group_file.with_suffix(""), config_dir() / "experiment")
 
 
 def assert_refused(result, key):
@@ -147,9 +148,9 @@ def test_a_group_option_from_outside_the_shipped_folder_is_refused(mccard_run, t
     option = outside_option(evil / "experiment" / "evil.yaml")
     assert_refused(mccard_run(f"experiment={option}"), f"experiment={option}")
     benign = tmp_path / "elsewhere" / "experiment" / "benign.yaml"
-    benign.write_text((cli.CONFIG_DIR / "experiment" / "smoke.yaml").read_text())
+    benign.write_text((config_dir() / "experiment" / "smoke.yaml").read_text())
     option = outside_option(benign)  # harmless, but from outside the folder all the same
-    assert_refused(mccard_run(f"cluster=local", f"experiment={option}"), f"experiment={option}")
+    assert_refused(mccard_run("cluster=local", f"experiment={option}"), f"experiment={option}")
 
 
 @pytest.mark.parametrize("args, key", [
@@ -227,24 +228,24 @@ def test_a_searchpath_package_is_not_imported_by_the_check(mccard_run, tmp_path,
     pytest.param(["--config-path", "CONFIG_DIR", "--config-name", "config"], marks=SLOW),
 ], ids=lambda a: " ".join(a)[:40])
 def test_plain_command_lines_reach_hydra(mccard_run, args):
-    assert mccard_run(*(a.replace("CONFIG_DIR", str(cli.CONFIG_DIR)) for a in args)) == (None,
+    assert mccard_run(*(a.replace("CONFIG_DIR", str(config_dir())) for a in args)) == (None,
                                                                                         True)
 
 
 @pytest.mark.slow  # composes from another folder (about 1 s)
 def test_a_config_folder_of_ones_own_is_trusted(mccard_run, tmp_path, monkeypatch):
-    """MCCARD_CONFIG_DIR (read into CONFIG_DIR when the package is imported) may set what the
+    """MCCARD_CONFIG_DIR (read when mccard-run starts) may set what the
     command line may not; the command line still may not change it."""
     import shutil
 
     mine = tmp_path / "myconf"
-    shutil.copytree(cli.CONFIG_DIR, mine)
+    shutil.copytree(config_dir(), mine)
     text = (mine / "config.yaml").read_text().replace(
         "  job:\n    chdir: false\n", "  job:\n    chdir: false\n    env_set:\n"
                                      "      OMP_NUM_THREADS: '1'\n")
     assert "OMP_NUM_THREADS" in text
     (mine / "config.yaml").write_text(text)
-    monkeypatch.setattr(cli, "CONFIG_DIR", mine)
+    monkeypatch.setenv("MCCARD_CONFIG_DIR", str(mine))
     assert mccard_run("experiment=smoke") == (None, True)
     assert mccard_run("-cd", str(mine), "experiment=smoke") == (None, True)
     assert_refused(mccard_run("hydra.job.env_set.OMP_NUM_THREADS='4'"),
@@ -278,7 +279,7 @@ def test_mccard_config_dir_on_the_command_line(tmp_path):
     import shutil
 
     mine = tmp_path / "myconf"
-    shutil.copytree(cli.CONFIG_DIR, mine)
+    shutil.copytree(config_dir(), mine)
     env = {**{k: v for k, v in os.environ.items() if k != TRUST}, "MCCARD_CONFIG_DIR": str(mine)}
     proc = subprocess.run([sys.executable, "-m", "mccard_dist.cli", "-cd", str(mine),
                            "experiment=smoke", "--cfg", "job"], cwd=tmp_path, env=env,

@@ -288,29 +288,6 @@ def test_a_coordinate_lost_with_its_metadata_keeps_this_versions_name(reference,
 
 
 
-def test_a_store_made_before_a_flag_resumes_without_recomputing(reference, tmp_path):
-    """A store without ``degenerate`` (made before it) gets it on the next run, with no value for
-    the finished cells, and nothing is recomputed or reported lost."""
-    import json
-
-    import zarr
-
-    spec, path = copy_of(reference, tmp_path)
-    shutil.rmtree(path / "degenerate")
-    meta = json.loads((path / ".zmetadata").read_text())
-    meta["metadata"] = {k: v for k, v in meta["metadata"].items()
-                        if not k.startswith("degenerate/")}
-    (path / ".zmetadata").write_text(json.dumps(meta))
-    assert "degenerate" not in open_results(path)  # an old store still opens
-    report = run_serial(spec)
-    assert report.n_pending_before == 0
-    ds = open_results(path)
-    assert np.isnan(ds["degenerate"].values).all()
-    np.testing.assert_array_equal(ds["r"].values, open_results(reference[1])["r"].values)
-    assert ResultsStore(path, spec).check_and_repair() == []  # its chunks count as present
-    assert zarr.open_group(str(path), mode="r")["degenerate"].nchunks_initialized > 0
-
-
 def test_the_report_refuses_a_damaged_cv_score_in_one_line(reference, tmp_path, capsys):
     from mccard_dist.cli import report
 

@@ -97,7 +97,7 @@ def test_batch_workers_that_never_connect_fail_after_no_worker_timeout():
     from types import SimpleNamespace
 
     from mccard_dist.cluster import jobqueue
-    from mccard_dist.config import ClusterSpec
+    from mccard_dist.config import cluster_spec
 
     class NoWorkers:  # a scheduler whose worker jobs never start
         def wait_for_workers(self, n_workers, timeout):
@@ -108,7 +108,7 @@ def test_batch_workers_that_never_connect_fail_after_no_worker_timeout():
             return {}
 
     jobs = SimpleNamespace(workers={"w0": SimpleNamespace(job_id="4242")})
-    spec = ClusterSpec(kind="slurm", cores=1, memory="1GB", walltime="01:00:00", n_jobs=1,
+    spec = cluster_spec("slurm", cores=1, memory="1GB", walltime="01:00:00", n_jobs=1,
                        no_worker_timeout="2s")
     with pytest.raises(ClusterError, match="no workers for 2s") as info:
         jobqueue._wait_for_workers(NoWorkers(), jobs, 1, spec)

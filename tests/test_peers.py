@@ -20,8 +20,7 @@ def test_lasso_alpha_max_is_where_the_lasso_keeps_no_feature():
     (["methods.huber.grid.epsilon=auto"], "methods.huber.grid.epsilon: cannot be auto"),
     (["+methods.lasso.grid.kernel_width=[1.0]"], "methods.lasso.grid.kernel_width: is not in "
      "lasso's grid, which takes alpha_ratio"),
-    (["methods.huber.kernel_width=[1.0]"], "methods.huber.kernel_width: is the old place of "
-     "methods.huber.grid.epsilon; set it there"),
+    (["+methods.huber.kernel_width=[1.0]"], "methods.huber.kernel_width: unknown key"),
     (["+methods.huber.params.epsilon=2.0"], "epsilon must not be set here"),
     (["methods.lasso.grid.alpha_ratio=[]"], "methods.lasso.grid.alpha_ratio: must not be empty"),
     (["cv=alo"], "cv.scheme: alo needs leave-one-out residuals, which lasso, huber do not give"),
@@ -48,7 +47,7 @@ def test_peer_cells_refit_what_cv_chose_as_scikit_learn_would(smoke_spec):
         alpha = float(stored["chosen_alpha"])
         if cell.method == "lasso":
             ratio = float(stored["chosen_alpha_ratio"])
-            assert ratio in spec.method("lasso").penalties
+            assert ratio in spec.method("lasso").grid["alpha_ratio"]
             assert alpha == pytest.approx(ratio * lasso_alpha_max(data.X_train, data.y_train))
             assert "chosen_kernel_width" not in ds  # neither peer has a kernel width
             ref = Lasso(alpha=alpha, max_iter=5000, tol=1e-4)

@@ -1,8 +1,6 @@
 """The pipeline end to end on a real LocalCluster: exactness, resume, lost workers, many blocks."""
 
-import json
 import os
-import shutil
 import signal
 import threading
 import time
@@ -121,10 +119,10 @@ def _hold_blocks_at(gate, computed):
 
 def test_run_survives_a_killed_worker(smoke_spec, tmp_path):
     from mccard_dist.cluster import connect
-    from mccard_dist.config import ClusterSpec
+    from mccard_dist.config import cluster_spec
 
     spec = smoke_spec("experiment.seeds.count=6", "run.fits_per_block=10", name="killed")
-    cluster = ClusterSpec(kind="local", n_workers=2, threads_per_worker=1, memory_limit="2GiB",
+    cluster = cluster_spec("local", n_workers=2, threads_per_worker=1, memory_limit="2GiB",
                           host="127.0.0.1", dashboard_address="127.0.0.1:0")
     gate, computed = tmp_path / "gate", tmp_path / "computed"
     with connect(cluster) as client:
@@ -148,23 +146,7 @@ def test_run_survives_a_killed_worker(smoke_spec, tmp_path):
     assert_same_results(store_path(spec), store_path(reference))
 
 
-def _rename_dimension_on_disk(path, old, new):
-    """Rewrite a store as an earlier version wrote it: the variable or dimension ``old`` named
-    ``new``."""
-    import json as _json
-
-    import zarr
-
-    for attrs_file in path.glob("*/.zattrs"):
-        attrs = _json.loads(attrs_file.read_text())
-        dims = attrs.get("_ARRAY_DIMENSIONS", [])
-        attrs["_ARRAY_DIMENSIONS"] = [new if d == old else d for d in dims]
-        attrs_file.write_text(_json.dumps(attrs))
-    (path / old).rename(path / new)
-    zarr.consolidate_metadata(str(path), zarr_format=2)
-
-
-def test_methods_are_selected_by_name_and_old_stores_still_open_and_resume(smoke_spec):
+def test_methods_are_selected_by_name_and_per_cell_values_are_read_at_once(smoke_spec):
     spec = smoke_spec("experiment.methods=[mcc_ard,ls_ard]", "data.n_features=40", name="old")
     run_serial(spec)
     path = store_path(spec)
@@ -178,57 +160,6 @@ def test_methods_are_selected_by_name_and_old_stores_still_open_and_resume(smoke
     assert ds["r"].chunks is None and ds["status"].chunks is None
     assert isinstance(ds["r"].mean("seed").data, np.ndarray)
     assert ds["coef"].chunks is not None and ds["cv_score"].chunks is not None
-    before = ds.load()
-
-    # a store made before the candidate axis: cv_score over h x alpha_ratio, chosen_h and
-    # chosen_alpha_ratio; the same grid resumes it in its own layout
-    import zarr
-
-    from mccard_dist.store.layout import Layout
-    from mccard_dist.store.writer import _template
-
-    old_spec = smoke_spec("experiment.methods=[mcc_ard,ls_ard]", "data.n_features=40",
-                          name="old-axes")
-    old_path = store_path(old_spec)
-    _template(old_spec, Layout(old_spec, axes=True)).to_zarr(
-        str(old_path), compute=False, zarr_format=2, consolidated=True)
-    report = run_serial(old_spec)
-    assert report.n_pending_before == report.n_cells and report.complete
-    group = zarr.open_group(str(old_path), mode="r")
-    assert {"h", "alpha_ratio", "chosen_h", "chosen_alpha_ratio"} <= set(group)
-    assert "candidate" not in group and "chosen_kernel_width" not in group
-    assert group["cv_score"].shape[4:] == (2, 1, 2)  # h x alpha_ratio x fold
-    timing = ["status_name", "fit_seconds", "cell_seconds"]  # all but the run's timings
-    shown = open_results(old_path).load()
-    xr.testing.assert_equal(shown.drop_vars(timing), before.drop_vars(timing))
-
-    # and as an earlier version still named it
-    for new, old in (("model", "method"), ("alpha_ratio", "lam"),
-                     ("chosen_alpha_ratio", "chosen_lam")):
-        _rename_dimension_on_disk(old_path, new, old)
-    old = xr.open_zarr(old_path)  # as an earlier version wrote it
-    assert "method" in old.dims and "lam" in old.dims and "chosen_lam" in old
-    xr.testing.assert_equal(open_results(old_path).load().drop_vars(timing),
-                            before.drop_vars(timing))
-    # it still resumes, its lost h coordinate recreated: reset one block's cells to pending
-    # and rerun
-    zarr.open_group(str(old_path), mode="r+")["status"][0, 0, 0, :] = 0
-    shutil.rmtree(old_path / "h")
-    report = run_serial(old_spec)
-    assert report.n_pending_before == len(spec.seeds) and report.n_blocks_written >= 1
-    after = open_results(old_path)
-    for name in (n for n in CHECKED if n in before):
-        np.testing.assert_array_equal(after[name].values, before[name].values, err_msg=name)
-    assert after.sizes == before.sizes
-    # written as such stores always were: ARD cells with chosen_alpha_ratio (chosen_lam) 0
-    raw = zarr.open_group(str(old_path), mode="r")
-    np.testing.assert_array_equal(raw["chosen_lam"][...], 0.0)
-    # reading the results needs the stored methods only, not a config that checks out today
-    config = json.loads(raw.attrs["config"])
-    config["data"]["n_train"] = -1
-    zarr.open_group(str(old_path), mode="r+").attrs["config"] = json.dumps(config)
-    zarr.consolidate_metadata(str(old_path), zarr_format=2)
-    xr.testing.assert_equal(open_results(old_path)["cv_score"], before["cv_score"])
 
 
 def test_stores_of_a_two_setting_sweep_open_as_one_dataset(smoke_spec):

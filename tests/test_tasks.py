@@ -51,7 +51,7 @@ def test_cell_picks_the_lowest_mean_cv_loss(smoke_spec):
     assert res.status == records.STATUS_DONE
     cands = grid.cv_candidates(spec.method(cell.method))
     best = cands[int(np.argmin(res.cv_score.mean(axis=1)))]
-    assert res.scalars["chosen_kernel_width"] == best[0]
+    assert res.scalars["chosen_kernel_width"] == best["kernel_width"]
     assert res.coef.shape == (spec.data.n_features,)
     again = tasks.run_cell(spec, cell)
     np.testing.assert_array_equal(res.coef, again.coef)
@@ -73,7 +73,8 @@ def test_cell_cv_scores_are_scikit_learns_cross_val_scores(smoke_spec):
     data = spec.data.make_data(cell.seed, cell.psi, cell.tau, None)
     method = spec.method(cell.method)
     kfold = KFold(n_splits=spec.cv.n_folds, shuffle=True, random_state=cell.seed)
-    for i, (h, _) in enumerate(grid.cv_candidates(method)):
+    for i, candidate in enumerate(grid.cv_candidates(method)):
+        h = candidate["kernel_width"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sklearn = -cross_val_score(MCCARDRegressor(h, **method.params), data.X_train,
@@ -134,11 +135,11 @@ def test_alo_cell_fits_each_candidate_once_and_keeps_the_best_fit(smoke_spec, mo
         method, spec.cv)
     assert res.cv_score.shape == (len(cands), 1)
     best = int(np.argmin(res.cv_score[:, 0]))
-    assert res.scalars["chosen_kernel_width"] == cands[best][0]
+    assert res.scalars["chosen_kernel_width"] == cands[best]["kernel_width"]
     # the score is the loss of the chosen fit's leave-one-out residuals, and its coefficients are
     # those of a plain fit with the chosen width
     data = spec.data.make_data(cell.seed, cell.psi, cell.tau)
-    ref = MCCARDRegressor(cands[best][0], **dict(method.params)).fit(data.X_train, data.y_train)
+    ref = MCCARDRegressor(cands[best]["kernel_width"], **dict(method.params)).fit(data.X_train, data.y_train)
     np.testing.assert_allclose(res.coef, ref.coef_)
     loo = ref.loo_residuals(data.X_train, data.y_train)
     assert res.cv_score[best, 0] == pytest.approx(np.mean(np.abs(loo)))
@@ -153,7 +154,7 @@ def test_alo_run_writes_one_score_column(smoke_spec):
     done = ds["status"].values == records.STATUS_DONE
     assert done.all()
     l1 = ds["cv_score"].sel({"model": "mcc_l1"})
-    n_l1 = len(spec.method("mcc_l1").widths) * len(spec.method("mcc_l1").penalties)
+    n_l1 = len(grid.cv_candidates(spec.method("mcc_l1")))
     assert np.isfinite(l1.isel(candidate=slice(0, n_l1))).any()
 
 
@@ -172,9 +173,9 @@ def test_path_stop_skips_exactly_the_rest_of_a_path_after_a_clearly_worse_score(
     # the rule replayed on the full scores: per width, penalties from the largest down, stop
     # after the first score above (1 + margin) x the best so far on that width's path
     expected_skipped = set()
-    for h in dict.fromkeys(h for h, _ in cands):
-        path = sorted((c for c in range(len(cands)) if cands[c][0] == h),
-                      key=lambda c: -cands[c][1])
+    for h in dict.fromkeys(c["kernel_width"] for c in cands):
+        path = sorted((c for c in range(len(cands)) if cands[c]["kernel_width"] == h),
+                      key=lambda c: -cands[c]["alpha_ratio"])
         best, stop = np.inf, False
         for c in path:
             if stop:
@@ -189,8 +190,8 @@ def test_path_stop_skips_exactly_the_rest_of_a_path_after_a_clearly_worse_score(
     kept = [c for c in range(len(cands)) if c not in skipped]
     np.testing.assert_allclose(res.cv_score[kept, 0], ref.cv_score[kept, 0])
     best = min(kept, key=lambda c: res.cv_score[c, 0])
-    assert res.scalars["chosen_kernel_width"] == cands[best][0]
-    assert res.scalars["chosen_alpha_ratio"] == cands[best][1]
+    assert res.scalars["chosen_kernel_width"] == cands[best]["kernel_width"]
+    assert res.scalars["chosen_alpha_ratio"] == cands[best]["alpha_ratio"]
 
 
 def test_race_survivors():
@@ -234,7 +235,7 @@ def test_race_keeps_plain_kfold_scores_for_the_finishers_and_drops_the_rest(smok
     # can, which is why the docs measure the margin against plain K-fold)
     cands = grid.cv_candidates(plain.method("mcc_ard"))
     finisher = np.flatnonzero(alive)[np.argmin(ref.cv_score[alive].mean(axis=1))]
-    assert res.scalars["chosen_kernel_width"] == cands[finisher][0]
+    assert res.scalars["chosen_kernel_width"] == cands[finisher]["kernel_width"]
 
 
 @pytest.mark.slow  # K-fold over 15 MCC-L1 candidates, twice per route

@@ -89,9 +89,7 @@ def _cells_markdown(ds) -> str:
 
 def _degenerate_lines(ds) -> list[str]:
     """One line on the done cells whose final fit is degenerate, per method (none: nothing)."""
-    if "degenerate" not in ds:  # a store made before the flag
-        return []
-    # done cells that carry the flag (those finished before a store had it carry none)
+    # done cells whose method has the notion (NaN: the method has none)
     known = (ds["status"] == STATUS_DONE) & ds["degenerate"].notnull()
     flagged = ((ds["degenerate"] == 1) & known).sum(["tau", "psi", "seed"]).values
     if not flagged.any():

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..methods import with_grid
 from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
 
 #: per-cell metrics summarised over seeds
@@ -26,15 +25,11 @@ UNDEFINED_R = 0.0
 # values and summaries
 # ------------------------------------------------------------------------------------------------
 def _config(ds) -> dict:
-    """The store's resolved config, each method's grid under ``grid``
-    (:func:`mccard_dist.methods.with_grid`, for stores made before it)."""
+    """The store's resolved config."""
     try:
-        config = json.loads(ds.attrs.get("config", "{}"))
+        return json.loads(ds.attrs.get("config", "{}"))
     except (TypeError, ValueError):
         return {}
-    if isinstance(config, dict) and isinstance(config.get("methods"), dict):
-        config["methods"] = {m: with_grid(c) for m, c in config["methods"].items()}
-    return config
 
 
 def _grid(config) -> dict:
@@ -303,7 +298,7 @@ def method_label(config: dict | None) -> str | None:
     label = _ESTIMATOR_LABELS.get((estimator, likelihood))
     if label is None:
         return None
-    if _grid(with_grid(config)).get("kernel_width") == "auto":
+    if _grid(config).get("kernel_width") == "auto":
         label += ", auto width"
     if params.get("solver") == "sequential":
         label += ", sequential solver"

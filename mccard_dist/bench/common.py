@@ -30,11 +30,11 @@ def _compose_spec(overrides):
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
-    from ..config import CONFIG_DIR, spec_from_dict
+    from ..config import config_dir, spec_from_dict
     from ..hydra_guard import register_schemas
 
     register_schemas()
     GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
         cfg = compose("config", list(overrides))
     return spec_from_dict(OmegaConf.to_container(cfg, resolve=True))

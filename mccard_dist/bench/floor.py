@@ -58,8 +58,8 @@ def bench_floor(repeats=2, psis=(0.0, 0.3, 0.6, 1.0), tau=10.0, out=sys.stdout):
             rows = []
             for d in datasets:
                 X, y = d.X_train[:n_fit], d.y_train[:n_fit]
-                for h in m.widths:
-                    model = m.make_estimator(kernel_width=h)
+                for candidate in m.kind.candidates(m.grid):
+                    model, _ = m.kind.build(m.params, candidate)
                     with warnings.catch_warnings(), trace_solves() as events:
                         warnings.simplefilter("ignore")
                         start = time.perf_counter()

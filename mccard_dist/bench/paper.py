@@ -62,13 +62,13 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
     import tempfile
 
     from ..cluster import connect
-    from ..config import ClusterSpec
+    from ..config import cluster_spec
     from ..grid import block_fits, cells, make_blocks
     from ..runner import run_experiment
     from ..store import open_results, store_path
 
     root = tempfile.mkdtemp(prefix="mccard-bench-paper-")
-    cluster = ClusterSpec(kind="local", n_workers=workers, threads_per_worker=1,
+    cluster = cluster_spec("local", n_workers=workers, threads_per_worker=1,
                           memory_limit="6GiB", host="127.0.0.1", dashboard_address="127.0.0.1:0")
     overrides = tuple(overrides)
     reference = _paper_spec(root, "ref", overrides)

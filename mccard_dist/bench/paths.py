@@ -27,7 +27,7 @@ def bench_paths(seeds=(0,), psi=(0.1, 0.5, 0.9), tau=(2.0, 10.0), method="mcc_l1
     with ``none``. Returns ``{route: {"seconds": total, "same": cells agreeing}}``."""
     from threadpoolctl import threadpool_limits
 
-    from ..grid import cv_candidates
+    from ..grid import cv_candidates, path_route
     from ..tasks import kfold_scores
 
     overrides = [o for o in overrides if not o.startswith("cv.paths=")]
@@ -37,7 +37,7 @@ def bench_paths(seeds=(0,), psi=(0.1, 0.5, 0.9), tau=(2.0, 10.0), method="mcc_l1
              for r in ROUTES}
     spec = specs["none"]
     methods = {r: specs[r].method(method) for r in ROUTES}
-    if methods["width"].path_route(specs["width"].cv) == "none":
+    if path_route(methods["width"], specs["width"].cv) == "none":
         raise SystemExit(f"bench paths: method {method!r} does not fit paths")
     candidates = cv_candidates(methods["none"])
     print(f"{method}: {len(candidates)} candidates, {spec.cv.n_folds} folds, "

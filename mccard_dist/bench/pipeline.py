@@ -82,7 +82,7 @@ def bench_pipeline(seeds=8, cells=10_000, out=sys.stdout):
     import tempfile
 
     from ..cluster import connect
-    from ..config import ClusterSpec
+    from ..config import cluster_spec
     from ..grid import block_fits, cells as all_cells, make_blocks
     from ..runner import run_experiment, run_serial
 
@@ -96,7 +96,7 @@ def bench_pipeline(seeds=8, cells=10_000, out=sys.stdout):
     report = run_serial(spec)
     rates["serial (in process)"] = n_fits / report.seconds
     for n_workers in (1, 2):
-        cluster = ClusterSpec(kind="local", n_workers=n_workers, threads_per_worker=1,
+        cluster = cluster_spec("local", n_workers=n_workers, threads_per_worker=1,
                               memory_limit="4GiB", host="127.0.0.1",
                               dashboard_address=None)
         with connect(cluster) as client:

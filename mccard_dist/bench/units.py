@@ -28,7 +28,7 @@ def bench_units(n_train=2000, n_features=4000, widths=4, folds=5, out=sys.stdout
     import time
 
     from ..cluster import connect
-    from ..config import ClusterSpec
+    from ..config import cluster_spec
     from ..grid import cells
     from ..runner import resolve_unit, run_experiment
     from ..store import open_results
@@ -42,7 +42,7 @@ def bench_units(n_train=2000, n_features=4000, widths=4, folds=5, out=sys.stdout
             ("2 workers, unit=fit", 2, "fit"), ("1 worker, unit=fit", 1, "fit")]
     seconds = {}
     for label, n_workers, unit in runs:
-        cluster = ClusterSpec(kind="local", n_workers=n_workers, threads_per_worker=1,
+        cluster = cluster_spec("local", n_workers=n_workers, threads_per_worker=1,
                               memory_limit="8GiB", host="127.0.0.1",
                               dashboard_address="127.0.0.1:0")
         spec = _units_spec(root, f"w{n_workers}_{unit}", unit, n_train, n_features, widths,

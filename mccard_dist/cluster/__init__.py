@@ -19,8 +19,7 @@ import logging
 import time
 from pathlib import Path
 
-from ..config import ClusterSpec, to_plain
-from ..config.cluster_rules import listens_beyond_loopback
+from ..config import listens_beyond_loopback, to_plain
 from ..errors import ClusterError
 
 __all__ = ["BATCH_COMMANDS", "BLAS_ENV", "MALLOC_ENV", "Completed", "broadcast", "connect",
@@ -50,7 +49,7 @@ MESSAGE_LOG_LENGTH = 20
 
 
 @contextlib.contextmanager
-def connect(spec: ClusterSpec):
+def connect(spec):
     """Yield a :class:`distributed.Client` for the spec; close what was created on exit. The
     Dask objects made here in the driver (the client, and the scheduler of a local or batch-job
     cluster) keep :data:`MESSAGE_LOG_LENGTH` recent messages, so the driver's memory stays flat
@@ -62,7 +61,7 @@ def connect(spec: ClusterSpec):
         yield from _connect(spec)
 
 
-def _connect(spec: ClusterSpec):
+def _connect(spec):
     import dask
     from distributed import Client, LocalCluster
 
@@ -197,7 +196,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def _connect_running(spec: ClusterSpec):
+def _connect_running(spec):
     """A client of a running scheduler, or a :class:`ClusterError` after ``connect_timeout``
     (the whole connection: the scheduler file, the handshake, the client's first exchange)."""
     from distributed import Client
@@ -286,7 +285,7 @@ def _check_handshake(address: str, deadline: float, connection_args: dict) -> No
 
 
 # -- waiting for tasks: never on a cluster without workers -----------------------------------------
-def _no_workers(spec: ClusterSpec, waiting: str) -> ClusterError:
+def _no_workers(spec, waiting: str) -> ClusterError:
     return ClusterError(
         f"no workers for {spec.no_worker_timeout} (cluster.no_worker_timeout) while {waiting}: "
         "check that the workers start and reach the scheduler (their logs, the batch jobs), or "
@@ -302,7 +301,7 @@ class Completed:
     without any (``check_every``) is the scheduler asked how many workers it has.
     """
 
-    def __init__(self, client, spec: ClusterSpec, check_every: float = 2.0):
+    def __init__(self, client, spec, check_every: float = 2.0):
         import queue
 
         self._client = client
@@ -344,7 +343,7 @@ class Completed:
             raise _no_workers(self._spec, f"{self._n_pending} task(s) wait")
 
 
-def broadcast(client, data, spec: ClusterSpec):
+def broadcast(client, data, spec):
     """``data`` scattered to every worker (workers that join later fetch it from a peer); the
     scheduler waits ``spec.no_worker_timeout`` for a first worker."""
     try:

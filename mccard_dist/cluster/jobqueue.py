@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import time
 
-from ..config import ClusterSpec, to_plain
+from ..config import to_plain
 from ..errors import ClusterError
 from . import BLAS_ENV, MALLOC_ENV, _WAIT_LOG_INTERVAL, _no_workers
 
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 BATCH_COMMANDS = {"slurm": ("sbatch", "squeue", "scancel"), "pbs": ("qsub", "qstat", "qdel")}
 
 
-def preflight(spec: ClusterSpec) -> None:
+def preflight(spec) -> None:
     """Refuse, with one line, a cluster that cannot start here: checked before any store exists.
 
     ``slurm`` / ``pbs``: the batch commands must be on PATH and dask-jobqueue installed; for
@@ -72,7 +72,7 @@ def _seconds(value: float) -> str:
     return f"{int(round(value))}s"
 
 
-def jobqueue_kwargs(spec: ClusterSpec) -> dict:
+def jobqueue_kwargs(spec) -> dict:
     """Keyword arguments of ``SLURMCluster`` / ``PBSCluster`` for a ``slurm`` / ``pbs`` spec.
 
     Every worker gets one thread (``processes`` workers share a job's ``cores``; if there are fewer
@@ -121,7 +121,7 @@ def jobqueue_kwargs(spec: ClusterSpec) -> dict:
     return kwargs
 
 
-def _pbs_default_resources(spec: ClusterSpec) -> str:
+def _pbs_default_resources(spec) -> str:
     """dask-jobqueue's own default ``-l`` string (PBS Pro ``select``), set here so it is not logged."""
     from dask.utils import parse_bytes
     from dask_jobqueue.pbs import pbs_format_bytes_ceil
@@ -129,7 +129,7 @@ def _pbs_default_resources(spec: ClusterSpec) -> str:
     return f"select=1:ncpus={spec.cores}:mem={pbs_format_bytes_ceil(parse_bytes(spec.memory))}"
 
 
-def job_script(spec: ClusterSpec, scheduler_address: str = "tcp://<scheduler>:8786") -> str:
+def job_script(spec, scheduler_address: str = "tcp://<scheduler>:8786") -> str:
     """The batch script one worker job of a ``slurm`` / ``pbs`` spec would submit.
 
     Rendered by dask-jobqueue's job class without starting a scheduler or submitting anything;
@@ -146,7 +146,7 @@ def job_script(spec: ClusterSpec, scheduler_address: str = "tcp://<scheduler>:87
 
 
 @contextlib.contextmanager
-def jobqueue_client(spec: ClusterSpec):
+def jobqueue_client(spec):
     from distributed import Client
 
     cls = _jobqueue_class(spec.kind)
@@ -177,7 +177,7 @@ def jobqueue_client(spec: ClusterSpec):
         cluster.close()
 
 
-def _wait_for_workers(client, cluster, expected: int, spec: ClusterSpec) -> None:
+def _wait_for_workers(client, cluster, expected: int, spec) -> None:
     """Block until ``expected`` workers are connected, logging every minute while jobs queue; a
     :class:`ClusterError` if none has connected after ``spec.no_worker_timeout``."""
     if expected <= 0:

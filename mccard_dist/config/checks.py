@@ -1,5 +1,5 @@
-"""Checks of typed config values (ranges, non-empty strings, lists of numbers, sizes, walltimes,
-durations): each refuses a bad value with a ConfigError that starts with the key."""
+"""Small checks of config values: each returns the value converted, or raises a ConfigError whose
+message starts with the key."""
 
 from __future__ import annotations
 
@@ -9,22 +9,37 @@ import re
 from collections.abc import Mapping
 
 import numpy as np
-from dask.utils import parse_bytes, parse_timedelta
 
 from ..errors import UsageError
 
-_MISSING = "???"  # OmegaConf's mandatory-value marker, left as a string by to_container
-_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-_EXPERIMENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
+MISSING = "???"  # OmegaConf's mandatory-value marker
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+WALLTIME_RE = re.compile(r"^(?:(\d+)-)?(\d+):([0-5]\d):([0-5]\d)$")
 
 
 class ConfigError(ValueError, UsageError):
     """A configuration value is missing or invalid; the message starts with the config key."""
 
 
+class Sealed:
+    """A dataclass that cannot be changed once built. Not a frozen dataclass: OmegaConf makes the
+    schema of one read-only, and Hydra must merge files and overrides into the schema; the spec
+    built from it is sealed at the end of its ``__post_init__`` (:meth:`_seal`)."""
+
+    def __setattr__(self, name, value):
+        if "_sealed" in self.__dict__:
+            raise AttributeError(f"cannot assign to field {name!r}: the spec is read-only")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}: the spec is read-only")
+
+    def _seal(self):
+        object.__setattr__(self, "_sealed", True)
+
+
 class FrozenMap(Mapping):
-    """A read-only, hashable, picklable mapping (used for estimator params and cluster options)."""
+    """A read-only, hashable, picklable mapping (estimator params, cluster options)."""
 
     def __init__(self, data=()):
         self._data = dict(data)
@@ -45,159 +60,177 @@ class FrozenMap(Mapping):
         return f"FrozenMap({self._data!r})"
 
 
-# -- small checkers: each returns the converted value or raises ConfigError naming the key -----------
-
-def _fail(key: str, problem: str, value=None, show_value: bool = True):
-    suffix = f", got {value!r}" if show_value else ""
-    raise ConfigError(f"{key}: {problem}{suffix}")
+def fail(key: str, problem: str, value=None, show_value: bool = True):
+    raise ConfigError(f"{key}: {problem}" + (f", got {value!r}" if show_value else ""))
 
 
-def _check_known(section: Mapping, key: str, known, hint: str = ""):
-    """Refuse keys of ``section`` outside ``known`` (a subset of the schema's: e.g. the keys one
-    ``data.source`` reads)."""
-    unknown = sorted(set(section) - set(known))
-    if unknown:
-        names = ", ".join(f"{key}.{u}" for u in unknown)
-        raise ConfigError(
-            f"{names}: unknown key(s); known keys are {', '.join(known)}{hint}"
-        )
+def present(key: str, value):
+    """``value``, refusing ``???`` (a mandatory value left unset)."""
+    if isinstance(value, str) and value == MISSING:
+        raise ConfigError(f"{key}: missing mandatory value")
+    return value
 
 
-def _at_least(key: str, value: int, minimum: int) -> int:
-    """``value`` (an integer, checked here for keys the schema leaves untyped) >= ``minimum``."""
+def integer(key: str, value, minimum: int) -> int:
+    present(key, value)
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        _fail(key, "must be an integer", value)
+        fail(key, "must be an integer", value)
     if value < minimum:
-        _fail(key, f"must be >= {minimum}", value)
-    return value
+        fail(key, f"must be >= {minimum}", value)
+    return int(value)
 
 
-def _finite(key: str, value: float) -> float:
+def real(key: str, value, low: float | None = None, low_open: bool = False,
+         high: float | None = None, high_open: bool = False) -> float:
+    """A finite number in the interval (``None``: unbounded), as a float."""
+    present(key, value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        fail(key, "must be a real number", value)
+    value = float(value)
     if not math.isfinite(value):
-        _fail(key, "must be finite", value)
+        fail(key, "must be finite", value)
+    too_low = low is not None and (value < low or (low_open and value == low))
+    too_high = high is not None and (value > high or (high_open and value == high))
+    if (too_low or too_high) and low is not None and high is not None:
+        fail(key, f"must be in {'(' if low_open else '['}{low:g}, {high:g}"
+                  f"{')' if high_open else ']'}", value)
+    if too_low:
+        fail(key, f"must be {'>' if low_open else '>='} {low:g}", value)
+    if too_high:
+        fail(key, f"must be {'<' if high_open else '<='} {high:g}", value)
     return value
 
 
-def _nonempty(key: str, value: str | None, allow_none: bool = False) -> str | None:
+def text(key: str, value, allow_none: bool = False) -> str | None:
+    """A non-empty string (``None`` where allowed)."""
     if value is None and allow_none:
         return None
+    present(key, value)
     if not isinstance(value, str) or not value:
-        _fail(key, "must be a non-empty string", value)
+        fail(key, "must be a non-empty string", value)
     return value
 
 
-def _float_list(key: str, value, *, low: float, low_open: bool, high: float | None = None,
-                allow_empty: bool) -> tuple[float, ...]:
+def one_of(key: str, value, options) -> str:
+    present(key, value)
+    if value not in options:
+        fail(key, f"must be one of {', '.join(options)}", value)
+    return value
+
+
+def real_list(key: str, value, *, low: float, low_open: bool,
+              high: float | None = None) -> tuple[float, ...]:
+    """A non-empty list of distinct finite numbers in ``[low, high]`` (``low`` open if asked)."""
     if not isinstance(value, (list, tuple)):
-        _fail(key, "must be a list", value)
+        fail(key, "must be a list", value)
     for i, v in enumerate(value):
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            _fail(f"{key}[{i}]", "must be a real number", v)
-    values = tuple(_finite(f"{key}[{i}]", float(v)) for i, v in enumerate(value))
-    if not values and not allow_empty:
-        _fail(key, "must not be empty", list(values))
+            fail(f"{key}[{i}]", "must be a real number", v)
+    values = tuple(real(f"{key}[{i}]", v) for i, v in enumerate(value))
+    if not values:
+        fail(key, "must not be empty", [])
     for v in values:
         if v < low or (low_open and v == low) or (high is not None and v > high):
-            if high is not None:
-                problem = f"values must be in [{low:g}, {high:g}]"
-            else:
-                problem = f"values must be {'>' if low_open else '>='} {low:g}"
-            _fail(key, problem + f" (bad value {v!r})", list(values))
-    _check_unique(key, values)
+            problem = (f"values must be in [{low:g}, {high:g}]" if high is not None else
+                       f"values must be {'>' if low_open else '>='} {low:g}")
+            fail(key, f"{problem} (bad value {v!r})", list(values))
+    unique(key, values)
     return values
 
 
-def _check_unique(key: str, values) -> None:
+def unique(key: str, values) -> None:
     seen, dupes = set(), []
     for v in values:
         if v in seen and v not in dupes:
             dupes.append(v)
         seen.add(v)
     if dupes:
-        _fail(key, f"duplicate values {dupes}", list(values))
+        fail(key, f"duplicate values {dupes}", list(values))
 
 
-# -- the spec dataclasses --------------------------------------------------------------------------
+def known(section: Mapping, key: str, names, hint: str = "") -> None:
+    """Refuse keys of ``section`` outside ``names``."""
+    unknown = sorted(set(section) - set(names))
+    if unknown:
+        raise ConfigError(f"{', '.join(f'{key}.{u}' for u in unknown)}: unknown key(s); known "
+                          f"keys are {', '.join(names)}{hint}")
 
-_WALLTIME_RE = re.compile(r"^(?:(\d+)-)?(\d+):([0-5]\d):([0-5]\d)$")
 
-
-def _walltime_seconds(text: str) -> int:
-    """``"[D-]HH:MM:SS"`` in seconds (the caller has validated the format)."""
-    days, hours, minutes, seconds = _WALLTIME_RE.match(text).groups()
+def walltime_seconds(value: str) -> int:
+    """``"[D-]HH:MM:SS"`` (validated by :func:`walltime`) in seconds."""
+    days, hours, minutes, seconds = WALLTIME_RE.match(value).groups()
     return ((int(days or 0) * 24 + int(hours)) * 60 + int(minutes)) * 60 + int(seconds)
 
 
-def _duration_seconds(text: str) -> float:
-    """``"55m"``, ``"90s"``, ``"1.5h"`` or ``"3300"`` in seconds, as Dask reads durations (a
-    worker's ``--lifetime`` goes through the same parser); validated by :func:`_as_duration`."""
-    return float(parse_timedelta(str(text)))
+def duration_seconds(value) -> float:
+    """``"55m"``, ``"90s"``, ``"1.5h"`` or seconds, as Dask reads durations (a worker's
+    ``--lifetime`` goes through the same parser)."""
+    from dask.utils import parse_timedelta
+
+    return float(parse_timedelta(str(value)))
 
 
-def _as_size(key: str, value) -> str:
-    """A memory size such as ``"16GB"`` or ``"512MiB"`` (dask's units); returned as written."""
+def size(key: str, value) -> str:
+    """A memory size such as ``"16GB"`` or ``"512MiB"`` (Dask's units), kept as written."""
+    from dask.utils import parse_bytes
+
+    example = 'must be a size such as "16GB" or "512MiB"'
     if isinstance(value, bool) or not isinstance(value, str):
-        _fail(key, 'must be a size such as "16GB" or "512MiB"', value)
+        fail(key, example, value)
     try:
-        size = parse_bytes(value)
+        if parse_bytes(value) <= 0:
+            fail(key, "must be > 0", value)
     except (ValueError, TypeError):
-        _fail(key, 'must be a size such as "16GB" or "512MiB"', value)
-    if size <= 0:
-        _fail(key, "must be > 0", value)
+        fail(key, example, value)
     return value
 
 
-def _as_walltime(key: str, value, allow_days: bool) -> str:
+def walltime(key: str, value, allow_days: bool) -> str:
     form = '"HH:MM:SS" or "D-HH:MM:SS"' if allow_days else '"HH:MM:SS"'
-    if not isinstance(value, str):
-        # e.g. an unquoted 01:00:00 that a YAML 1.1 reader turned into a number
-        _fail(key, f"must be a quoted string {form}", value)
-    match = _WALLTIME_RE.match(value)
+    if not isinstance(value, str):  # an unquoted 01:00:00 that YAML 1.1 read as a number
+        fail(key, f"must be a quoted string {form}", value)
+    match = WALLTIME_RE.match(value)
     if match is None or (match.group(1) is not None and not allow_days):
-        _fail(key, f"must be {form}", value)
-    if _walltime_seconds(value) <= 0:
-        _fail(key, "must be > 0", value)
+        fail(key, f"must be {form}", value)
+    if walltime_seconds(value) <= 0:
+        fail(key, "must be > 0", value)
     return value
 
 
-def _as_duration(key: str, value) -> str:
-    """A duration such as ``"55m"``, ``"90s"``, ``"1.5h"`` or a number of seconds; kept as text."""
+def duration(key: str, value, minimum: float = 0.0) -> str:
+    """A duration such as ``"55m"``, ``"90s"``, ``"1.5h"`` or seconds; kept as text."""
+    example = 'must be a duration such as "55m", "90s" or "1.5h"'
     if isinstance(value, bool) or not isinstance(value, (str, numbers.Real)):
-        _fail(key, 'must be a duration such as "55m", "90s" or "1.5h"', value)
-    text = str(value)
+        fail(key, example, value)
     try:
-        seconds = parse_timedelta(text)
+        seconds = duration_seconds(value)
     except (ValueError, KeyError, TypeError):
-        _fail(key, 'must be a duration such as "55m", "90s" or "1.5h"', value)
-    if seconds is None or seconds < 0:
-        _fail(key, 'must be a duration such as "55m", "90s" or "1.5h"', value)
-    return text
+        fail(key, example, value)
+    if seconds < minimum:
+        fail(key, example if minimum == 0 else f"must be at least {minimum:g} s, e.g. \"5m\"",
+             value)
+    return str(value)
 
 
-def _str_list(key: str, value) -> tuple[str, ...]:
-    return tuple(_nonempty(f"{key}[{i}]", v) for i, v in enumerate(value or ()))
-
-
-def _freeze(value):
-    """Nested mappings/lists to FrozenMap/tuples, so a spec holding them stays hashable."""
+def freeze(value):
+    """Nested mappings and lists to FrozenMap and tuples, numpy scalars to Python numbers, so a
+    spec holding them stays hashable and compares with plain values."""
     if isinstance(value, Mapping):
-        return FrozenMap({k: _freeze(v) for k, v in value.items()})
+        return FrozenMap({k: freeze(v) for k, v in value.items()})
     if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v) for v in value)
-    return value
-
+        return tuple(freeze(v) for v in value)
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def to_plain(value):
-    """Mappings and tuples to dicts and lists, and numpy scalars to Python numbers, recursively
-    (e.g. ``cluster.options`` for the Dask backends, seeds from ``np.arange``)."""
+    """Mappings and tuples to dicts and lists, numpy scalars to Python numbers, recursively."""
     if isinstance(value, Mapping):
         return {k: to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+    return value.item() if isinstance(value, np.generic) else value
 
 
-# -- parsing and validation ------------------------------------------------------------------------
+def _set(obj, **values) -> None:
+    for name, value in values.items():
+        object.__setattr__(obj, name, value)

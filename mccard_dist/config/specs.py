@@ -1,476 +1,328 @@
-"""The validated experiment: frozen dataclasses (they pickle, and hold no Hydra type), the
-estimator registry and the cluster kinds."""
+"""The experiment's config as frozen dataclasses: the schema Hydra checks the config against, and the
+validated spec the rest of the package reads (one tree).
+
+Each section checks its own values in ``__post_init__`` (types are OmegaConf's work before that);
+:class:`ExperimentSpec` checks what spans sections. Fields typed ``Any`` take more than one form
+(the seeds, durations and sizes) and are checked here. ``data`` has one class per source
+(:data:`DATA_SCHEMAS`), ``cluster`` one per kind (:mod:`.cluster`).
+"""
 
 from __future__ import annotations
 
-import inspect
-import os
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
-from types import MappingProxyType
+import difflib
+import math
+import numbers
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from ..methods import KINDS, MethodKind
-from ..models import AUTO_WIDTH
-from .checks import FrozenMap, _duration_seconds, _walltime_seconds, to_plain
-from .data_specs import DataSpec, DiabetesDataSpec, FileDataSpec
-from .schema import CLUSTER_SCHEMAS, SlurmClusterConfig
+from ..methods import AUTO_WIDTH, KINDS
+from .checks import (
+    _set,
+    MISSING,
+    Sealed,
+    NAME_RE,
+    ConfigError,
+    fail,
+    freeze,
+    integer,
+    known,
+    one_of,
+    present,
+    real,
+    real_list,
+    text,
+    to_plain,
+    unique,
+)
+from .data import MIN_SAMPLES
 
-#: The fixed estimator registry (:data:`mccard_dist.methods.KINDS`): key -> estimator class.
-ESTIMATORS = MappingProxyType({name: kind.cls for name, kind in KINDS.items()})
-
-#: CV validation losses (lower is better). ``correntropy`` is ``1 - mean exp(-e^2 / 2 reference_width)``.
 CV_SCORES = ("mae", "medae", "rmse", "correntropy")
-#: scikit-learn's scorer names accepted for the same losses (the config keeps the short name, so
-#: either spelling gives the same grid hash and store)
-CV_SCORE_ALIASES = MappingProxyType({"neg_mean_absolute_error": "mae",
-                                     "neg_median_absolute_error": "medae",
-                                     "neg_root_mean_squared_error": "rmse"})
+#: scikit-learn's scorer names for the same losses (the spec keeps the short name, so either
+#: spelling gives the same grid hash and store)
+CV_SCORE_ALIASES = {"neg_mean_absolute_error": "mae", "neg_median_absolute_error": "medae",
+                    "neg_root_mean_squared_error": "rmse"}
 CV_SCHEMES = ("kfold", "alo")
-#: How K-fold CV fits the candidates of a method that can fit them as warm-started paths
-#: (MCC-L1): ``width``, one path per L1 ratio over the kernel widths, widest first; ``penalty``,
-#: one path per kernel width over the L1 ratios, largest first; ``none``, every candidate alone.
+#: how K-fold CV fits the candidates of a method that fits warm-started paths (MCC-L1): one path
+#: per L1 ratio over the kernel widths, widest first (``width``); one per width over the ratios,
+#: largest first (``penalty``); every candidate alone (``none``)
 CV_PATHS = ("width", "penalty", "none")
-
-#: Cluster backends (``slurm`` and ``pbs`` through dask-jobqueue, see :class:`ClusterSpec`).
-CLUSTER_KINDS = tuple(CLUSTER_SCHEMAS)
-
-
-
-def _config_dir() -> Path:
-    """$MCCARD_CONFIG_DIR; else the configs installed with the package (``mccard_dist/conf`` of a
-    wheel); else ``conf/`` beside the package (a source checkout or an editable install)."""
-    if os.environ.get("MCCARD_CONFIG_DIR"):
-        return Path(os.environ["MCCARD_CONFIG_DIR"])
-    package = Path(__file__).resolve().parents[1]
-    installed = package / "conf"
-    if (installed / "config.yaml").is_file():
-        return installed
-    return package.parent / "conf"
+RUN_UNITS = ("auto", "cell", "fit")
+#: ``run.unit=auto`` picks ``fit`` below this many cells per worker
+FIT_UNIT_CELLS_PER_WORKER = 4
+EXPERIMENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
-#: the config directory (see :func:`_config_dir`)
-CONFIG_DIR = _config_dir()
+@dataclass(unsafe_hash=True)
+class ExperimentSection(Sealed):
+    """The grid: the methods (by name, in order), tau, psi, and the seeds (``{start, count}`` or a
+    list)."""
+
+    name: str = MISSING
+    methods: list[str] = MISSING
+    tau: list[float] = MISSING
+    psi: list[float] = MISSING
+    seeds: Any = MISSING
+
+    def __post_init__(self):
+        if not EXPERIMENT_NAME_RE.match(str(text("experiment.name", self.name))):
+            fail("experiment.name", "must be usable in a file name (letters, digits, _ . -)",
+                 self.name)
+        methods = tuple(self.methods)
+        if not methods:
+            fail("experiment.methods", "must not be empty", [])
+        unique("experiment.methods", methods)
+        _set(self, methods=methods,
+             tau=real_list("experiment.tau", self.tau, low=0.0, low_open=True),
+             psi=real_list("experiment.psi", self.psi, low=0.0, low_open=False, high=1.0),
+             seeds=_seeds(present("experiment.seeds", self.seeds)))
+        self._seal()
 
 
-@dataclass(frozen=True)
-class CVSpec:
-    """Model selection: scheme (one of :data:`CV_SCHEMES`), number of folds, validation loss (one of
-    :data:`CV_SCORES`), correntropy width.
+def _seeds(value) -> tuple[int, ...]:
+    key = "experiment.seeds"
+    if isinstance(value, dict):
+        known(value, key, ("start", "count"))
+        if "count" not in value:
+            raise ConfigError(f"{key}.count: missing mandatory value")
+        start = integer(f"{key}.start", value.get("start", 0), 0)
+        return tuple(range(start, start + integer(f"{key}.count", value["count"], 1)))
+    if isinstance(value, (list, tuple)):
+        seeds = tuple(integer(f"{key}[{i}]", s, 0) for i, s in enumerate(value))
+        if not seeds:
+            fail(key, "must not be empty", [])
+        unique(key, seeds)
+        return seeds
+    fail(key, "must be {start, count} or a list of seeds", value)
 
-    ``scheme="kfold"``: K-fold CV (``n_folds`` fits per candidate, then a refit on all the training
-    data). ``scheme="alo"``: one fit per candidate on all the training data, scored on its
-    approximate leave-one-out residuals (``loo_residuals`` of the estimators); the chosen
-    candidate's fit is the final fit and ``n_folds`` is not used.
 
-    ``path_stop`` (alo only, ``None``: off): along each kernel width's path of L1 penalties,
-    largest penalty first, the candidates after one whose score exceeds ``(1 + path_stop)`` times
-    the best score so far on that path are not fitted (their score stays NaN).
+@dataclass(unsafe_hash=True)
+class MethodSpec(Sealed):
+    """One method: a registry estimator (``estimator``, a key of
+    :data:`mccard_dist.methods.KINDS`), its fixed ``params`` and its CV ``grid``, keyed by the
+    names its kind declares (``{kernel_width: [...] or "auto", alpha_ratio: [...]}``). ``name``
+    is the method's key in the config; :class:`ExperimentSpec` sets it and checks the rest
+    (:meth:`checked`)."""
 
-    ``race`` (kfold only, ``None``: off): after each fold but the last, a candidate whose mean
-    validation loss so far exceeds ``(1 + race)`` times the lowest one among the candidates still
-    in the race is not fitted on the remaining folds (its later scores stay NaN, so it cannot be
-    chosen). The candidates that finish have exactly their plain K-fold scores.
+    estimator: str = MISSING
+    params: dict[str, Any] | None = field(default_factory=dict)
+    grid: dict[str, Any] | None = field(default_factory=dict)
+    name: str | None = None
 
-    ``paths`` (kfold only; one of :data:`CV_PATHS`): how the candidates of a method that can fit
-    them as warm-started paths (MCC-L1 at numeric widths) are fitted on each fold, and the final
-    fit made (the same path on all the training data, down to the choice). The objective is not
-    convex, so the routes can end at different fits at small widths; ``none`` gives the fits from
-    ``w = 0`` of every candidate.
-    """
+    def __post_init__(self):
+        _set(self, params=freeze(self.params or {}), grid=freeze(self.grid or {}))
+        self._seal()
 
-    n_folds: int
-    score: str
-    reference_width: float
+    @property
+    def kind(self):
+        """What the estimator declares about its hyper-parameters (:mod:`mccard_dist.methods`)."""
+        return KINDS[self.estimator]
+
+    @property
+    def has_width(self) -> bool:
+        return self.kind.width_param is not None
+
+    @property
+    def auto_width(self) -> bool:
+        """Whether every fit sets its own width (``grid: {kernel_width: auto}``)."""
+        return self.has_width and self.grid.get(self.kind.width_param) == AUTO_WIDTH
+
+    @property
+    def has_cv(self) -> bool:
+        """Whether the method selects hyper-parameters by CV (its grid has a list)."""
+        return any(isinstance(v, tuple) for v in self.grid.values())
+
+    def checked(self, name: str) -> MethodSpec:
+        """This method named ``name``, its grid and params checked (values converted)."""
+        key = f"methods.{name}"
+        if not NAME_RE.match(name):
+            fail(key, "method names must start with a letter and contain only letters, digits "
+                      "and _", name)
+        if self.name not in (None, name):
+            fail(f"{key}.name", "is the method's key in the config; leave it unset", self.name)
+        if self.estimator not in KINDS:
+            fail(f"{key}.estimator", f"unknown estimator; known estimators are "
+                                     f"{', '.join(KINDS)}", self.estimator)
+        grid = _grid(key, self.estimator, self.grid)
+        return replace(self, name=name, grid=freeze(grid),
+                       params=freeze(_params(f"{key}.params", self.kind, self.params, grid)))
+
+    def to_dict(self) -> dict:
+        return {"estimator": self.estimator, "params": to_plain(self.params),
+                "grid": to_plain(self.grid)}
+
+
+def _grid(key: str, estimator: str, grid) -> dict:
+    """A method's grid checked against its kind's names: each a non-empty list (widths > 0,
+    penalties >= 0 and ratios < 1), the width ``auto`` where the kind sets it inside the fit."""
+    kind = KINDS[estimator]
+    names = kind.grid_names
+    listed = ", ".join(names) or "nothing (it has no CV grid)"
+    for name in grid:
+        if name not in names:
+            hint = difflib.get_close_matches(str(name), list(names), n=1)
+            if name == "kernel_width" and kind.width_param in names:
+                hint = [kind.width_param]  # the same axis under the estimator's own name
+            fail(f"{key}.grid.{name}", f"is not in {estimator}'s grid, which takes {listed}"
+                 + (f"; did you mean {key}.grid.{hint[0]}?" if hint else ""), grid[name])
+    out = {}
+    for name in names:
+        gkey, value = f"{key}.grid.{name}", grid.get(name)
+        is_width = name == kind.width_param
+        if value in (None, ()) or value == []:
+            fail(gkey, f"must not be empty: {estimator} is selected by CV over "
+                       f"{' x '.join(names)}" + (" (or set it to auto)" if is_width and
+                                                 kind.auto_width else ""), value or [])
+        if is_width and isinstance(value, str):
+            if value != AUTO_WIDTH:
+                fail(gkey, "must be a list of values > 0 or 'auto' (lower case)", value)
+            if not kind.auto_width:
+                fail(gkey, f"cannot be auto: {estimator} has no width set inside its fit; "
+                           "give a list", value)
+            out[name] = value
+        elif is_width:
+            out[name] = real_list(gkey, value, low=0.0, low_open=True)
+        else:
+            out[name] = real_list(gkey, value, low=0.0, low_open=False)
+            empty = [v for v in out[name] if v >= 1.0]
+            if kind.penalty_is_ratio and empty:
+                fail(gkey, f"values must be < 1: {name} is a fraction of alpha_max, the smallest "
+                           f"penalty that keeps no feature (bad value {empty[0]!r})",
+                     list(out[name]))
+    return out
+
+
+def _params(key: str, kind, params, grid) -> dict:
+    """``params`` checked as the estimator checks them (an integer given for a float parameter
+    becomes a float); the grid's parameters are refused here."""
+    accepted = kind.param_names()
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        fail(key, f"{', '.join(unknown)} not accepted by {kind.cls.__name__}; accepted: "
+                  f"{', '.join(accepted)}", dict(params))
+    from_grid = sorted(set(params) & {kind.width_param, "alpha"} - {None})
+    if from_grid:
+        fail(key, f"{', '.join(from_grid)} must not be set here: it comes from the CV grid "
+                  f"({key.rsplit('.', 1)[0]}.grid)", dict(params))
+    out = {}
+    for name, value in params.items():
+        if not (value is None or isinstance(value, (str, bool, numbers.Real))):
+            fail(f"{key}.{name}", "must be a number, string, boolean or null", value)
+        if isinstance(accepted[name].default, float) and isinstance(
+                value, numbers.Integral) and not isinstance(value, bool):
+            value = float(value)
+        out[str(name)] = value
+    first = next(iter(kind.candidates(grid)), {})
+    try:  # the estimator's own check, on an instance at its first candidate
+        estimator, _ = kind.build(out, first)
+        estimator._validate_params()
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{key}: {exc}") from None
+    return out
+
+
+def _margin(name: str, value, scheme: str, needs: str) -> float | None:
+    """An optional margin of cv (None: off): > 0, and used by one scheme only."""
+    if value is None:
+        return None
+    value = real(f"cv.{name}", value)
+    if not value > 0:
+        fail(f"cv.{name}", "must be > 0 (or null: off)", value)
+    if scheme != needs:
+        fail(f"cv.{name}", f"is only used with cv.scheme={needs}", value)
+    return value
+
+
+@dataclass(unsafe_hash=True)
+class CVSpec(Sealed):
+    """Model selection. ``scheme``: ``kfold`` (``n_folds`` fits per candidate, then a refit on all
+    the training data) or ``alo`` (one fit per candidate on all of it, scored on its approximate
+    leave-one-out residuals; the chosen fit is the final fit). ``score``: the validation loss
+    (lower is better; ``correntropy`` is ``1 - mean exp(-e^2 / 2 reference_width)``).
+    ``race`` (kfold): after each fold but the last, a candidate whose mean loss so far exceeds
+    ``(1 + race)`` times the lowest is not fitted on the remaining folds. ``path_stop`` (alo):
+    along each width's penalties, the candidates after one scoring above ``(1 + path_stop)``
+    times the best so far are not fitted. ``paths`` (kfold, one of :data:`CV_PATHS`): how a
+    method that fits warm-started paths fits its candidates, and its final fit."""
+
+    n_folds: int = MISSING
+    score: str = MISSING
+    reference_width: float = MISSING
     scheme: str = "kfold"
     path_stop: float | None = None
     race: float | None = None
-    paths: str = "width"
+    paths: str | None = None  # None: width with kfold, none with alo
+
+    def __post_init__(self):
+        scheme = one_of("cv.scheme", self.scheme, CV_SCHEMES)
+        paths = self.paths or ("width" if scheme == "kfold" else "none")
+        one_of("cv.paths", paths, CV_PATHS)
+        if scheme != "kfold" and paths != "none":
+            fail("cv.paths", "is only used with cv.scheme=kfold (set none)", paths)
+        score = CV_SCORE_ALIASES.get(self.score, self.score)
+        if score not in CV_SCORES:
+            fail("cv.score", f"must be one of {', '.join(CV_SCORES)} (or scikit-learn's "
+                             f"{', '.join(CV_SCORE_ALIASES)})", score)
+        _set(self, n_folds=integer("cv.n_folds", self.n_folds, 2), score=score, paths=paths,
+             reference_width=real("cv.reference_width", self.reference_width, low=0.0,
+                                  low_open=True),
+             path_stop=_margin("path_stop", self.path_stop, scheme, "alo"),
+             race=_margin("race", self.race, scheme, "kfold"))
+        self._seal()
 
     @property
     def n_columns(self) -> int:
         """Columns of the ``cv_score`` record: ``n_folds`` (kfold) or 1 (alo)."""
         return 1 if self.scheme == "alo" else self.n_folds
 
-
-@dataclass(frozen=True)
-class MethodSpec:
-    """One method: a registry estimator, its fixed params and its CV grid.
-
-    The grid has up to two axes, named by the kind (:attr:`MethodKind.grid_names`, e.g.
-    ``kernel_width`` and ``alpha_ratio`` for MCC-L1, ``epsilon`` and ``alpha`` for Huber):
-    ``widths`` holds the width axis (empty for estimators without one, e.g. LS-ARD, and for
-    ``auto_width``), ``penalties`` the penalty axis (empty without a penalty). ``auto_width``
-    (config ``grid: {kernel_width: auto}``): every fit sets its own width
-    (``kernel_width="auto"``), so there is no CV over the width.
-    """
-
-    name: str
-    estimator: str
-    params: Mapping = field(default_factory=FrozenMap)
-    widths: tuple[float, ...] = ()
-    penalties: tuple[float, ...] = ()
-    auto_width: bool = False
-
-    @property
-    def kind(self) -> MethodKind:
-        """What the estimator declares about its hyper-parameters (:mod:`mccard_dist.methods`)."""
-        return KINDS[self.estimator]
-
-    @property
-    def estimator_class(self) -> type:
-        return self.kind.cls
-
-    @property
-    def takes_kernel_width(self) -> bool:
-        """Whether the estimator has a kernel width (from the CV grid, or ``auto``)."""
-        return self.kind.kernel_width
-
-    @property
-    def takes_alpha(self) -> bool:
-        """Whether the estimator has a penalty ``alpha`` (set from its grid's penalty axis)."""
-        return self.kind.alpha
-
-    @property
-    def grid(self) -> dict:
-        """The CV grid under its names, ``{name: list of values, or "auto"}``."""
-        axes = {"width": AUTO_WIDTH if self.auto_width else list(self.widths),
-                "penalty": list(self.penalties)}
-        return {name: axes[axis] for name, axis in self.kind.grid_names.items()}
-
-    def candidates(self) -> list[tuple[float, float]]:
-        """The CV candidates ``(width, penalty)`` (:meth:`MethodKind.candidates`)."""
-        return self.kind.candidates(self.widths, self.penalties, self.auto_width)
-
-    def build(self, X, y, h: float, ratio: float, cache: dict | None = None):
-        """The estimator of candidate ``(h, ratio)`` for training data ``X, y`` and its absolute
-        ``alpha`` (:meth:`MethodKind.build`)."""
-        return self.kind.build(self.params, h, ratio, self.auto_width, X, y, cache)
-
-    def path_route(self, cv: CVSpec) -> str:
-        """The route (one of :data:`CV_PATHS`) by which K-fold CV under ``cv`` fits this
-        method's candidates: ``cv.paths`` where the method can fit paths, else ``none``."""
-        if cv.scheme != "kfold":
-            return "none"
-        return self.kind.path_route(self.params, self.auto_width, cv.paths)
-
-    def path_fits(self, route: str, members, X, y, cache: dict | None = None):
-        """The candidates ``members`` (``(h, ratio)`` pairs) fitted as one path
-        (:meth:`MethodKind.path_fits`)."""
-        return self.kind.path_fits(self.params, route, members, X, y, cache)
-
-    @property
-    def has_cv(self) -> bool:
-        """Whether the method selects hyper-parameters by CV (it has a non-empty grid)."""
-        return bool(self.widths or self.penalties)
-
-    def make_estimator(self, kernel_width: float | str | None = None,
-                       alpha: float | None = None):
-        """A new, unfitted estimator with ``params`` plus ``kernel_width`` / ``alpha``.
-
-        ``kernel_width`` (a number, or ``"auto"``) is required exactly when the estimator takes
-        one, likewise ``alpha`` (the absolute penalty, i.e. ``alpha_ratio * alpha_max`` of the
-        training data).
-        """
-        kwargs = dict(self.params)
-        for pname, value, takes in (("kernel_width", kernel_width, self.takes_kernel_width),
-                                    ("alpha", alpha, self.takes_alpha)):
-            if takes and value is None:
-                raise ValueError(f"method {self.name!r} ({self.estimator}) needs {pname}")
-            if not takes and value is not None:
-                raise ValueError(f"method {self.name!r} ({self.estimator}) takes no {pname}")
-            if takes:
-                name = self.kind.width_param if pname == "kernel_width" else pname
-                kwargs[name] = value if value == AUTO_WIDTH else float(value)
-        return self.estimator_class(**kwargs)
-
-    def to_dict(self) -> dict:
-        return {"estimator": self.estimator, "params": dict(self.params), "grid": self.grid}
-
-    def axes_dict(self) -> dict:
-        """The grid by axis, as the grid hash has always described it: the width axis under
-        ``kernel_width`` (``"auto"``, or ``[]`` without a width), the penalty axis under
-        ``alpha_ratio`` (whatever the kind calls them), so a store keeps its hash."""
-        return {"estimator": self.estimator, "params": dict(self.params),
-                "kernel_width": AUTO_WIDTH if self.auto_width else list(self.widths),
-                "alpha_ratio": list(self.penalties)}
+    def check_rows(self, n_train: int, rows: str) -> None:
+        """Refuse folds that leave a fit fewer than the samples it needs (``rows`` names the
+        training rows for the message)."""
+        if self.n_folds > n_train:
+            fail("cv.n_folds", f"must be <= {rows}", self.n_folds)
+        if n_train - math.ceil(n_train / self.n_folds) < MIN_SAMPLES:
+            fail("cv.n_folds", f"leaves fewer than {MIN_SAMPLES} training samples per fold with "
+                               f"{rows}", self.n_folds)
 
 
-@dataclass(frozen=True)
-class RunSpec:
-    """How the runner distributes and records the work (does not change results).
+@dataclass(unsafe_hash=True)
+class RunSpec(Sealed):
+    """How the runner distributes and records the work (it does not change results).
 
     ``unit`` (one of :data:`RUN_UNITS`): what one Dask task does. ``cell``: a block of whole cells
-    (CV, choice, final fit) of about ``fits_per_block`` fits; ``fit``: one (cell, candidate, fold)
-    CV fit, the cell's choice and final fit following as one more task once its fits are in
-    (K-fold CV without racing only); ``auto``: ``fit`` when the cells to run are fewer than
-    :data:`FIT_UNIT_CELLS_PER_WORKER` times the workers and the CV allows it, else ``cell``.
-    In-flight tasks are bounded by ``blocks_per_worker`` per worker either way.
-    """
+    of about ``fits_per_block`` fits; ``fit``: one CV fit, the cell's choice and final fit
+    following as one more task (K-fold CV without racing); ``auto``: ``fit`` when the cells to
+    run are fewer than :data:`FIT_UNIT_CELLS_PER_WORKER` per worker and the CV allows it.
+    ``blocks_per_worker`` bounds the tasks in flight either way."""
 
-    fits_per_block: int
-    blocks_per_worker: int
-    retries: int
-    save_coef: bool
-    retry_failed: bool
-    progress: bool
-    unit: str = "auto"
-
-
-#: values of ``run.unit``
-RUN_UNITS = ("auto", "cell", "fit")
-#: ``run.unit=auto`` picks ``fit`` below this many cells per worker
-FIT_UNIT_CELLS_PER_WORKER = 4
-
-
-@dataclass(frozen=True)
-class StoreSpec:
-    """Where results go: ``path``, or (``path`` None) a name derived from the grid under ``root``.
-
-    ``verify``: how an existing store is checked before a run resumes it: ``quick`` reads every
-    per-cell chunk and checks that the chunks of ``cv_score`` and ``coef`` exist and are as long
-    as their headers say; ``full`` also decompresses those (:mod:`mccard_dist.store.integrity`)."""
-
-    root: str
-    path: str | None = None
-    verify: str = "quick"
-
-
-@dataclass(frozen=True)
-class AdaptiveSpec:
-    """Bounds, in batch jobs, between which a SLURM/PBS cluster follows the load (``cluster.adaptive``)."""
-
-    minimum: int
-    maximum: int
-
-
-@dataclass(frozen=True)
-class ClusterSpec:
-    """Which Dask cluster to use; fields a kind does not use are None (or empty).
-
-    - ``local``: ``n_workers``, ``threads_per_worker``, ``memory_limit``, ``host``,
-      ``dashboard_address``, ``tls`` (None or True: the scheduler, nannies and workers talk TLS
-      with temporary certificates, so that only this run's processes can connect).
-    - ``address``: ``address``. ``scheduler_file``: ``scheduler_file``. Both: ``connect_timeout``,
-      how long to try to reach the scheduler (or wait for its file) before giving up, and for a
-      scheduler that requires TLS (``tls://`` addresses) ``tls_ca_file``, ``tls_cert`` and
-      ``tls_key``: the certificate authority and this client's certificate and key (PEM files).
-    - ``slurm`` / ``pbs`` (dask-jobqueue): per batch job ``cores``, ``processes`` (single-threaded
-      workers; None means one per core), ``memory``, ``walltime``, ``queue``, ``account``; the
-      workers' network ``interface``; ``log_directory`` for job output; ``job_extra_directives``
-      (more ``#SBATCH`` / ``#PBS`` options) and ``job_script_prologue`` (shell lines run before the
-      worker); ``n_jobs`` fixed jobs, or ``adaptive`` bounds in jobs; ``worker_lifetime`` and
-      ``lifetime_stagger`` so that workers retire before the walltime; ``python`` on the compute
-      nodes (None: the driver's interpreter); the scheduler's ``dashboard_address``; ``pbs`` also
-      ``resource_spec`` (the ``-l`` resource string, None: dask-jobqueue's ``select=1:ncpus=..:mem=..``).
-
-    Every kind: ``no_worker_timeout``, how long the run may go on with no worker while tasks wait
-    before it ends as failed (None: :data:`NO_WORKER_TIMEOUTS` of the kind, filled in on creation).
-
-    ``options`` holds any further keyword arguments for the backend. Durations are kept as written
-    (``"55m"``, ``"01:00:00"``); the ``*_seconds`` properties convert them.
-    """
-
-    kind: str
-    n_workers: int | None = None
-    threads_per_worker: int | None = None
-    memory_limit: str | float | None = None
-    host: str | None = None
-    dashboard_address: str | None = None
-    address: str | None = None
-    scheduler_file: str | None = None
-    options: Mapping = field(default_factory=FrozenMap)
-    cores: int | None = None
-    processes: int | None = None
-    memory: str | None = None
-    walltime: str | None = None
-    queue: str | None = None
-    account: str | None = None
-    interface: str | None = None
-    log_directory: str | None = None
-    job_extra_directives: tuple[str, ...] = ()
-    job_script_prologue: tuple[str, ...] = ()
-    resource_spec: str | None = None
-    n_jobs: int | None = None
-    adaptive: AdaptiveSpec | None = None
-    worker_lifetime: str | None = None
-    lifetime_stagger: str | None = None
-    python: str | None = None
-    connect_timeout: str | None = None
-    tls: bool | None = None
-    tls_ca_file: str | None = None
-    tls_cert: str | None = None
-    tls_key: str | None = None
-    no_worker_timeout: str | None = None
+    fits_per_block: int = MISSING
+    blocks_per_worker: int = MISSING
+    retries: int = MISSING
+    save_coef: bool = MISSING
+    retry_failed: bool = MISSING
+    progress: bool = MISSING
+    unit: str | None = "auto"
 
     def __post_init__(self):
-        if self.no_worker_timeout is None:
-            object.__setattr__(self, "no_worker_timeout", NO_WORKER_TIMEOUTS.get(self.kind, "5m"))
-
-    @property
-    def no_worker_timeout_seconds(self) -> float:
-        """How long the run may have no worker while tasks wait before it fails."""
-        return _duration_seconds(self.no_worker_timeout)
-
-    @property
-    def connect_timeout_seconds(self) -> float:
-        """How long to try to reach a running scheduler (address, scheduler_file; default 10 s)."""
-        return 10.0 if self.connect_timeout is None else _duration_seconds(self.connect_timeout)
-
-    @property
-    def workers_per_job(self) -> int | None:
-        """Single-threaded workers in one batch job (``processes``, else ``cores``)."""
-        return self.processes if self.processes is not None else self.cores
-
-    @property
-    def target_workers(self) -> int | None:
-        """Workers the cluster is meant to reach (None where unknown: address, scheduler_file)."""
-        if self.kind == "local":
-            return self.n_workers
-        if self.kind in ("slurm", "pbs"):
-            jobs = self.adaptive.maximum if self.adaptive is not None else self.n_jobs
-            return jobs * self.workers_per_job
-        return None
-
-    @property
-    def walltime_seconds(self) -> int | None:
-        return None if self.walltime is None else _walltime_seconds(self.walltime)
-
-    @property
-    def worker_lifetime_seconds(self) -> float | None:
-        return None if self.worker_lifetime is None else _duration_seconds(self.worker_lifetime)
-
-    @property
-    def lifetime_stagger_seconds(self) -> float | None:
-        return None if self.lifetime_stagger is None else _duration_seconds(self.lifetime_stagger)
-
-    def to_dict(self) -> dict:
-        d = {name: to_plain(getattr(self, name)) for name in _CLUSTER_FIELDS}
-        d["adaptive"] = None if self.adaptive is None else asdict(self.adaptive)
-        return d
+        _set(self, unit=one_of("run.unit", self.unit or "auto", RUN_UNITS),
+             fits_per_block=integer("run.fits_per_block", self.fits_per_block, 1),
+             blocks_per_worker=integer("run.blocks_per_worker", self.blocks_per_worker, 1),
+             retries=integer("run.retries", self.retries, 0))
+        self._seal()
 
 
-_CLUSTER_FIELDS = ("kind", "n_workers", "threads_per_worker", "memory_limit", "host",
-                   "dashboard_address", "address", "scheduler_file", "cores", "processes",
-                   "memory", "walltime", "queue", "account", "interface", "log_directory",
-                   "job_extra_directives", "job_script_prologue", "resource_spec", "n_jobs",
-                   "adaptive", "worker_lifetime", "lifetime_stagger", "python", "connect_timeout",
-                   "tls", "tls_ca_file", "tls_cert", "tls_key", "no_worker_timeout", "options")
+@dataclass(unsafe_hash=True)
+class StoreSpec(Sealed):
+    """Where results go: ``path``, or (None) ``<root>/<experiment>-<grid hash>.zarr``.
+    ``verify``: how an existing store is checked before a run resumes it (``quick`` reads every
+    per-cell chunk and the headers of the others; ``full`` decompresses every chunk)."""
 
-#: ``no_worker_timeout`` by kind when not given. Local and self-started workers connect within
-#: seconds, so minutes without any mean they are gone; batch-job workers first wait in the queue
-#: (at the start, and when retired or adaptive workers' new jobs are submitted): an hour.
-NO_WORKER_TIMEOUTS = {"local": "5m", "address": "5m", "scheduler_file": "5m", "slurm": "1h",
-                      "pbs": "1h"}
+    root: str = MISSING
+    path: str | None = None
+    verify: str | None = "quick"
 
-#: settings of the dask-jobqueue kinds (slurm, pbs), from their schema
-_JOBQUEUE_FIELDS = tuple(f.name for f in fields(SlurmClusterConfig)
-                         if f.name not in ("kind", "options"))
-
-#: option names that make Dask import or run code given as a value (a file, a module, a class),
-#: refused at any depth of ``cluster.options``. (The batch-job settings ``job_script_prologue``
-#: and ``python`` run what they say on the compute nodes, by design: they are the user's jobs.)
-CODE_OPTIONS = ("preload", "preload_argv", "preload_nanny", "preload_nanny_argv", "plugins",
-                "worker_class", "scheduler_cls", "scheduler_class", "worker_cls", "job_cls",
-                "security", "extra_plugins")
-
-#: ``cluster.options`` each kind accepts (passed on to LocalCluster, Client or SLURMCluster /
-#: PBSCluster): settings of paths, ports, names and timeouts, none that names code to run. Where
-#: the scheduler and workers listen comes from the typed keys (``cluster.host``,
-#: ``cluster.dashboard_address``, ``cluster.interface``), which are checked and warned about.
-ACCEPTED_OPTIONS = {
-    "local": ("local_directory", "worker_dashboard_address", "scheduler_port", "silence_logs",
-              "lifetime", "lifetime_stagger", "lifetime_restart", "death_timeout",
-              "resources", "scheduler_sync_interval", "scheduler_kwargs"),
-    "address": ("name", "direct_to_workers", "heartbeat_interval", "set_as_default"),
-    "slurm": ("job_name", "local_directory", "worker_extra_args", "scheduler_options",
-              "death_timeout", "job_directives_skip", "silence_logs", "submit_command_extra",
-              "cancel_command_extra", "nanny", "protocol", "shared_temp_directory"),
-}
-ACCEPTED_OPTIONS["scheduler_file"] = ACCEPTED_OPTIONS["address"]
-ACCEPTED_OPTIONS["pbs"] = ACCEPTED_OPTIONS["slurm"]
-
-#: the keys the scheduler's own keyword arguments may hold (``cluster.options.scheduler_kwargs`` of
-#: local, ``cluster.options.scheduler_options`` of slurm / pbs): task retries and timeouts, and the
-#: scheduler's port where workers on other nodes must find it
-SCHEDULER_OPTIONS = {
-    "scheduler_kwargs": ("allowed_failures", "worker_ttl", "http_prefix"),
-    "scheduler_options": ("port", "allowed_failures", "worker_ttl", "http_prefix"),
-}
-
-#: scheduler options refused with the typed key to set instead: where the scheduler listens
-_SCHEDULER_BINDING = {
-    "scheduler_kwargs": {"host": "cluster.host", "interface": "cluster.host",
-                         "dashboard_address": "cluster.dashboard_address",
-                         "port": "cluster.options.scheduler_port"},
-    "scheduler_options": {"host": "cluster.interface", "interface": "cluster.interface",
-                          "dashboard_address": "cluster.dashboard_address"},
-}
-
-#: keyword arguments the cluster backend gets from typed fields (or sets itself): not in options
-_RESERVED_OPTIONS = {
-    "local": ("n_workers", "threads_per_worker", "processes", "memory_limit", "host",
-              "dashboard_address", "env", "security", "protocol"),
-    "slurm": _JOBQUEUE_FIELDS + ("resource_spec", "project", "job_extra", "env_extra", "extra",
-                                 "n_workers", "host"),
-}
-_RESERVED_OPTIONS["pbs"] = _RESERVED_OPTIONS["slurm"]
-_RESERVED_OPTIONS["address"] = ("address", "timeout", "scheduler_file")
-_RESERVED_OPTIONS["scheduler_file"] = _RESERVED_OPTIONS["address"]
-
-
-@dataclass(frozen=True)
-class ExperimentSpec:
-    """The whole experiment: the grid (methods x tau x psi x seeds), data, CV, run, store, cluster.
-
-    ``methods`` holds only the selected methods, in the order of ``experiment.methods``.
-    """
-
-    name: str
-    methods: tuple[MethodSpec, ...]
-    tau: tuple[float, ...]
-    psi: tuple[float, ...]
-    seeds: tuple[int, ...]
-    data: DataSpec | FileDataSpec | DiabetesDataSpec
-    cv: CVSpec
-    run: RunSpec
-    store: StoreSpec
-    cluster: ClusterSpec
-
-    @property
-    def method_names(self) -> tuple[str, ...]:
-        return tuple(m.name for m in self.methods)
-
-    def method(self, name: str) -> MethodSpec:
-        for m in self.methods:
-            if m.name == name:
-                return m
-        raise KeyError(f"no method {name!r} in this experiment; methods are {self.method_names}")
-
-    def to_dict(self) -> dict:
-        """Plain JSON-able Python in the config layout; ``spec_from_dict`` inverts it."""
-        return {
-            "experiment": {
-                "name": self.name,
-                "methods": list(self.method_names),
-                "tau": list(self.tau),
-                "psi": list(self.psi),
-                "seeds": list(self.seeds),
-            },
-            "methods": {m.name: m.to_dict() for m in self.methods},
-            "data": self.data.to_dict(),
-            "cv": asdict(self.cv),
-            "run": asdict(self.run),
-            "store": asdict(self.store),
-            "cluster": self.cluster.to_dict(),
-        }
-
-
-
-def _init_parameters(cls) -> dict[str, inspect.Parameter]:
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {
-        name: p
-        for name, p in inspect.signature(cls.__init__).parameters.items()
-        if name != "self" and p.kind in kinds
-    }
+    def __post_init__(self):
+        _set(self, root=text("store.root", self.root),
+             path=text("store.path", self.path, allow_none=True),
+             verify=one_of("store.verify", self.verify or "quick", ("quick", "full")))
+        self._seal()

@@ -47,7 +47,6 @@ from ..records import (
     STATUS_FAILED,
     STATUS_PENDING,
     done_cell_values,
-    stored_name,
 )
 
 __all__ = ["WRITES_EVERY_CHUNK", "StoreDamagedError", "VerifiedStore", "check", "open_dataset",
@@ -220,11 +219,10 @@ def _header_ok(file: Path) -> bool:
 
 
 def _by_cell(array) -> int:
-    """How many of the array's leading dimensions are the per-cell ones (``model``, named
-    ``method`` in stores of earlier versions, then ``tau, psi, seed``): 4, or 0; -1 for the
-    per-cell arrays themselves (exactly those dimensions)."""
+    """How many of the array's leading dimensions are the per-cell ones (``model, tau, psi,
+    seed``): 4, or 0; -1 for the per-cell arrays themselves (exactly those dimensions)."""
     dims = list(array.attrs.get("_ARRAY_DIMENSIONS", []))
-    if len(dims) < 4 or dims[0] not in ("model", "method") or dims[1:4] != list(CELL_DIMS[1:]):
+    if dims[:4] != list(CELL_DIMS):
         return 0
     return -1 if len(dims) == 4 else 4
 
@@ -410,7 +408,6 @@ def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: 
 
     # -- finished cells must have the values every finished cell has -------------------------
     for name in required:
-        name = stored_name(group, name)
         if name not in group:
             continue
         try:

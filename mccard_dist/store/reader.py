@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..records import LEGACY_NAMES, STATUS_DONE, STATUS_NAMES, done_cell_values
-from ..grid import named_description
+from ..records import STATUS_DONE, STATUS_NAMES, done_cell_values
+
 from .integrity import REPAIR_HINT, StoreDamagedError, check, open_dataset, open_group
-from .layout import candidate_view, stored_methods
+from .migrate import refuse_earlier
 from .writer import StoreMismatchError
 
 __all__ = ["SWEEP_LIST", "open_results"]
@@ -35,10 +35,8 @@ def open_results(path, mask: bool = True):
     keyword of ``Dataset.sel``.) Each method's CV candidates lie along ``candidate``, their
     values in coordinates on ``(model, candidate)`` named as the grids name them
     (``ds["cv_score"].sel(model="mcc_l1")`` with ``ds["kernel_width"].sel(model="mcc_l1")``).
-    Stores written by earlier versions are shown the same way: old names renamed
-    (:data:`mccard_dist.records.LEGACY_NAMES`), and the ``h x alpha_ratio`` candidates of stores
-    made before the ``candidate`` axis laid along it
-    (:func:`mccard_dist.store.layout.candidate_view`).
+    A store of an earlier version is refused with the command that migrates it
+    (:mod:`mccard_dist.store.migrate`).
 
     ``path`` may also be a list of stores:
 
@@ -58,8 +56,6 @@ def open_results(path, mask: bool = True):
     ``path`` may also be a multirun folder: the stores its jobs wrote (listed in its
     ``stores.txt``).
     """
-    import xarray as xr
-
     if isinstance(path, (list, tuple)):
         stores = [open_results(p, mask) for p in path]
         methods = [[str(m) for m in ds["model"].values] for ds in stores]
@@ -76,6 +72,7 @@ def open_results(path, mask: bool = True):
     ds = open_dataset(path)
     if "grid_hash" not in ds.attrs:
         raise StoreMismatchError(f"{path} is not an mccard-dist results store")
+    refuse_earlier(path, ds.attrs)
     gone = sorted(n for n in ds.variables if not Path(path, str(n), ".zarray").is_file())
     if gone:  # zarr would read every chunk of them as the fill value, without a word
         raise StoreDamagedError(
@@ -84,8 +81,6 @@ def open_results(path, mask: bool = True):
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise StoreDamagedError(f"store {path}: {problems[0]}{more}; {REPAIR_HINT}")
-    ds = ds.rename({old: new for old, new in LEGACY_NAMES.items() if old in ds.variables})
-    ds = candidate_view(ds)
 
     def load(name):
         try:
@@ -114,34 +109,24 @@ def open_results(path, mask: bool = True):
     return ds
 
 
-def _knows_true_coef(data: dict) -> bool:
-    """Whether a stored data config defines true coefficients (selection counts): the paper's
-    generator and its scenarios do, the diabetes scenario does not, a data file when it holds
-    ``coef_true`` (its ``n_relevant`` is then known)."""
-    source = data.get("source") or "paper"
-    if source == "file":
-        return data.get("n_relevant") is not None
-    return source != "diabetes"
-
-
 def check_stored(path, ds) -> list[str]:
     """The problems :func:`mccard_dist.store.integrity.check` finds in the store at ``path``
     (``ds``: it opened lazily), judged by its stored config: the coordinates ``model``, ``tau``,
     ``psi`` and ``seed`` must hold its values, and done cells the values its data define.
     Nothing is changed."""
-    config = json.loads(ds.attrs["config"])
-    experiment = config["experiment"]
-    methods = stored_methods(ds.attrs)
-    coordinates = {"tau": np.array(experiment["tau"], float),
-                   "psi": np.array(experiment["psi"], float)}
-    if isinstance(experiment.get("seeds"), list):
-        coordinates["seed"] = np.array(experiment["seeds"], np.int64)
-    names = [m.name for m in methods]
-    coordinates["method" if "method" in ds.variables else "model"] = np.array(names, str)
+    from ..config import MethodSpec
     from ..grid import cv_candidates
 
+    config = json.loads(ds.attrs["config"])
+    experiment = config["experiment"]
+    names = list(experiment["methods"])
+    methods = [MethodSpec(**config["methods"][n]).checked(n) for n in names]
+    coordinates = {"tau": np.array(experiment["tau"], float),
+                   "psi": np.array(experiment["psi"], float),
+                   "seed": np.array(experiment["seeds"], np.int64),
+                   "model": np.array(names, str)}
     cv_methods = {i for i, m in enumerate(methods) if cv_candidates(m)}
-    required = done_cell_values(_knows_true_coef(config.get("data", {})))
+    required = done_cell_values(bool(int(ds.attrs["selection_scored"])))
     return check(open_group(path), Path(path), names, cv_methods, required=required,
                  coordinates=coordinates)
 
@@ -189,7 +174,7 @@ def _sweep(stores, paths):
     import xarray as xr
     from dask.array import PerformanceWarning
 
-    flat = [_flatten(named_description(json.loads(ds.attrs["grid_description"])))
+    flat = [_flatten(json.loads(ds.attrs["grid_description"]))
             for ds in stores]
     keys = sorted({k for f in flat for k in f}
                   - {k for k in flat[0] if all(f.get(k) == flat[0][k] for f in flat)})

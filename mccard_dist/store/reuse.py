@@ -33,7 +33,7 @@ import numpy as np
 from .. import grid
 from ..records import STATUS_DONE, CellResult
 from .integrity import open_group
-from .layout import Layout, _index
+from .layout import Layout
 
 __all__ = ["NUMERICAL", "code_fingerprint", "fill_from_siblings", "package_versions"]
 
@@ -85,10 +85,10 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _same_computation(old: dict, new: dict, method: str) -> bool:
+def _same_computation(stored: dict, wanted: dict, method: str) -> bool:
     keys = ("grid_version", "data", "cv")
-    return (all(old.get(k) == new.get(k) for k in keys)
-            and old.get("methods", {}).get(method) == new["methods"][method])
+    return (all(stored.get(k) == wanted.get(k) for k in keys)
+            and stored.get("methods", {}).get(method) == wanted["methods"][method])
 
 
 def _sources(store, spec) -> list[tuple[Path, object, dict]]:
@@ -123,8 +123,8 @@ def fill_from_siblings(store, spec) -> dict[str, tuple[str, int]]:
         return copied
     for method_spec in spec.methods:
         method = method_spec.name
-        for path, group, old in sources:
-            if not _same_computation(old, new, method):
+        for path, group, stored in sources:
+            if not _same_computation(stored, new, method):
                 continue
             n = _copy_method(store, spec, method_spec, group)
             if n:
@@ -141,18 +141,16 @@ def _copy_method(store, spec, method_spec, group) -> int:
     if method not in models:
         return 0
     mi = models.index(method)
-    tau, psi, seed = (_index(group[k][...]) for k in ("tau", "psi", "seed"))
-    layout = Layout.of(spec, group)
-    if layout.axes:  # made by other code (before the candidate axis): never a source
-        return 0
-    candidates = layout.positions(method_spec)
+    tau, psi, seed = ({float(v): i for i, v in enumerate(np.asarray(group[k][...]))}
+                      for k in ("tau", "psi", "seed"))
+    n_candidates = len(grid.cv_candidates(method_spec))
     status = np.asarray(group["status"][mi])
     if not (status == STATUS_DONE).any():
         return 0
     # the method's slab of each variable, read once
-    scalars = {result: np.asarray(group[name][mi])
-               for name, result in layout.result_names(method_spec).items() if name in group}
-    scores = np.asarray(group["cv_score"][mi]) if candidates else None
+    scalars = {name: np.asarray(group[name][mi])
+               for name in Layout(spec).cell_variables() if name in group}
+    scores = np.asarray(group["cv_score"][mi]) if n_candidates else None
     coefs = np.asarray(group["coef"][mi]) if "coef" in group else None
     mine = [c for c in grid.cells(spec) if c.method == method]
     n = 0
@@ -163,7 +161,7 @@ def _copy_method(store, spec, method_spec, group) -> int:
         results = []
         for cell, w in zip(block.cells, where):
             values = {name: float(v[w]) for name, v in scalars.items()}
-            cv = None if scores is None else np.stack([scores[w][c] for c in candidates])
+            cv = None if scores is None else scores[w][:n_candidates]
             coef = None if coefs is None else coefs[w].copy()
             results.append(CellResult(cell.index, STATUS_DONE, "", values, cv, coef))
         store.write_block(block, results)

@@ -39,17 +39,14 @@ from ..config import ExperimentSpec
 from ..errors import StoreAccessError, UsageError
 from ..lock import INNER_LOCK
 from ..records import (
-    ADDED_SCALARS,
-    LEGACY_NAMES,
-    STATUS_DONE,
     STATUS_FAILED,
     STATUS_PENDING,
     CellResult,
     done_cell_values,
-    stored_name,
 )
 from .integrity import StoreDamagedError, open_group
 from .layout import Layout
+from .migrate import refuse_earlier
 from .reuse import code_fingerprint, fill_from_siblings, package_versions
 
 __all__ = ["ResultsStore", "StoreDamagedError", "StoreMismatchError", "check_writable",
@@ -136,82 +133,64 @@ def _restore_consolidated_metadata(path: Path) -> None:
         log.warning("store %s: .zmetadata was missing; rebuilt from the arrays' metadata", path)
 
 
-def _restore_missing_arrays(path: Path, spec: ExperimentSpec,
-                            group) -> tuple[list[str], list[str]]:
+def _restore_missing_arrays(path: Path, spec: ExperimentSpec) -> tuple[list[str], list[str]]:
     """Recreate the arrays of the template whose folder (or its ``.zarray``) is gone.
 
     A data variable gets its metadata only, no chunks: :mod:`~mccard_dist.store.integrity` then
     finds every chunk of it missing, so its finished cells are recomputed (``status`` and
-    ``error`` are rebuilt from the others instead). A variable of
-    :data:`~mccard_dist.records.ADDED_SCALARS` (absent from stores made before it) is written
-    whole instead, with no value anywhere: the cells already finished keep their results and have
-    none for it. A coordinate is written whole from the grid. The arrays keep the names this
-    store uses (:data:`~mccard_dist.records.LEGACY_NAMES`). Returns one message per array
-    recreated, and the names of the data variables recreated (all their chunks are lost).
+    ``error`` are rebuilt from the others instead). A coordinate is written whole from the grid.
+    Returns one message per array recreated, and the names of the data variables recreated (all
+    their chunks are lost).
     """
     import shutil
     import tempfile
 
-    template = _template(spec, Layout.of(spec, group))
-    names = list(template.variables)
-    # a store of an earlier version keeps its earlier names (LEGACY_NAMES): known from the arrays
-    # still on disk, not from the metadata, which may already have lost the missing array
-    legacy = any((path / old / ".zarray").is_file() for old in LEGACY_NAMES)
-    on_disk = {n: stored_name(group, n) if legacy else n for n in names}
-    missing = [n for n in names if not (path / on_disk[n] / ".zarray").is_file()]
+    template = _template(spec)
+    missing = [n for n in template.variables if not (path / str(n) / ".zarray").is_file()]
     if not missing:
         return [], []
-    template = template.rename({n: on_disk[n] for n in template.variables
-                                if on_disk.get(n, n) != n})
     messages = []
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.restore-") as tmp:
         for name in missing:
-            stored = on_disk[name]
-            var = template[[stored]]
-            var = var.drop_vars([c for c in var.coords if c != stored])
+            var = template[[name]]
+            var = var.drop_vars([c for c in var.coords if c != name])
             var.attrs = {}
-            part = Path(tmp, stored + ".zarr")
+            part = Path(tmp, name + ".zarr")
             with _here():
-                var.to_zarr(str(part), compute=False, zarr_format=2, consolidated=False)
-            shutil.rmtree(path / stored, ignore_errors=True)
-            if name in ADDED_SCALARS:  # every chunk written, so none of them reads as lost
-                import zarr
-
-                with _here(), zarr.config.set({"array.write_empty_chunks": True}):
-                    var.to_zarr(str(part), mode="w", zarr_format=2, consolidated=False)
-                shutil.copytree(part / stored, path / stored)
-                messages.append(f"{stored}: not in this store (made before it, or its folder was "
-                                "lost); added with no value for the finished cells")
-            elif stored in template.data_vars:  # metadata only: its chunks count as lost
-                (path / stored).mkdir()
+                var.to_zarr(str(part), compute=False, zarr_format=2, consolidated=False,
+                            encoding=Layout.encoding(var))
+            shutil.rmtree(path / name, ignore_errors=True)
+            if name in template.data_vars:  # metadata only: its chunks count as lost
+                (path / name).mkdir()
                 for meta in (".zarray", ".zattrs"):
-                    shutil.copy2(part / stored / meta, path / stored / meta)
-                messages.append(f"{stored}: the variable's folder was missing; recreated empty")
+                    shutil.copy2(part / name / meta, path / name / meta)
+                messages.append(f"{name}: the variable's folder was missing; recreated empty")
             else:
-                shutil.copytree(part / stored, path / stored)
-                messages.append(f"{stored}: the coordinate's folder was missing; recreated")
+                shutil.copytree(part / name, path / name)
+                messages.append(f"{name}: the coordinate's folder was missing; recreated")
     _consolidate(path)
     for message in messages:
         log.warning("store %s: %s", path, message)
-    lost = [on_disk[n] for n in missing
-            if on_disk[n] in template.data_vars and n not in ADDED_SCALARS]
-    return messages, lost
+    return messages, [n for n in missing if n in template.data_vars]
 
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _template(spec: ExperimentSpec, layout: Layout | None = None):
-    """The store's template (:meth:`Layout.template`, the candidate layout unless ``layout``
-    says otherwise) with its attributes."""
-    ds = (layout or Layout(spec)).template()
+def _template(spec: ExperimentSpec, n_features: int | None = None,
+              selection_scored: bool | None = None):
+    """The store's template (:meth:`Layout.template`) with its attributes; ``n_features`` and
+    ``selection_scored`` as given instead of from the data (a migrated store's)."""
+    ds = Layout(spec).template(n_features)
     ds.attrs.update(
         title=f"mccard-dist results: experiment {spec.name}",
         grid_hash=grid.grid_hash(spec),
         grid_description=json.dumps(grid.grid_description(spec), sort_keys=True),
         config=json.dumps(spec.to_dict(), sort_keys=True),
         save_coef=int(spec.run.save_coef),
+        selection_scored=int(spec.data.knows_true_coef if selection_scored is None
+                             else selection_scored),
         code=code_fingerprint(),
         versions=json.dumps(package_versions(), sort_keys=True),
         created=_now(),
@@ -225,19 +204,13 @@ class ResultsStore:
     """A results store on disk for one grid; create with :meth:`open_or_create`."""
 
     def __init__(self, path: Path, spec: ExperimentSpec):
-        import zarr
-
         self.path = Path(path)
         self.spec = spec
         self._group = open_group(self.path, mode="r+")
-        self._layout = Layout.of(spec, self._group)
+        self._layout = Layout(spec)
         #: the driver's :class:`~mccard_dist.lock.StoreLock`: checked before each write
         self.lock = None
-        self._cv_pos = {m.name: self._layout.positions(m) for m in spec.methods}
-
-    def _name(self, name: str) -> str:
-        """The variable's name in this store (stores of earlier versions: :data:`LEGACY_NAMES`)."""
-        return stored_name(self._group, name)
+        self._n_candidates = {m.name: len(grid.cv_candidates(m)) for m in spec.methods}
 
     # -- opening ---------------------------------------------------------------------------------
     @classmethod
@@ -268,8 +241,9 @@ class ResultsStore:
                 shutil.rmtree(tmp)
             # every chunk written, so that any missing chunk was lost (integrity.check)
             with _here(), zarr.config.set({"array.write_empty_chunks": True}):
-                _template(spec).to_zarr(str(tmp), compute=False, zarr_format=2,
-                                        consolidated=True)
+                template = _template(spec)
+                template.to_zarr(str(tmp), compute=False, zarr_format=2, consolidated=True,
+                                 encoding=Layout.encoding(template))
             tmp.rename(path)  # a store appears whole or not at all
             log.info("created results store %s", path)
         store = cls(path, spec)
@@ -285,14 +259,13 @@ class ResultsStore:
 
         if full is None:
             full = self.spec.store.verify == "full"
-        restored, lost = _restore_missing_arrays(self.path, self.spec, self._group)
+        restored, lost = _restore_missing_arrays(self.path, self.spec)
         if restored:
             self._group = open_group(self.path, mode="r+")
-        cv_methods = {i for i, m in enumerate(self.spec.methods) if self._cv_pos[m.name]}
+        cv_methods = {i for i, m in enumerate(self.spec.methods) if self._n_candidates[m.name]}
         required = done_cell_values(self.spec.data.knows_true_coef)
-        template = _template(self.spec, self._layout)
-        coordinates = {stored_name(self._group, name): template[name].values
-                       for name in template.coords}
+        template = _template(self.spec)
+        coordinates = {name: template[name].values for name in template.coords}
         with zarr.config.set({"array.write_empty_chunks": True}):
             return restored + integrity.check(
                 self._group, self.path, list(self.spec.method_names), cv_methods, full=full,
@@ -311,22 +284,15 @@ class ResultsStore:
         if "grid_hash" not in attrs:
             raise StoreMismatchError(f"{path} is a zarr store but not an mccard-dist results store; "
                                      "choose another store.path")
+        refuse_earlier(path, attrs)
         if attrs["grid_hash"] != grid.grid_hash(spec):
             diffs = grid.diff_descriptions(json.loads(attrs["grid_description"]),
                                            grid.grid_description(spec))
             detail = "\n  ".join(diffs) if diffs else "(grid version differs)"
-            added = grid.settings_added_since(json.loads(attrs["grid_description"]),
-                                              grid.grid_description(spec))
-            if added:
-                resume = " ".join(f"{key}={value}" for key, value in added.items())
-                raise StoreMismatchError(
-                    f"the store {path} was made before the setting(s) {', '.join(added)} "
-                    f"(stored != requested):\n  {detail}\nTo resume it, add {resume} to the "
-                    "command (the computation its cells hold); its finished cells are kept.")
             raise StoreMismatchError(
                 f"the store {path} was written by a different grid (stored != requested):\n  "
                 f"{detail}\nTo start a new store, set store.path to a new path (or leave it unset "
-                "to derive one from the grid), or delete the old store.")
+                "to derive one from the grid), or delete the existing store.")
         if int(attrs.get("save_coef", 1)) != int(spec.run.save_coef):
             raise StoreMismatchError(
                 f"the store {path} was written with run.save_coef={bool(int(attrs['save_coef']))}; "
@@ -386,28 +352,22 @@ class ResultsStore:
         g = self._group
         region = (mi, ti, ps, ss)
         method = self.spec.methods[mi]
-        result_names = self._layout.result_names(method)
 
         def scalar(name):
-            source = result_names.get(name)  # a result's name, or a constant of done cells
             values = np.full((n_psi, n_seed), np.nan)
             for (p, s), res in pos.items():
-                if isinstance(source, float):
-                    values[p, s] = source if res.status == STATUS_DONE else np.nan
-                elif source in res.scalars:
-                    values[p, s] = res.scalars[source]
-            g[self._name(name)][region] = values
+                values[p, s] = res.scalars.get(name, np.nan)
+            g[name][region] = values
 
         for name in self._layout.cell_variables():
             if name != "cell_seconds":
                 scalar(name)
-        candidates = self._cv_pos[method.name]
-        if candidates:
+        n_candidates = self._n_candidates[method.name]
+        if n_candidates:
             cv = np.full((n_psi, n_seed) + g["cv_score"].shape[4:], np.nan)
             for (p, s), res in pos.items():
                 if res.cv_score is not None:
-                    for c, where in enumerate(candidates):
-                        cv[(p, s, *where)] = res.cv_score[c]
+                    cv[p, s, :n_candidates] = res.cv_score
             g["cv_score"][region] = cv
         if "coef" in g:
             coef = np.full((n_psi, n_seed, g["coef"].shape[-1]), np.nan)

@@ -1,0 +1,435 @@
+"""The cluster section: one frozen dataclass per ``cluster.kind`` (:data:`CLUSTER_SCHEMAS`), each
+checking its settings, and the rules of ``cluster.options`` (the backend's further keyword
+arguments: a fixed list per kind, nothing that names code to run or binds beyond this machine
+except through the typed keys, which warn)."""
+
+from __future__ import annotations
+
+import numbers
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from .checks import (
+    MISSING,
+    ConfigError,
+    Sealed,
+    duration,
+    duration_seconds,
+    fail,
+    freeze,
+    integer,
+    known,
+    size,
+    text,
+    to_plain,
+    walltime,
+    walltime_seconds,
+)
+
+#: ``no_worker_timeout`` by kind when not given: minutes for workers that connect within seconds,
+#: an hour for batch-job workers, which first wait in the queue
+NO_WORKER_TIMEOUTS = {"local": "5m", "address": "5m", "scheduler_file": "5m", "slurm": "1h",
+                      "pbs": "1h"}
+
+#: option names that make Dask import or run the code given as a value, refused at any depth
+CODE_OPTIONS = ("preload", "preload_argv", "preload_nanny", "preload_nanny_argv", "plugins",
+                "worker_class", "scheduler_cls", "scheduler_class", "worker_cls", "job_cls",
+                "security", "extra_plugins")
+
+#: ``cluster.options`` each kind accepts: paths, ports, names and timeouts
+ACCEPTED_OPTIONS = {
+    "local": ("local_directory", "worker_dashboard_address", "scheduler_port", "silence_logs",
+              "lifetime", "lifetime_stagger", "lifetime_restart", "death_timeout",
+              "resources", "scheduler_sync_interval", "scheduler_kwargs"),
+    "address": ("name", "direct_to_workers", "heartbeat_interval", "set_as_default"),
+    "slurm": ("job_name", "local_directory", "worker_extra_args", "scheduler_options",
+              "death_timeout", "job_directives_skip", "silence_logs", "submit_command_extra",
+              "cancel_command_extra", "nanny", "protocol", "shared_temp_directory"),
+}
+ACCEPTED_OPTIONS.update(scheduler_file=ACCEPTED_OPTIONS["address"], pbs=ACCEPTED_OPTIONS["slurm"])
+
+#: the scheduler's own keyword arguments allowed under an option, and those refused with the
+#: typed key that sets them instead (where the scheduler listens)
+SCHEDULER_OPTIONS = {
+    "scheduler_kwargs": (("allowed_failures", "worker_ttl", "http_prefix"),
+                         {"host": "cluster.host", "interface": "cluster.host",
+                          "dashboard_address": "cluster.dashboard_address",
+                          "port": "cluster.options.scheduler_port"}),
+    "scheduler_options": (("port", "allowed_failures", "worker_ttl", "http_prefix"),
+                          {"host": "cluster.interface", "interface": "cluster.interface",
+                           "dashboard_address": "cluster.dashboard_address"}),
+}
+
+_EXAMPLES = {"address": "cluster.address=tcp://host:8786",
+             "scheduler_file": "cluster.scheduler_file=/path/to/scheduler.json",
+             "n_workers": "cluster.n_workers=2", "threads_per_worker": "cluster.threads_per_worker=1",
+             "cores": "cluster.cores=8", "memory": "cluster.memory=16GB",
+             "walltime": "cluster.walltime=01:00:00",
+             "n_jobs": "cluster.n_jobs=2, or cluster.adaptive={minimum:0,maximum:8}"}
+
+#: a Dask scheduler address: tcp/tls/ws/wss/ucx, a host name or IP (IPv6 in brackets), a port
+_ADDRESS_RE = re.compile(r"^((tcp|tls|ws|wss|ucx)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):"
+                         r"[0-9]{1,5}$")
+
+
+def listens_beyond_loopback(address: str) -> bool:
+    """Whether ``[scheme://]host:port`` (or a bare host) listens beyond this machine; an empty
+    host (``":8787"``) means every interface, as Dask reads it."""
+    rest = str(address).split("://")[-1]
+    host = rest.rpartition(":")[0] if ":" in rest else rest
+    return not (host in ("localhost", "::1", "[::1]") or host.startswith("127."))
+
+
+def required(spec, name: str):
+    """A kind's required setting, or a message saying what to set."""
+    value = getattr(spec, name)
+    if value is None or value == "" or value == MISSING:
+        raise ConfigError(f"cluster.{name}: required when cluster.kind={spec.kind} (set it on the "
+                          f"command line, e.g. {_EXAMPLES[name]})")
+    return value
+
+
+def _code_free(value, key: str) -> None:
+    """Refuse option names (at any depth) and worker arguments that make Dask run given code."""
+    if isinstance(value, Mapping):
+        for name, inner in value.items():
+            if name in CODE_OPTIONS:
+                fail(f"{key}.{name}", "is not accepted: it makes Dask import or run the code it "
+                                      "names; install what the workers need in their environment "
+                                      "instead", inner)
+            _code_free(inner, f"{key}.{name}")
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            if isinstance(item, str) and item.startswith(("--preload", "--plugin",
+                                                          "--worker-class")):
+                fail(key, "must not pass --preload / --plugin / --worker-class to the workers: "
+                          "they load the code they name", list(value))
+            _code_free(item, key)
+
+
+@dataclass(unsafe_hash=True)
+class _Cluster(Sealed):
+    """What every kind has: how long the run may have no worker while tasks wait before it fails
+    (``no_worker_timeout``; None: :data:`NO_WORKER_TIMEOUTS` of the kind) and the backend's
+    further keyword arguments (``options``)."""
+
+    kind: str = MISSING
+    no_worker_timeout: Any = None
+    options: dict[str, Any] | None = field(default_factory=dict)
+
+    #: keyword arguments the backend gets from typed keys (or sets itself), never from options
+    reserved = ()
+
+    def __post_init__(self):
+        timeout = self.no_worker_timeout
+        timeout = NO_WORKER_TIMEOUTS[self.kind] if timeout is None else duration(
+            "cluster.no_worker_timeout", timeout, minimum=1.0)
+        options = self.options or {}
+        if not isinstance(options, Mapping):
+            fail("cluster.options", "must be a mapping", options)
+        _code_free(options, "cluster.options")
+        for name, value in options.items():
+            self._check_option(f"cluster.options.{name}", name, value)
+        object.__setattr__(self, "no_worker_timeout", timeout)
+        object.__setattr__(self, "options", freeze(options))
+        self._seal()
+
+    def _check_option(self, key: str, name: str, value) -> None:
+        if name in self.reserved:
+            typed = f"cluster.{name}" if name in {f.name for f in fields(self)} else None
+            fail(key, f"set {typed} instead" if typed else
+                 f"is set by mccard-dist for cluster.kind={self.kind}; remove it", value)
+        if name not in ACCEPTED_OPTIONS[self.kind]:
+            fail(key, f"is not an accepted option of cluster.kind={self.kind} (accepted: "
+                      f"{', '.join(ACCEPTED_OPTIONS[self.kind])})", value)
+        if name == "worker_dashboard_address" and value is not None and listens_beyond_loopback(
+                value):
+            fail(key, "must listen on this machine only, e.g. 127.0.0.1:0 (reach it through an "
+                      "SSH tunnel)", value)
+        if name in SCHEDULER_OPTIONS and value is not None:
+            if not isinstance(value, Mapping):
+                fail(key, "must be a mapping", value)
+            accepted, bindings = SCHEDULER_OPTIONS[name]
+            for inner, setting in value.items():
+                if inner in bindings:
+                    fail(f"{key}.{inner}", "sets where the scheduler listens; set "
+                                           f"{bindings[inner]} instead", setting)
+                if inner not in accepted:
+                    fail(f"{key}.{inner}", f"is not an accepted scheduler option (accepted: "
+                                           f"{', '.join(accepted)})", setting)
+
+    @property
+    def no_worker_timeout_seconds(self) -> float:
+        return duration_seconds(self.no_worker_timeout)
+
+    @property
+    def target_workers(self) -> int | None:
+        """Workers the cluster is meant to reach (None where unknown)."""
+        return None
+
+    def to_dict(self) -> dict:
+        return to_plain(asdict(self))
+
+
+@dataclass(unsafe_hash=True)
+class LocalClusterSpec(_Cluster):
+    """A LocalCluster of ``n_workers`` processes with ``threads_per_worker`` threads, on ``host``;
+    ``tls`` (None or True): its processes talk TLS with temporary certificates, so that only
+    this run's can connect; ``dashboard_address``: Dask's dashboard (None: none)."""
+
+    kind: str = "local"
+    n_workers: int | None = None
+    threads_per_worker: int | None = None
+    memory_limit: Any = None  # "auto", a size, or bytes
+    host: str | None = None
+    dashboard_address: str | None = None
+    tls: bool | None = None
+
+    reserved = ("n_workers", "threads_per_worker", "processes", "memory_limit", "host",
+                "dashboard_address", "env", "security", "protocol")
+
+    def __post_init__(self):
+        super().__post_init__()
+        set_ = object.__setattr__
+        set_(self, "n_workers", integer("cluster.n_workers", required(self, "n_workers"), 1))
+        set_(self, "threads_per_worker", integer("cluster.threads_per_worker",
+                                                 required(self, "threads_per_worker"), 1))
+        limit = self.memory_limit
+        if limit is not None and (isinstance(limit, bool) or not isinstance(
+                limit, (str, numbers.Real)) or (isinstance(limit, numbers.Real) and limit < 0)):
+            fail("cluster.memory_limit", 'must be "auto", a size such as "4GB", or bytes >= 0',
+                 limit)
+        set_(self, "host", text("cluster.host", self.host, allow_none=True))
+        set_(self, "dashboard_address", text("cluster.dashboard_address",
+                                             self.dashboard_address, allow_none=True))
+        set_(self, "tls", True if self.tls is None else self.tls)
+        if not self.tls and self.host is not None and listens_beyond_loopback(self.host):
+            fail("cluster.host", "listens beyond this machine while cluster.tls=false: anyone who "
+                                 "can reach it could run code as you; set cluster.tls=true or "
+                                 "cluster.host=127.0.0.1", self.host)
+        self._seal()
+
+    def _check_option(self, key, name, value):
+        if name == "interface":
+            fail(key, "cannot work with cluster.host (Dask takes one of them) and would listen "
+                      "on that network; set cluster.host to the interface's address instead "
+                      "(with cluster.tls=true)", value)
+        super()._check_option(key, name, value)
+
+    @property
+    def target_workers(self) -> int:
+        return self.n_workers
+
+
+@dataclass(unsafe_hash=True)
+class _RunningScheduler(_Cluster):
+    """A scheduler that is already running: how long to try to reach it (``connect_timeout``,
+    default 10 s), and for one that requires TLS the certificate authority and this client's
+    certificate and key (PEM files)."""
+
+    connect_timeout: Any = None
+    tls_ca_file: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+
+    reserved = ("address", "timeout", "scheduler_file")
+
+    def __post_init__(self):
+        super().__post_init__()
+        files = {n: getattr(self, n) for n in ("tls_ca_file", "tls_cert", "tls_key")}
+        given = [n for n, v in files.items() if v not in (None, "")]
+        if given and len(given) != 3:
+            fail("cluster." + next(n for n in files if n not in given), "is required with the "
+                 "other TLS files (tls_ca_file, tls_cert, tls_key)", show_value=False)
+        for name in given:
+            if not os.path.isfile(files[name]):
+                fail(f"cluster.{name}", "is not a readable file", files[name])
+        if self.connect_timeout is not None:
+            object.__setattr__(self, "connect_timeout",
+                               duration("cluster.connect_timeout", self.connect_timeout))
+        self._seal()
+
+    @property
+    def connect_timeout_seconds(self) -> float:
+        return 10.0 if self.connect_timeout is None else duration_seconds(self.connect_timeout)
+
+
+@dataclass(unsafe_hash=True)
+class AddressClusterSpec(_RunningScheduler):
+    kind: str = "address"
+    address: str | None = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not _ADDRESS_RE.match(text("cluster.address", required(self, "address"))):
+            fail("cluster.address", "must be a scheduler address [scheme://]host:port, e.g. "
+                                    "tcp://head-node:8786", self.address)
+        self._seal()
+
+
+@dataclass(unsafe_hash=True)
+class SchedulerFileClusterSpec(_RunningScheduler):
+    kind: str = "scheduler_file"
+    scheduler_file: str | None = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        text("cluster.scheduler_file", required(self, "scheduler_file"))
+        self._seal()
+
+
+@dataclass(frozen=True)
+class AdaptiveSpec:
+    """Bounds, in batch jobs, between which a SLURM/PBS cluster follows the load."""
+
+    minimum: int
+    maximum: int
+
+
+@dataclass(unsafe_hash=True)
+class SlurmClusterSpec(_Cluster):
+    """Workers as batch jobs (dask-jobqueue): per job ``cores``, ``processes`` (single-threaded
+    workers; None: one per core), ``memory``, ``walltime``, ``queue``, ``account``; the
+    workers' network ``interface``; ``log_directory``; ``job_extra_directives`` (options of the
+    batch system) and ``job_script_prologue`` (shell lines before the worker); ``n_jobs`` fixed
+    jobs or ``adaptive`` bounds; ``worker_lifetime`` and ``lifetime_stagger`` so that workers
+    retire before the walltime; ``python`` on the compute nodes (None: the driver's); the
+    scheduler's ``dashboard_address``. Sizes, walltimes and durations stay as written."""
+
+    kind: str = "slurm"
+    cores: int | None = None
+    processes: int | None = None
+    memory: Any = None
+    walltime: Any = None
+    queue: str | None = None
+    account: str | None = None
+    interface: str | None = None
+    log_directory: str | None = None
+    job_extra_directives: list[Any] = field(default_factory=list)
+    job_script_prologue: list[Any] = field(default_factory=list)
+    n_jobs: int | None = None
+    adaptive: Any = None  # {minimum, maximum}
+    worker_lifetime: Any = None
+    lifetime_stagger: Any = None
+    python: str | None = None
+    dashboard_address: str | None = None
+
+    reserved = ("cores", "processes", "memory", "walltime", "queue", "account", "interface",
+                "log_directory", "job_extra_directives", "job_script_prologue", "n_jobs",
+                "adaptive", "worker_lifetime", "lifetime_stagger", "python", "dashboard_address",
+                "no_worker_timeout", "resource_spec", "project", "job_extra", "env_extra",
+                "extra", "n_workers", "host")
+
+    def __post_init__(self):
+        super().__post_init__()
+        set_ = object.__setattr__
+        cores = integer("cluster.cores", required(self, "cores"), 1)
+        if self.processes is not None and integer("cluster.processes", self.processes, 1) > cores:
+            fail("cluster.processes", f"must be <= cluster.cores ({cores}): every worker has one "
+                                      "thread and needs a core", self.processes)
+        size("cluster.memory", required(self, "memory"))
+        wall = walltime("cluster.walltime", required(self, "walltime"),
+                        allow_days=self.kind == "slurm")
+        for name in ("queue", "account", "interface", "log_directory", "python",
+                     "dashboard_address", "resource_spec"):
+            if hasattr(self, name):
+                text(f"cluster.{name}", getattr(self, name), allow_none=True)
+        directive, example = (("#SBATCH", "--qos=normal") if self.kind == "slurm" else
+                              ("#PBS", "-l place=scatter"))
+        lines = {}
+        for name in ("job_extra_directives", "job_script_prologue"):
+            value = self.__dict__[name] or []
+            if not isinstance(value, (list, tuple)):
+                fail(f"cluster.{name}", "must be a list", value)
+            lines[name] = tuple(text(f"cluster.{name}[{i}]", v) for i, v in enumerate(value))
+        for i, line in enumerate(lines["job_extra_directives"]):
+            if line.lstrip().startswith("#"):
+                fail(f"cluster.job_extra_directives[{i}]",
+                     f"give the option only (e.g. {example}); '{directive}' is added", line)
+        adaptive = self._adaptive()
+        n_jobs = self.n_jobs
+        if adaptive is None or n_jobs is not None:
+            n_jobs = integer("cluster.n_jobs", required(self, "n_jobs") if adaptive is None
+                             else n_jobs, 1)
+        lifetime, stagger = self.worker_lifetime, self.lifetime_stagger
+        if lifetime is None:
+            stagger = None  # retirement off: the stagger has nothing to spread
+        else:
+            lifetime = duration("cluster.worker_lifetime", lifetime)
+            stagger = None if stagger is None else duration("cluster.lifetime_stagger", stagger)
+            life, spread = duration_seconds(lifetime), duration_seconds(stagger or 0)
+            if life <= 0:
+                fail("cluster.worker_lifetime", "must be > 0", lifetime)
+            if spread >= life:
+                fail("cluster.lifetime_stagger", f"must be shorter than cluster.worker_lifetime "
+                                                 f"({lifetime})", stagger)
+            if life + spread >= walltime_seconds(wall):
+                fail("cluster.worker_lifetime", f"plus cluster.lifetime_stagger ({stagger or '0s'})"
+                                                f" must be shorter than cluster.walltime ({wall}) "
+                                                "so that workers retire before the job is killed",
+                     lifetime)
+        for name, value in dict(cores=cores, adaptive=adaptive, n_jobs=n_jobs, **lines,
+                                worker_lifetime=lifetime, lifetime_stagger=stagger).items():
+            set_(self, name, value)
+        self._seal()
+
+    def _adaptive(self) -> AdaptiveSpec | None:
+        key, value = "cluster.adaptive", self.adaptive
+        if value is None or isinstance(value, AdaptiveSpec):
+            return value
+        if not isinstance(value, Mapping):
+            fail(key, "must be null or {minimum: jobs, maximum: jobs}", value)
+        known(value, key, ("minimum", "maximum"))
+        if value.get("maximum", MISSING) == MISSING:
+            raise ConfigError(f"{key}.maximum: missing mandatory value")
+        minimum = integer(f"{key}.minimum", value.get("minimum", 0), 0)
+        maximum = integer(f"{key}.maximum", value["maximum"], 1)
+        if maximum < minimum:
+            fail(f"{key}.maximum", f"must be >= cluster.adaptive.minimum ({minimum})", maximum)
+        return AdaptiveSpec(minimum, maximum)
+
+    @property
+    def workers_per_job(self) -> int:
+        """Single-threaded workers in one batch job (``processes``, else ``cores``)."""
+        return self.processes if self.processes is not None else self.cores
+
+    @property
+    def target_workers(self) -> int:
+        jobs = self.adaptive.maximum if self.adaptive is not None else self.n_jobs
+        return jobs * self.workers_per_job
+
+    @property
+    def walltime_seconds(self) -> int:
+        return walltime_seconds(self.walltime)
+
+    @property
+    def worker_lifetime_seconds(self) -> float | None:
+        return None if self.worker_lifetime is None else duration_seconds(self.worker_lifetime)
+
+    @property
+    def lifetime_stagger_seconds(self) -> float | None:
+        return None if self.lifetime_stagger is None else duration_seconds(self.lifetime_stagger)
+
+
+@dataclass(unsafe_hash=True)
+class PBSClusterSpec(SlurmClusterSpec):
+    """As :class:`SlurmClusterSpec`, with ``resource_spec`` (the ``-l`` resource string; None:
+    dask-jobqueue's ``select=1:ncpus=..:mem=..``)."""
+
+    kind: str = "pbs"
+    resource_spec: str | None = None
+
+
+#: the class of each ``cluster.kind``
+CLUSTER_SCHEMAS = {"local": LocalClusterSpec, "address": AddressClusterSpec,
+                   "scheduler_file": SchedulerFileClusterSpec, "slurm": SlurmClusterSpec,
+                   "pbs": PBSClusterSpec}
+CLUSTER_KINDS = tuple(CLUSTER_SCHEMAS)
+
+
+def cluster_spec(kind: str, **settings):
+    """The cluster spec of ``kind`` with ``settings`` (checked)."""
+    return CLUSTER_SCHEMAS[kind](kind=kind, **settings)

@@ -1,0 +1,219 @@
+"""The data sections of the config, one frozen dataclass per ``data.source``
+(:data:`DATA_SCHEMAS`): the paper's synthetic problem, a user's file, scikit-learn's diabetes
+set. Each builds a cell's data (``make_data``) and says what identifies the data for the grid
+hash (``describe``)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..data import OUTLIERS, load_table, make_paper_data, make_split_data
+from ..data.real import DIABETES_SHAPE, diabetes_sizes, diabetes_source, split_sizes
+from .checks import MISSING, ConfigError, Sealed, _set, fail, integer, one_of, real, text
+
+MIN_SAMPLES = 3  # the fewest samples an estimator fits (one goes to the intercept)
+
+
+def _outliers(section) -> None:
+    """``outliers`` (null: laplace) and ``df`` (student_t's degrees of freedom, and only
+    there)."""
+    outliers = one_of("data.outliers", section.outliers or "laplace", OUTLIERS)
+    df = section.df
+    if df is not None:
+        df = real("data.df", df)
+    if outliers == "student_t":
+        if df is None:
+            fail("data.df", "is required with data.outliers=student_t (degrees of freedom, > 0)",
+                 show_value=False)
+        if not df > 0:
+            fail("data.df", "must be > 0", df)
+    elif df is not None:
+        fail("data.df", "is only used with data.outliers=student_t", df)
+    _set(section, outliers=outliers, df=df)
+
+
+@dataclass(unsafe_hash=True)
+class DataSpec(Sealed):
+    """The paper's synthetic problem (:func:`mccard_dist.make_paper_data`) and its contamination
+    scenario: ``outliers`` (the outlier noise, one of :data:`mccard_dist.data.OUTLIERS`), ``df``
+    (its degrees of freedom for ``student_t``), ``leverage`` (outlying rows also get shifted
+    covariates), ``rho`` (feature correlation)."""
+
+    source: str | None = "paper"
+    n_train: int = MISSING
+    n_test: int = MISSING
+    n_features: int = MISSING
+    n_relevant: int = MISSING
+    noise_var: float = MISSING
+    outliers: str | None = "laplace"
+    df: float | None = None
+    leverage: bool = False
+    rho: float = 0.0
+
+    knows_true_coef = True  # the generator's coefficients: selection scores are defined
+
+    def __post_init__(self):
+        _set(self, source="paper", n_train=integer("data.n_train", self.n_train, MIN_SAMPLES),
+             n_test=integer("data.n_test", self.n_test, 1),
+             n_features=integer("data.n_features", self.n_features, 1),
+             n_relevant=integer("data.n_relevant", self.n_relevant, 0),
+             noise_var=real("data.noise_var", self.noise_var, low=0.0),
+             rho=real("data.rho", self.rho, low=0.0, high=1.0, high_open=True))
+        if self.n_relevant > self.n_features:
+            fail("data.n_relevant", f"must be <= data.n_features ({self.n_features})",
+                 self.n_relevant)
+        _outliers(self)
+        self._seal()
+
+    def make_data(self, seed: int, psi: float, tau: float, source=None):
+        """The dataset of one cell: a pure function of ``(seed, psi, tau)`` and this spec."""
+        return make_paper_data(seed, psi, tau, **{k: v for k, v in asdict(self).items()
+                                                  if k != "source"})
+
+    def load_source(self):
+        """Nothing to ship: a worker generates the data from the spec."""
+        return None
+
+    def describe(self) -> dict:
+        """What identifies the data for the grid hash."""
+        return asdict(self)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(unsafe_hash=True)
+class FileDataSpec(Sealed):
+    """The user's data file (:func:`mccard_dist.data.load_table`), split by the seed when it has no
+    test set, with outliers injected into the training targets.
+
+    The file is read where the data are used (:meth:`load_source`, cached per process), not when
+    the config is checked: its sizes (``n_train``, ``n_test``, ``n_features``, ``n_relevant``,
+    None without ``coef_true``) and content hash come from it. ``sha256``, when given, pins the
+    content the experiment was set up with.
+    """
+
+    source: str | None = "file"
+    path: str = MISSING
+    target: str | None = None
+    test_fraction: float = 0.3
+    standardize: bool = True
+    outliers: str | None = "laplace"
+    df: float | None = None
+    sha256: str | None = None
+
+    def __post_init__(self):
+        _set(self, source="file", path=text("data.path", self.path),
+             target=text("data.target", self.target, allow_none=True),
+             test_fraction=real("data.test_fraction", self.test_fraction, low=0.0,
+                                low_open=True, high=1.0, high_open=True),
+             sha256=text("data.sha256", self.sha256, allow_none=True))
+        _outliers(self)
+        self._seal()
+
+    def load_source(self):
+        """The file's arrays, checked: readable, the pinned content, rows enough to split."""
+        table = load_table(self.path, self.target)
+        if self.sha256 is not None and self.sha256 != table.sha256:
+            fail("data.sha256", f"{self.path} holds other data than the experiment was set up "
+                                f"with (its content hash is {table.sha256[:16]}...); remove "
+                                "data.sha256 to use the file as it is now (a new grid)",
+                 self.sha256[:16] + "...")
+        if table.X_test is None and table.n_rows < MIN_SAMPLES + 1:
+            raise ConfigError(f"data.path: {Path(self.path).name} has {table.n_rows} rows: a "
+                              f"random train/test split needs at least {MIN_SAMPLES + 1} (or "
+                              "give X_test and y_test)")
+        return table
+
+    def _sizes(self):
+        table = self.load_source()
+        if table.X_test is None:
+            return (*split_sizes(table.n_rows, self.test_fraction), table)
+        return table.n_rows, len(table.y_test), table
+
+    @property
+    def n_train(self) -> int:
+        return self._sizes()[0]
+
+    @property
+    def n_test(self) -> int:
+        return self._sizes()[1]
+
+    @property
+    def n_features(self) -> int:
+        return self.load_source().n_features
+
+    @property
+    def n_relevant(self) -> int | None:
+        coef = self.load_source().coef_true
+        return None if coef is None else int((coef != 0).sum())
+
+    @property
+    def knows_true_coef(self) -> bool:
+        return self.load_source().coef_true is not None
+
+    def make_data(self, seed: int, psi: float, tau: float, source=None):
+        """One cell's data from the file's arrays (``source``; read from ``path`` if None)."""
+        table = self.load_source() if source is None else source
+        return make_split_data(table, seed, psi, tau,
+                               n_train=None if table.X_test is not None
+                               else split_sizes(table.n_rows, self.test_fraction)[0],
+                               standardize=self.standardize, outliers=self.outliers, df=self.df)
+
+    def describe(self) -> dict:
+        """The data for the grid hash: by content, not location (a moved file is the same
+        grid, a changed one another)."""
+        return {k: v for k, v in self.to_dict().items() if k != "path"}
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "sha256": self.load_source().sha256}
+
+
+@dataclass(unsafe_hash=True)
+class DiabetesDataSpec(Sealed):
+    """scikit-learn's diabetes data with ``n_noise_features`` noise features drawn from the seed,
+    ``n_train`` of its 442 rows for training (a random split per seed)."""
+
+    source: str | None = "diabetes"
+    n_train: int = MISSING
+    n_noise_features: int = MISSING
+    standardize: bool = True
+    outliers: str | None = "laplace"
+    df: float | None = None
+
+    knows_true_coef = False  # real data
+    n_relevant = None
+
+    def __post_init__(self):
+        n_rows = DIABETES_SHAPE[0]
+        _set(self, source="diabetes", n_train=integer("data.n_train", self.n_train, MIN_SAMPLES),
+             n_noise_features=integer("data.n_noise_features", self.n_noise_features, 0))
+        if self.n_train > n_rows - 2:
+            fail("data.n_train", f"must leave at least 2 of the {n_rows} rows for testing",
+                 self.n_train)
+        _outliers(self)
+        self._seal()
+
+    @property
+    def n_test(self) -> int:
+        return diabetes_sizes(self.n_train, self.n_noise_features)[1]
+
+    @property
+    def n_features(self) -> int:
+        return diabetes_sizes(self.n_train, self.n_noise_features)[2]
+
+    def load_source(self):
+        """Nothing to ship: scikit-learn's data come with the package on every worker."""
+        return None
+
+    def make_data(self, seed: int, psi: float, tau: float, source=None):
+        return make_split_data(diabetes_source(self.n_noise_features, seed), seed, psi, tau,
+                               n_train=self.n_train, standardize=self.standardize,
+                               outliers=self.outliers, df=self.df)
+
+    describe = to_dict = DataSpec.to_dict
+
+
+#: the class of each ``data.source``
+DATA_SCHEMAS = {"paper": DataSpec, "file": FileDataSpec, "diabetes": DiabetesDataSpec}

@@ -1,0 +1,357 @@
+"""The whole experiment (:class:`ExperimentSpec`), built from a resolved config by OmegaConf into
+the frozen dataclasses of :mod:`.specs` and :mod:`.cluster`, with OmegaConf's errors said as this
+package's one-line messages (``key: what to change``)."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, is_dataclass
+from pathlib import Path
+from typing import Any, get_args, get_origin, get_type_hints
+
+from ..methods import KINDS
+from .checks import MISSING, ConfigError, Sealed, fail, to_plain
+from .cluster import _EXAMPLES, CLUSTER_SCHEMAS
+from .data import DATA_SCHEMAS
+from .specs import (
+    CVSpec,
+    ExperimentSection,
+    MethodSpec,
+    RunSpec,
+    StoreSpec,
+)
+
+#: the top-level keys of a resolved config (``hydra``: Hydra's own node, not read here)
+TOP_LEVEL_KEYS = ("experiment", "methods", "data", "cv", "run", "store", "cluster", "hydra")
+
+
+@dataclass(unsafe_hash=True)
+class ExperimentSpec(Sealed):
+    """The whole experiment: the grid (methods x tau x psi x seeds), data, CV, run, store and
+    cluster, in the config's layout. The config gives every method under ``methods`` by name;
+    the spec keeps the ones ``experiment.methods`` selects, in its order, as a tuple (every one
+    is checked). :meth:`to_dict` gives the layout back as plain JSON-able Python, and
+    ``spec_from_dict(spec.to_dict()) == spec``."""
+
+    experiment: ExperimentSection = MISSING
+    methods: dict[str, MethodSpec] = MISSING
+    data: Any = MISSING
+    cv: CVSpec = MISSING
+    run: RunSpec = MISSING
+    store: StoreSpec = MISSING
+    cluster: Any = MISSING
+
+    def __post_init__(self):
+        if isinstance(self.methods, tuple):  # already selected (a copy of a spec)
+            self._seal()
+            return
+        checked = {name: method.checked(name) for name, method in self.methods.items()}
+        for name in self.experiment.methods:
+            if name not in checked:
+                close = difflib.get_close_matches(name, list(checked), n=1)
+                fail("experiment.methods", f"unknown method {name!r}; known methods are "
+                     f"{', '.join(checked)}" + (f"; did you mean {close[0]}?" if close else ""),
+                     list(self.experiment.methods))
+        object.__setattr__(self, "methods",
+                           tuple(checked[name] for name in self.experiment.methods))
+        if self.data.source != "file":  # a file's rows are known once it is read (check_data)
+            self.cv.check_rows(self.data.n_train, f"data.n_train ({self.data.n_train})")
+        if self.run.unit == "fit" and (self.cv.scheme != "kfold" or self.cv.race is not None):
+            what = "cv.race" if self.cv.race is not None else "cv.scheme=alo"
+            fail("run.unit", f"fit splits K-fold CV into one task per fit; {what} decides which "
+                             "fits to run from the ones before, inside one cell's task: use "
+                             "run.unit=cell (or auto)", "fit")
+        lacking = [m.name for m in self.methods if m.has_cv and not m.kind.alo]
+        if self.cv.scheme == "alo" and lacking:
+            fail("cv.scheme", f"alo needs leave-one-out residuals, which {', '.join(lacking)} do "
+                              "not give; use cv=kfold", "alo")
+        self._seal()
+
+    @property
+    def name(self) -> str:
+        return self.experiment.name
+
+    @property
+    def tau(self) -> tuple[float, ...]:
+        return self.experiment.tau
+
+    @property
+    def psi(self) -> tuple[float, ...]:
+        return self.experiment.psi
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return self.experiment.seeds
+
+    @property
+    def method_names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.methods)
+
+    def method(self, name: str) -> MethodSpec:
+        for m in self.methods:
+            if m.name == name:
+                return m
+        raise KeyError(f"no method {name!r} in this experiment; methods are {self.method_names}")
+
+    def check_data(self) -> None:
+        """Read the data where they come from a file (which :func:`spec_from_dict` does not),
+        and check the folds against its training rows: call before anything is created."""
+        if self.data.source == "file":
+            self.data.load_source()
+            n = self.data.n_train
+            self.cv.check_rows(n, f"the {n} training rows of {self.data.path} (too few rows for "
+                                  f"{self.cv.n_folds} folds; lower cv.n_folds)")
+
+    def to_dict(self) -> dict:
+        exp = self.experiment
+        return {"experiment": {"name": exp.name, "methods": list(self.method_names),
+                               "tau": list(exp.tau), "psi": list(exp.psi),
+                               "seeds": list(exp.seeds)},
+                "methods": {m.name: m.to_dict() for m in self.methods},
+                "data": self.data.to_dict(),
+                **{name: to_plain(asdict(getattr(self, name))) for name in ("cv", "run", "store")},
+                "cluster": self.cluster.to_dict()}
+
+
+def _writable(cls):
+    """The OmegaConf schema of a frozen dataclass: its node made writable, so that Hydra can
+    merge files and overrides into it (the instances stay frozen)."""
+    from omegaconf import DictConfig, OmegaConf
+
+    node = OmegaConf.structured(cls)
+
+    def clear(n):
+        n._set_flag("readonly", None)
+        if isinstance(n, DictConfig) and not n._is_missing() and not n._is_none():
+            for key in n.keys():
+                clear(n._get_node(key))
+
+    clear(node)
+    return node
+
+
+def schemas() -> list:
+    """``(group, name, node)`` of every schema, as ``conf/`` names them in its defaults lists:
+    the whole config ``mccard_schema``, and ``schema/data/<source>``, ``schema/cluster/<kind>``."""
+    return [(None, "mccard_schema", _writable(ExperimentSpec)),
+            *(("schema/data", s, _writable(cls)) for s, cls in DATA_SCHEMAS.items()),
+            *(("schema/cluster", k, _writable(cls)) for k, cls in CLUSTER_SCHEMAS.items())]
+
+
+def _keys(cls) -> list[str]:
+    return [f.name for f in fields(cls) if f.name != "name" or cls is not MethodSpec]
+
+
+def _unknown(cls, parent: str, name: str) -> str:
+    """The message for a key ``name`` that the dataclass ``cls`` (at ``parent``) lacks."""
+    key = f"{parent}.{name}" if parent else name
+    if cls in CLUSTER_SCHEMAS.values():
+        kinds = [k for k, c in CLUSTER_SCHEMAS.items() if name in _keys(c)]
+        if kinds:
+            hint = (" (use cluster.n_jobs: workers = n_jobs x processes)"
+                    if name == "n_workers" and cls.kind in ("slurm", "pbs") else "")
+            return (f"{key}: is not used by cluster.kind={cls.kind} (it is a setting of "
+                    f"{', '.join(kinds)}){hint}")
+    known = _keys(cls)
+    hint = ""
+    if cls in CLUSTER_SCHEMAS.values():
+        hint = "; other backend keyword arguments go under cluster.options"
+    elif cls in DATA_SCHEMAS.values():
+        sources = [s for s, c in DATA_SCHEMAS.items() if name in _keys(c)]
+        hint = f" (a key of data.source={' or '.join(sources)})" if sources else ""
+    close = difflib.get_close_matches(name, known, n=1)
+    if not close and cls is MethodSpec:  # a grid name or an estimator parameter put here
+        grid = difflib.get_close_matches(name, {n for k in KINDS.values() for n in k.grid_names})
+        params = difflib.get_close_matches(name, {n for k in KINDS.values()
+                                                  for n in k.param_names()})
+        close = [f"grid.{grid[0]}"] if grid else [f"params.{params[0]}"] if params else []
+    if close:
+        hint += f"; did you mean {parent}.{close[0]}?"
+    return f"{key}: unknown key(s); known keys are {', '.join(known)}{hint}"
+
+
+def _wants(cls, name) -> str | None:
+    """What the schema's field ``name`` of ``cls`` (or the element of a list) must be."""
+    try:
+        hint = get_type_hints(cls)[name]
+    except (KeyError, TypeError):
+        return None
+    while get_origin(hint) is not None and type(None) in get_args(hint):  # Optional
+        hint = next(a for a in get_args(hint) if a is not type(None))
+    if get_origin(hint) is list:
+        return "must be a list"
+    if get_origin(hint) is dict or is_dataclass(hint):
+        return "must be a mapping"
+    return {int: "must be an integer", float: "must be a real number", bool: "must be true or "
+            "false", str: "must be a string"}.get(hint)
+
+
+def _one_line(exc, prefix: str = "") -> str | None:
+    """OmegaConf's error as this package's one-line message, or None for another error."""
+    from omegaconf.errors import (
+        ConfigAttributeError,
+        ConfigKeyError,
+        MissingMandatoryValue,
+        OmegaConfBaseException,
+        ReadonlyConfigError,
+    )
+
+    if not isinstance(exc, OmegaConfBaseException):
+        return None
+    key = ".".join(p for p in (prefix, str(exc.full_key or "")) if p).replace(".[", "[")
+    parent, _, name = key.rpartition(".")
+    first = (str(exc).splitlines() or [""])[0]
+    cls = exc.object_type
+    if isinstance(exc, (ConfigKeyError, ConfigAttributeError)) and is_dataclass(cls) and name:
+        return _unknown(cls, parent, name)
+    if isinstance(exc, MissingMandatoryValue):
+        if parent == "cluster" and name in _EXAMPLES and is_dataclass(cls):
+            return (f"{key}: required when cluster.kind={cls.kind} (set it on the command line, "
+                    f"e.g. {_EXAMPLES[name]})")
+        return f"{key}: missing mandatory value"
+    if isinstance(exc, ReadonlyConfigError) or "does not support deletion" in first:
+        return f"{key}: cannot be removed (set it instead)"
+    if not key:
+        return None
+    if getattr(exc, "value", None) is None and ("None" in first or "Optional" in first):
+        return f"{key}: must not be null"
+    field_name = name.split("[")[0]
+    wants = _wants(cls, field_name) if is_dataclass(cls) else None
+    if "[" in name or "ListConfig" in first and "with ListConfig" not in first:
+        element = cls if is_dataclass(cls) else None
+        hint = (get_type_hints(element).get(field_name) if element
+                else getattr(exc, "ref_type", None))
+        args = get_args(hint) if hint is not None else ()
+        wants = {int: "must be an integer", float: "must be a real number"}.get(
+            args[0] if args else None, wants)
+    if "with ListConfig" in first:
+        wants = "must be a list"
+    elif "with DictConfig" in first or "to Dict" in first:
+        wants = "must be a mapping"
+    if wants is None:
+        return None
+    shown = wants.endswith(("list", "mapping")) or getattr(exc, "value", None) is None
+    return f"{key}: {wants}" + ("" if shown else f", got {exc.value!r}")
+
+
+def composition_message(exc: BaseException) -> str | None:
+    """The one-line message for a Hydra composition error the schema raised (a value of the wrong
+    type, a key the schema does not have), or None for other errors. A name a method's grid does
+    not have (its names are the estimator's, which the schema leaves open) is said so."""
+    import re
+
+    from omegaconf.errors import OmegaConfBaseException
+
+    grid_key = re.match(r"Could not override '(methods\.([^.']+)\.grid\.([^']+))'", str(exc))
+    if grid_key:
+        key, method, name = grid_key.groups()
+        return (f"{key}: no such key: is {method} one of the config's methods, and {name} a "
+                "name of its grid (its method config lists them under grid)?")
+    while exc is not None and not isinstance(exc, OmegaConfBaseException):
+        exc = exc.__cause__
+    return None if exc is None else _one_line(exc)
+
+
+def _shape(cls, d: Mapping, prefix: str) -> None:
+    """Refuse, naming the key, what a merge into the schema ``cls`` would not: ``???`` where
+    the schema has a default (the merge keeps the default), and a list or mapping of the wrong
+    shape (the merge fails without a key)."""
+    hints = get_type_hints(cls)
+    for name, value in d.items():
+        key = f"{prefix}.{name}"
+        if isinstance(value, str) and value == MISSING:
+            raise ConfigError(f"{key}: missing mandatory value")
+        if name not in hints or value is None:
+            continue
+        wants = _wants(cls, name)
+        if wants == "must be a list" and not isinstance(value, list) or (
+                wants == "must be a mapping" and not isinstance(value, Mapping)):
+            raise ConfigError(f"{key}: {wants}")
+        hint = hints[name]
+        if get_origin(hint) is not None:
+            hint = next((a for a in get_args(hint) if is_dataclass(a)), None)
+        if is_dataclass(hint) and isinstance(value, Mapping):
+            _shape(hint, value, key)
+
+
+def _schema_of(section: str, value) -> type:
+    """The class of ``data`` (by its source) or ``cluster`` (by its kind)."""
+    if section == "data":
+        source = value.get("source") or "paper"
+        if not isinstance(source, str) or source not in DATA_SCHEMAS:
+            fail("data.source", f"must be one of {', '.join(DATA_SCHEMAS)}", source)
+        return DATA_SCHEMAS[source]
+    kind = value.get("kind")
+    if kind is None or kind == MISSING:
+        raise ConfigError("cluster.kind: missing mandatory value")
+    if not isinstance(kind, str) or kind not in CLUSTER_SCHEMAS:
+        fail("cluster.kind", f"unknown cluster kind; known kinds are "
+                             f"{', '.join(CLUSTER_SCHEMAS)}", kind)
+    return CLUSTER_SCHEMAS[kind]
+
+
+def spec_from_dict(d: Mapping) -> ExperimentSpec:
+    """Check a resolved config (plain Python: ``OmegaConf.to_container(cfg, resolve=True)``, or
+    :meth:`ExperimentSpec.to_dict`) and build the :class:`ExperimentSpec`.
+
+    Raises
+    ------
+    ConfigError
+        For the first missing or invalid value; the message starts with its key.
+    """
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    if not isinstance(d, Mapping):
+        raise ConfigError(f"config: must be a mapping, got {type(d).__name__}")
+    d = {k: v for k, v in to_plain(d).items() if k != "hydra"}
+    for key in d:
+        if key not in TOP_LEVEL_KEYS:
+            within = [f"{s}.{key}" for s in TOP_LEVEL_KEYS[:-1]
+                      if isinstance(d.get(s), Mapping) and key in d[s]]
+            hint = within[:1] or difflib.get_close_matches(str(key), TOP_LEVEL_KEYS, n=1)
+            raise ConfigError(f"{key}: unknown key; known top-level keys are "
+                              f"{', '.join(TOP_LEVEL_KEYS)}"
+                              + (f"; did you mean {hint[0]}?" if hint else ""))
+    for section in TOP_LEVEL_KEYS[:-1]:
+        if section not in d:
+            raise ConfigError(f"{section}: missing config section")
+        if not isinstance(d[section], Mapping):
+            fail(section, "must be a mapping", d[section])
+    for name, method in d["methods"].items():
+        if not isinstance(method, Mapping):
+            fail(f"methods.{name}", "must be a mapping", method)
+        _shape(MethodSpec, method, f"methods.{name}")
+    schemas = {"experiment": ExperimentSection, "cv": CVSpec, "run": RunSpec,
+               "store": StoreSpec, "data": _schema_of("data", d["data"]),
+               "cluster": _schema_of("cluster", d["cluster"])}
+    for section, cls in schemas.items():
+        _shape(cls, d[section], section)
+    try:
+        root = _writable(ExperimentSpec)
+        root.data = _writable(schemas["data"])
+        root.cluster = _writable(schemas["cluster"])
+        return OmegaConf.to_object(OmegaConf.merge(root, d))
+    except OmegaConfBaseException as exc:
+        raise ConfigError(_one_line(exc) or (str(exc).splitlines() or ["config"])[0]) from None
+
+
+def from_dictconfig(cfg) -> ExperimentSpec:
+    """Resolve a composed Hydra config to plain Python (Hydra's own node left out) and build the
+    spec (:func:`spec_from_dict`)."""
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    return spec_from_dict(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False))
+
+
+def config_dir() -> Path:
+    """The config folder: $MCCARD_CONFIG_DIR; else the configs installed with the package
+    (``mccard_dist/conf`` of a wheel); else ``conf/`` beside the package (a checkout)."""
+    if os.environ.get("MCCARD_CONFIG_DIR"):
+        return Path(os.environ["MCCARD_CONFIG_DIR"])
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "conf"
+    return installed if (installed / "config.yaml").is_file() else package.parent / "conf"

@@ -1,0 +1,156 @@
+"""Stores made by earlier versions: refused in one line that names ``mccard-migrate``, and
+migrated by it to this version's layout with every cell's values unchanged, so that the same
+command resumes them (fixtures: ``tests/data/stores/PROVENANCE.md``)."""
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from mccard_dist import tasks
+from mccard_dist.grid import GRID_VERSION, grid_hash
+from mccard_dist.store import ResultsStore, open_results
+from mccard_dist.store.migrate import StoreVersionError, main, migrate
+
+FIXTURES = Path(__file__).parent / "data" / "stores"
+#: the command the fixture stores were made with (store.path aside)
+OVERRIDES = ("experiment.methods=[mcc_ard,ls_ard,mcc_l1,huber,mcc_l1_auto]",
+             "experiment.seeds.count=2", "data.n_features=20")
+PER_CELL = ("status", "r", "rmse", "n_selected", "precision", "recall", "f1", "tp", "fp", "fn",
+            "tn", "n_iter", "converged", "chosen_alpha", "error")
+
+
+@pytest.fixture(params=["1ed758d", "958b2ff"])
+def old_store(request, tmp_path):
+    path = tmp_path / f"{request.param}.zarr"
+    with zipfile.ZipFile(FIXTURES / f"{request.param}.zip") as archive:
+        archive.extractall(path)
+    return path, request.param
+
+
+def files(path: Path) -> dict:
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*"))
+            if p.is_file()}
+
+
+def rename_on_disk(path, new, old):
+    """Rewrite a store as the oldest version wrote it: the variable or dimension ``new`` named
+    ``old``."""
+    import zarr
+
+    for attrs_file in path.glob("*/.zattrs"):
+        attrs = json.loads(attrs_file.read_text())
+        dims = attrs.get("_ARRAY_DIMENSIONS", [])
+        attrs["_ARRAY_DIMENSIONS"] = [old if d == new else d for d in dims]
+        attrs_file.write_text(json.dumps(attrs))
+    (path / new).rename(path / old)
+    zarr.consolidate_metadata(str(path), zarr_format=2)
+
+
+def spec_of(smoke_spec, path, commit):
+    # the store made before cv.paths fitted every candidate alone, over Huber's grid of then
+    extra = ["cv.paths=none", "methods.huber.grid.epsilon=[1.1,1.35,2.0]",
+             "methods.huber.grid.alpha=[0.0001,0.01,1.0]"] if commit == "1ed758d" else []
+    spec = smoke_spec(*OVERRIDES, *extra, name=path.stem)
+    assert spec.store.path == str(path)
+    return spec
+
+
+def test_an_earlier_store_is_refused_in_one_line_naming_the_command(old_store, smoke_spec):
+    path, commit = old_store
+    before = files(path)
+    with pytest.raises(StoreVersionError) as info:
+        open_results(path)
+    message = str(info.value)
+    assert "\n" not in message and f"mccard-migrate {path}" in message
+    with pytest.raises(StoreVersionError, match="mccard-migrate"):
+        ResultsStore.check_compatible(path, spec_of(smoke_spec, path, commit))
+    assert files(path) == before  # refused without a write
+
+
+def test_a_migrated_store_keeps_every_value_and_resumes_with_nothing_to_run(
+        old_store, smoke_spec, monkeypatch):
+    from mccard_dist.runner import run_serial
+
+    path, commit = old_store
+    raw = xr.open_zarr(path).load()  # read independently: plain xarray, none of this package
+    assert migrate(path) == path  # given by store.path: migrated in place
+    new = open_results(path)
+    assert json.loads(new.attrs["grid_description"])["grid_version"] == GRID_VERSION
+    for name in PER_CELL:
+        np.testing.assert_array_equal(new[name].values, raw[name].values, err_msg=name)
+    np.testing.assert_array_equal(new["coef"].values, raw["coef"].values)
+    if "degenerate" in raw:
+        np.testing.assert_array_equal(new["degenerate"].values, raw["degenerate"].values)
+    else:  # a store made before the flag: no value for its finished cells
+        assert np.isnan(new["degenerate"].values).all()
+    assert new.attrs["runs"] == raw.attrs["runs"]
+    # each candidate's fold scores, found in the old layout by its grid values
+    for model, width, ratio in [("mcc_ard", 0.3, None), ("mcc_ard", 3.0, None),
+                                ("mcc_l1", 3.0, 0.2), ("mcc_l1", 0.3, 0.5)]:
+        got = new["cv_score"].sel(model=model)
+        at = got["kernel_width"] == width
+        if ratio is not None:
+            at &= got["alpha_ratio"] == ratio
+        (c,) = np.flatnonzero(at.values)
+        old = raw["cv_score"].sel(model=model)
+        if "h" in old.dims:  # the axes layout
+            want = old.sel(h=width, alpha_ratio=0.0 if ratio is None else ratio)
+        else:
+            where = old["kernel_width"] == width
+            if ratio is not None:
+                where &= old["alpha_ratio"] == ratio
+            want = old.isel(candidate=int(np.flatnonzero(where.values)[0]))
+        np.testing.assert_array_equal(got.isel(candidate=c).values, want.values)
+    # the chosen width of the auto-width method is its own, not a candidate's
+    np.testing.assert_array_equal(new["chosen_kernel_width"].sel(model="mcc_ard").values,
+                                  raw["chosen_h" if "h" in raw.dims else "chosen_kernel_width"]
+                                  .sel(model="mcc_ard").values)
+    # the same command finds the grid it was made with, and has nothing to run
+    spec = spec_of(smoke_spec, path, commit)
+    assert new.attrs["grid_hash"] == grid_hash(spec)
+    assert ResultsStore(path, spec).check_and_repair() == []  # every chunk present and sound
+    fits = []
+    monkeypatch.setattr(tasks, "_fit", lambda *args: fits.append(args))
+    run_serial(spec)
+    assert fits == []
+
+
+def test_the_command_migrates_to_a_copy_and_refuses_a_second_migration(old_store, tmp_path,
+                                                                        capsys):
+    path, _ = old_store
+    before = files(path)
+    copy = tmp_path / "copy.zarr"
+    main([str(path), "--to", str(copy)])
+    assert capsys.readouterr().out.strip() == f"migrated: {copy}"
+    assert files(path) == before  # the original kept as it was
+    open_results(copy)
+    with pytest.raises(SystemExit, match="already of this version; nothing to migrate"):
+        main([str(copy)])
+    with pytest.raises(SystemExit, match="exists already"):
+        main([str(path), "--to", str(copy)])
+
+
+def test_a_store_of_the_oldest_names_migrates_to_the_same_values(tmp_path):
+    """The oldest stores named ``model`` ``method``, ``alpha_ratio`` ``lam`` and
+    ``chosen_alpha_ratio`` ``chosen_lam``; migrated, they equal the store without those names."""
+    stores = {}
+    for name in ("plain", "oldest"):
+        path = tmp_path / f"{name}.zarr"
+        with zipfile.ZipFile(FIXTURES / "1ed758d.zip") as archive:
+            archive.extractall(path)
+        stores[name] = path
+    for new, old in (("model", "method"), ("alpha_ratio", "lam"),
+                     ("chosen_alpha_ratio", "chosen_lam")):
+        rename_on_disk(stores["oldest"], new, old)
+    raw = xr.open_zarr(stores["oldest"])
+    assert "method" in raw.dims and "lam" in raw.dims and "chosen_lam" in raw
+    timing = ["status_name", "fit_seconds", "cell_seconds"]
+    migrated = {name: open_results(migrate(path)).load().drop_vars(timing)
+                for name, path in stores.items()}
+    migrated["oldest"].attrs.pop("migrated")
+    migrated["plain"].attrs.pop("migrated")
+    xr.testing.assert_identical(migrated["oldest"], migrated["plain"])
