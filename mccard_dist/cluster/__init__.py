@@ -99,7 +99,10 @@ def _connect(spec):
             try:
                 with Client(cluster) as client:
                     client.register_plugin(_ignore_interrupt_plugin_class()())
-                    yield client
+                    try:
+                        yield client
+                    finally:
+                        _quiet_teardown(client)
             finally:
                 cluster.close()
     elif spec.kind in ("address", "scheduler_file"):
@@ -113,6 +116,20 @@ def _connect(spec):
     else:
         raise ValueError(f"cluster.kind {spec.kind!r} is not supported by this version "
                          "(use local, address, scheduler_file, slurm or pbs)")
+
+
+def _silence_worker_logs() -> None:
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+
+
+def _quiet_teardown(client) -> None:
+    """Before a local cluster closes, its workers stop logging below CRITICAL: their stderr is
+    the driver's terminal, and a worker still running a task when the scheduler closes (a run
+    stopped by a signal) logs its failed heartbeat with a traceback."""
+    try:
+        client.run(_silence_worker_logs)
+    except Exception as exc:  # noqa: BLE001 - a closing cluster: nothing left to quiet
+        log.debug("workers not quietened before closing: %s", exc)
 
 
 @functools.cache
