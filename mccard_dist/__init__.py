@@ -2,52 +2,37 @@
 
 MCC-ARD combines the maximum correntropy criterion with automatic relevance
 determination (IJCNN 2023, arXiv 2302.00082).
+
+The names below are imported on first use, so that the command line (which imports this
+package) does not import scikit-learn, xarray or zarr before it needs them.
 """
+
+import importlib
 
 __version__ = "0.1.0"
 
-from .data import PaperData, make_paper_data
-from .metrics import correlation, evaluate, rmse, selection_scores
-from .models import (
-    AuthorsLSARDRegressor,
-    AuthorsMCCARDRegressor,
-    LSARDRegressor,
-    MCCARDRegressor,
-    MCCARDRegressorCV,
-    MCCL1Path,
-    MCCL1Regressor,
-    MCCL1RegressorCV,
-    mcc_l1_alpha_max,
-    mcc_l1_objective,
-    mcc_l1_path,
-)
+#: each public name and the module that defines it
+_HOMES = {
+    "PaperData": "data", "make_paper_data": "data",
+    "correlation": "metrics", "evaluate": "metrics", "rmse": "metrics",
+    "selection_scores": "metrics",
+    "AuthorsLSARDRegressor": "models", "AuthorsMCCARDRegressor": "models",
+    "LSARDRegressor": "models", "MCCARDRegressor": "models", "MCCARDRegressorCV": "models",
+    "MCCL1Path": "models", "MCCL1Regressor": "models", "MCCL1RegressorCV": "models",
+    "mcc_l1_alpha_max": "models", "mcc_l1_objective": "models", "mcc_l1_path": "models",
+    "open_results": "store",
+}
 
-__all__ = [
-    "AuthorsLSARDRegressor",
-    "AuthorsMCCARDRegressor",
-    "LSARDRegressor",
-    "open_results",
-    "MCCARDRegressor",
-    "MCCARDRegressorCV",
-    "MCCL1Path",
-    "MCCL1Regressor",
-    "MCCL1RegressorCV",
-    "PaperData",
-    "correlation",
-    "evaluate",
-    "make_paper_data",
-    "mcc_l1_alpha_max",
-    "mcc_l1_objective",
-    "mcc_l1_path",
-    "rmse",
-    "selection_scores",
-]
+__all__ = sorted(_HOMES)
 
 
 def __getattr__(name):
-    # the store (xarray, zarr) is imported on first use only
-    if name == "open_results":
-        from .store import open_results
-
-        return open_results
+    if name in _HOMES:
+        value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'mccard_dist' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_HOMES))

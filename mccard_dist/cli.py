@@ -59,16 +59,16 @@ BUG_HINT = ("this is a bug in mccard-dist, not a problem with your input: please
 
 
 def _main(cfg) -> str:
-    import distributed  # noqa: F401 - imported first so that its logging setup is done
-
     from .config import from_dictconfig
     from .errors import UsageError
 
-    # Dask's own INFO chatter (connections, nannies) stays out of the run log
-    logging.getLogger("distributed").setLevel(logging.WARNING)
     spec = None
     try:
         spec = from_dictconfig(cfg)  # names the bad key, before any cluster starts
+        import distributed  # noqa: F401 - its logging setup first, then the level below
+
+        # Dask's own INFO chatter (connections, nannies) stays out of the run log
+        logging.getLogger("distributed").setLevel(logging.WARNING)
         report = run_from_spec(spec)
     except UsageError as exc:
         raise SystemExit(f"error: {exc}") from None

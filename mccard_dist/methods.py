@@ -11,27 +11,26 @@ method's kind and know no estimator by name; a new estimator is one entry in :da
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from .models import (
-    AUTO_WIDTH,
-    AuthorsLSARDRegressor,
-    AuthorsMCCARDRegressor,
-    HuberBaseline,
-    LassoBaseline,
-    LSARDRegressor,
-    MCCARDRegressor,
-    MCCL1Regressor,
-    lasso_alpha_max,
-    mcc_l1_alpha_max,
-)
-from .models.mcc_l1_path import iter_path, iter_width_path
-
 __all__ = ["AUTO_WIDTH", "KINDS", "MethodKind"]
+
+#: a width grid that is this string: each fit sets its own width (``models._width.AUTO``, which
+#: this room does not import: the command line reads the registry without scikit-learn)
+AUTO_WIDTH = "auto"
+
+
+def _load(ref: str | None):
+    """The object ``"module:name"`` names, imported on first use (None for None)."""
+    if ref is None:
+        return None
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 @dataclass(frozen=True)
 class MethodKind:
@@ -39,16 +38,18 @@ class MethodKind:
 
     Attributes
     ----------
-    cls : type
-        The estimator.
+    estimator : str
+        The estimator class, as ``"module:Class"`` (:attr:`cls`: the class, imported on first
+        use).
     width_param : str or None
         Its kernel width (or other robustness scale), chosen by CV over the grid of that name, or
         set inside each fit (``"auto"``) where ``auto_width``; None: it has none.
     penalty_name : str or None
         The grid name of its penalty ``alpha``: ``alpha_ratio`` (fractions of
         ``penalty_scale(X, y, width)`` of the training data), or ``alpha`` itself; None: none.
-    path, width_path : callable or None
-        Fit the penalties of one numeric width (``path(estimator, X, y, alphas)``), or the
+    penalty_scale, path, width_path : str or None
+        Functions, as ``"module:name"``: the penalty's scale (above); the fit of the penalties
+        of one numeric width (``path(estimator, X, y, alphas)``), or the
         decreasing widths with their penalties (``width_path(estimator, X, y, widths, alphas)``),
         as warm-started paths yielding the estimator refitted at each step; not with
         ``no_path_solvers`` or an auto width.
@@ -56,15 +57,19 @@ class MethodKind:
         The estimator gives approximate leave-one-out residuals (``cv=alo`` can score it).
     """
 
-    cls: type
+    estimator: str
     width_param: str | None = None
     penalty_name: str | None = None
-    penalty_scale: Callable | None = None
+    penalty_scale: str | None = None
     auto_width: bool = True
-    path: Callable | None = None
-    width_path: Callable | None = None
+    path: str | None = None
+    width_path: str | None = None
     no_path_solvers: tuple[str, ...] = ()
     alo: bool = True
+
+    @property
+    def cls(self) -> type:
+        return _load(self.estimator)
 
     @property
     def grid_names(self) -> tuple[str, ...]:
@@ -104,7 +109,7 @@ class MethodKind:
             if self.penalty_is_ratio and alpha > 0 and X is not None:
                 cache = {} if cache is None else cache
                 if width not in cache:
-                    cache[width] = self.penalty_scale(X, y, width)
+                    cache[width] = _load(self.penalty_scale)(X, y, width)
                 alpha *= cache[width]
             kwargs["alpha"] = alpha
         return self.cls(**kwargs), alpha
@@ -132,28 +137,33 @@ class MethodKind:
         order = sorted(range(len(members)), key=lambda i: -members[i][name])
         first, alphas = built[order[0]][0], [built[i][1] for i in order]
         if route == "penalty":
-            fits = self.path(first, X, y, alphas)
+            fits = _load(self.path)(first, X, y, alphas)
         else:
-            fits = self.width_path(first, X, y, [members[i][name] for i in order], alphas)
+            fits = _load(self.width_path)(first, X, y, [members[i][name] for i in order],
+                                          alphas)
         for i, fitted in zip(order, fits):
             yield i, fitted, built[i][1]
 
 
 #: The fixed registry: ``methods.<name>.estimator`` must be one of these keys; no config key can
 #: name an arbitrary class.
+_M = "mccard_dist.models"
 KINDS = MappingProxyType({
-    "mcc_ard": MethodKind(MCCARDRegressor, width_param="kernel_width"),
-    "ls_ard": MethodKind(LSARDRegressor),
-    "mcc_l1": MethodKind(MCCL1Regressor, width_param="kernel_width", penalty_name="alpha_ratio",
-                         penalty_scale=mcc_l1_alpha_max, path=iter_path,
-                         width_path=iter_width_path, no_path_solvers=("em",)),
+    "mcc_ard": MethodKind(f"{_M}:MCCARDRegressor", width_param="kernel_width"),
+    "ls_ard": MethodKind(f"{_M}:LSARDRegressor"),
+    "mcc_l1": MethodKind(f"{_M}:MCCL1Regressor", width_param="kernel_width",
+                         penalty_name="alpha_ratio", penalty_scale=f"{_M}:mcc_l1_alpha_max",
+                         path=f"{_M}.mcc_l1_path:iter_path",
+                         width_path=f"{_M}.mcc_l1_path:iter_width_path",
+                         no_path_solvers=("em",)),
     # the authors' algorithm as published: no leave-one-out residuals
-    "mcc_ard_authors": MethodKind(AuthorsMCCARDRegressor, width_param="kernel_width", alo=False),
-    "ls_ard_authors": MethodKind(AuthorsLSARDRegressor, alo=False),
+    "mcc_ard_authors": MethodKind(f"{_M}:AuthorsMCCARDRegressor", width_param="kernel_width",
+                                  alo=False),
+    "ls_ard_authors": MethodKind(f"{_M}:AuthorsLSARDRegressor", alo=False),
     # peer baselines (scikit-learn): the Lasso's alpha as a fraction of its alpha_max; Huber's
     # threshold epsilon and its L2 alpha, both under their own names
-    "lasso": MethodKind(LassoBaseline, penalty_name="alpha_ratio", penalty_scale=lasso_alpha_max,
-                        alo=False),
-    "huber": MethodKind(HuberBaseline, width_param="epsilon", penalty_name="alpha",
+    "lasso": MethodKind(f"{_M}:LassoBaseline", penalty_name="alpha_ratio",
+                        penalty_scale=f"{_M}:lasso_alpha_max", alo=False),
+    "huber": MethodKind(f"{_M}:HuberBaseline", width_param="epsilon", penalty_name="alpha",
                         auto_width=False, alo=False),
 })

@@ -17,7 +17,6 @@ from mccard_dist import (
     MCCL1Regressor,
 )
 from mccard_dist.config import (
-    ESTIMATORS,
     cluster_spec,
     ConfigError,
     ExperimentSpec,
@@ -138,7 +137,11 @@ def test_data_spec_builds_the_cells_data(compose):
 
 
 def test_registry_is_fixed_and_estimators_are_built(compose):
-    assert dict(ESTIMATORS) == {"mcc_ard_authors": AuthorsMCCARDRegressor,
+    from mccard_dist.methods import AUTO_WIDTH, KINDS
+    from mccard_dist.models import AUTO_WIDTH as MODELS_AUTO_WIDTH
+
+    assert AUTO_WIDTH == MODELS_AUTO_WIDTH  # the registry names it without importing the models
+    assert {name: kind.cls for name, kind in KINDS.items()} == {"mcc_ard_authors": AuthorsMCCARDRegressor,
                                 "ls_ard_authors": AuthorsLSARDRegressor,
                                 "mcc_ard": MCCARDRegressor, "ls_ard": LSARDRegressor,
                                 "mcc_l1": MCCL1Regressor, "lasso": LassoBaseline,

@@ -14,6 +14,7 @@ Usage::
     python -m mccard_dist.bench paths [--seeds 0] [--psi 0.1,0.5,0.9] [--tau 2,10] [--set K=V]
     python -m mccard_dist.bench paths --stores NONE_STORE PATHS_STORE
     python -m mccard_dist.bench evidence [--cells 0.1:2,0.3:5,0.9:10] [--seeds 300,301]
+    python -m mccard_dist.bench startup [--repeats 5]
 
 Timings are medians over datasets on one core (BLAS threads pinned to 1, reported).
 """
@@ -31,10 +32,12 @@ from .pipeline import bench_pipeline
 from .race import replay_race
 from .scaling import bench_scaling
 from .solvers import compare_solvers, compare_widths, evidence_gap
+from .startup import bench_startup
 from .units import bench_units
 
 __all__ = ["AUTO", "CURRENT", "PLAIN_KFOLD", "RACE", "bench_estimators", "bench_floor",
-           "bench_paper", "bench_paths", "bench_pipeline", "bench_scaling", "bench_units", "compare_solvers",
+           "bench_paper", "bench_paths", "bench_pipeline", "bench_scaling", "bench_startup",
+           "bench_units", "compare_solvers",
            "compare_stores", "compare_widths", "evidence_gap", "main", "replay_race"]
 
 
@@ -104,6 +107,9 @@ def main(argv=None):
     evid.add_argument("--cells", default="0.1:2,0.3:5,0.9:10", help="psi:tau pairs")
     evid.add_argument("--seeds", default="300,301", help="comma-separated seeds")
     evid.add_argument("--widths", default="0.1,0.3,1,3", help="comma-separated kernel widths")
+    start = sub.add_parser("startup", help="seconds of mccard-run --help and of two refusals, "
+                                           "against the interpreter's start")
+    start.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     if args.command == "estimators":
         bench_estimators(repeats=args.repeats, n_features=args.n_features)
@@ -138,6 +144,8 @@ def main(argv=None):
         cells = [tuple(float(v) for v in c.split(":")) for c in args.cells.split(",")]
         evidence_gap(cells=cells, seeds=[int(v) for v in args.seeds.split(",")],
                      widths=[float(v) for v in args.widths.split(",")])
+    elif args.command == "startup":
+        bench_startup(repeats=args.repeats)
     elif args.command == "floor":
         bench_floor(repeats=args.repeats)
     elif args.command == "race":

@@ -7,12 +7,10 @@ room sees a Hydra type. Every bad value is refused with a :class:`ConfigError` w
 starts with the config key (``experiment.psi: ...``), before any store or cluster exists: types,
 unknown keys and missing values by OmegaConf, ranges and the rules between keys by the sections'
 ``__post_init__``. A data file is read where the data are used (:meth:`ExperimentSpec.check_data`).
-Estimators come from the fixed registry :data:`ESTIMATORS`; no config key names a class.
+Estimators come from the fixed registry :data:`mccard_dist.methods.KINDS`; no config key names a
+class.
 """
 
-from types import MappingProxyType
-
-from ..methods import KINDS
 from .checks import ConfigError, FrozenMap, to_plain
 from .cluster import (
     CLUSTER_KINDS,
@@ -42,11 +40,8 @@ from .specs import (
     StoreSpec,
 )
 
-#: The fixed estimator registry: key -> estimator class (:data:`mccard_dist.methods.KINDS`).
-ESTIMATORS = MappingProxyType({name: kind.cls for name, kind in KINDS.items()})
-
 __all__ = ["CLUSTER_KINDS", "CLUSTER_SCHEMAS", "CV_PATHS", "CV_SCHEMES", "CV_SCORES",
-           "DATA_SCHEMAS", "ESTIMATORS", "FIT_UNIT_CELLS_PER_WORKER", "RUN_UNITS", "AdaptiveSpec",
+           "DATA_SCHEMAS", "FIT_UNIT_CELLS_PER_WORKER", "RUN_UNITS", "AdaptiveSpec",
            "CVSpec", "ConfigError", "DataSpec", "DiabetesDataSpec", "ExperimentSpec",
            "FileDataSpec", "FrozenMap", "MethodSpec", "RunSpec", "StoreSpec", "cluster_spec",
            "composition_message", "config_dir", "from_dictconfig", "listens_beyond_loopback",

@@ -47,13 +47,14 @@ class ExperimentSpec(Sealed):
         if isinstance(self.methods, tuple):  # already selected (a copy of a spec)
             self._seal()
             return
-        checked = {name: method.checked(name) for name, method in self.methods.items()}
         for name in self.experiment.methods:
-            if name not in checked:
-                close = difflib.get_close_matches(name, list(checked), n=1)
+            if name not in self.methods:
+                close = difflib.get_close_matches(name, list(self.methods), n=1)
                 fail("experiment.methods", f"unknown method {name!r}; known methods are "
-                     f"{', '.join(checked)}" + (f"; did you mean {close[0]}?" if close else ""),
+                     f"{', '.join(self.methods)}" + (f"; did you mean {close[0]}?" if close
+                                                     else ""),
                      list(self.experiment.methods))
+        checked = {name: method.checked(name) for name, method in self.methods.items()}
         object.__setattr__(self, "methods",
                            tuple(checked[name] for name in self.experiment.methods))
         if self.data.source != "file":  # a file's rows are known once it is read (check_data)
