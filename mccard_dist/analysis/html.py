@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
-from .claims import claims_markdown
-from .values import method_style
-from .values import _config, cell_values, has_values, summarize
+from .claims import claims_blocks
+from .markup import to_html
+from .values import _config, cell_values, has_values, method_style, summarize
 from .width_figures import _cv_methods, _standardised_width
 
 #: (variable, axis title, log scale) of the metric panels, in page order
@@ -185,40 +184,6 @@ def chart(ds, rows=None):
             .resolve_scale(y="independent").configure_view(stroke=None))
 
 
-def _inline(text: str) -> str:
-    text = html.escape(text)
-    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
-    return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
-
-
-def markdown_tables_html(markdown: str) -> str:
-    """The pipe tables and the plain lines of a Markdown fragment as HTML (tables, list items and
-    paragraphs are all :func:`claims_markdown` and the cells table use)."""
-    out, table = [], []
-
-    def flush():
-        if table:
-            rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in table]
-            body = [r for r in rows[1:] if not all(set(c) <= set(":-") for c in r)]
-            out.append("<table><thead><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in rows[0])
-                       + "</tr></thead><tbody>" + "".join(
-                           "<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>"
-                           for r in body) + "</tbody></table>")
-            table.clear()
-
-    for line in markdown.splitlines():
-        if line.lstrip().startswith("|"):
-            table.append(line)
-            continue
-        flush()
-        if line.startswith("- "):
-            out.append(f"<p class='item'>{_inline(line[2:])}</p>")
-        elif line.strip():
-            out.append(f"<p>{_inline(line)}</p>")
-    flush()
-    return "\n".join(out)
-
-
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1100px; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
@@ -226,12 +191,12 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
 th { background: #f3f3f3; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 .vega-bindings { margin: 0.5em 0; } .vega-bind { margin-right: 1.5em; display: inline-block; }
-p.item::before { content: "\\2022  "; }
 """
 
 
-def report_html(ds, claims, cells_markdown: str, store_path=None) -> str:
-    """The whole page as a string."""
+def report_html(ds, claims, cells, store_path=None) -> str:
+    """The whole page as a string; ``cells``: the cells table and failed cells as
+    :mod:`.markup` blocks."""
     require_html()
     config = _config(ds)
     name = config.get("experiment", {}).get("name", "?")
@@ -250,15 +215,15 @@ def report_html(ds, claims, cells_markdown: str, store_path=None) -> str:
          "the legend to show it alone (shift-click adds one, a click elsewhere in the legend "
          "shows all).</p>"),
         figure,
-        "<h2>Claims of the paper</h2>", markdown_tables_html(claims_markdown(claims)),
-        "<h2>Cells</h2>", markdown_tables_html(cells_markdown),
+        "<h2>Claims of the paper</h2>", to_html(claims_blocks(claims)),
+        "<h2>Cells</h2>", to_html(cells),
         "<h2>Config</h2>",
         f"<pre>{html.escape(json.dumps(config, indent=2, sort_keys=True))}</pre>",
         "</body></html>"])
 
 
-def write_html(ds, out_dir, claims, cells_markdown: str, store_path=None) -> Path:
+def write_html(ds, out_dir, claims, cells, store_path=None) -> Path:
     """Write ``report.html`` into ``out_dir``."""
     path = Path(out_dir) / "report.html"
-    path.write_text(report_html(ds, claims, cells_markdown, store_path), encoding="utf-8")
+    path.write_text(report_html(ds, claims, cells, store_path), encoding="utf-8")
     return path
