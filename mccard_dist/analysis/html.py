@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from .claims import claims_blocks
+from .compare import t_interval
 from .markup import to_html
 from .values import _config, cell_values, has_values, method_style, summarize
 from .width_figures import _cv_methods, _standardised_width
@@ -53,34 +53,27 @@ def records(ds, summary=None) -> list[dict]:
     standardised units)."""
     s = summarize(ds) if summary is None else summary
     methods = [str(m) for m in ds["model"].values]
+    labels = [method_style(m, methods, ds)["label"] for m in methods]
     widths = [m for m in _cv_methods(ds) if not _standardised_width(ds, m)]
+    taus, psis = s["tau"].values, s["psi"].values
     rows = []
     for name, title, _ in PANELS:
         if f"{name}_mean" not in s or not has_values(s[f"{name}_mean"].values):
             continue
-        mean = s[f"{name}_mean"].transpose("model", "tau", "psi").values
-        std = s[f"{name}_std"].transpose("model", "tau", "psi").values
+        mean, sd = (s[f"{name}_{x}"].transpose("model", "tau", "psi").values
+                    for x in ("mean", "std"))
         seeds = cell_values(ds, name).transpose("model", "tau", "psi", "seed")
         count = seeds.notnull().sum("seed").values
-        lowest, highest = seeds.min("seed").values, seeds.max("seed").values
-        for mi, method in enumerate(methods):
-            if name == "chosen_kernel_width" and method not in widths:
+        low, high = t_interval(mean, sd, count)
+        low = np.fmax(np.where(np.isfinite(low), low, mean), seeds.min("seed").values)
+        high = np.fmin(np.where(np.isfinite(high), high, mean), seeds.max("seed").values)
+        for mi, ti, pi in zip(*np.nonzero(np.isfinite(mean) & (count > 0))):
+            if name == "chosen_kernel_width" and methods[mi] not in widths:
                 continue
-            label = method_style(method, methods, ds)["label"]
-            for ti, tau in enumerate(s["tau"].values):
-                for pi, psi in enumerate(s["psi"].values):
-                    m, n = mean[mi, ti, pi], int(count[mi, ti, pi])
-                    if not np.isfinite(m) or n == 0:
-                        continue
-                    half = (stats.t.ppf(0.975, n - 1) * std[mi, ti, pi] / np.sqrt(n)
-                            if n > 1 and np.isfinite(std[mi, ti, pi]) else np.nan)
-                    low, high = (m - half, m + half) if np.isfinite(half) else (m, m)
-                    low = max(low, lowest[mi, ti, pi])
-                    high = min(high, highest[mi, ti, pi])
-                    rows.append({"metric": title, "method": label, "key": method,
-                                 "tau": float(tau), "psi": round(float(psi), 6),
-                                 "mean": float(m), "low": float(low), "high": float(high),
-                                 "seeds": n})
+            rows.append({"metric": title, "method": labels[mi], "key": methods[mi],
+                         "tau": float(taus[ti]), "psi": round(float(psis[pi]), 6),
+                         "mean": float(mean[mi, ti, pi]), "low": float(low[mi, ti, pi]),
+                         "high": float(high[mi, ti, pi]), "seeds": int(count[mi, ti, pi])})
     return rows
 
 
