@@ -18,7 +18,7 @@ from .claims import claims_blocks
 from .compare import t_interval
 from .markup import to_html
 from .values import _config, cell_values, has_values, method_style, summarize
-from .width_figures import _cv_methods, _standardised_width
+from .width_figures import DEFAULT_PSI, _cv_methods, _standardised_width
 
 #: (variable, axis title, log scale) of the metric panels, in page order
 PANELS = (
@@ -29,6 +29,11 @@ PANELS = (
     ("chosen_kernel_width", "chosen kernel_width", True),
 )
 HTML_EXTRA = "pip install 'mccard-dist[html]'"
+#: a log panel's y range reaches this factor beyond its extreme means, so the points clear the frame
+LOG_PAD = 1.25
+#: decimals of psi in the page: Vega's ``==`` filters (selector, panels, seed strips) then compare
+#: the same short number, not float noise such as 0.15000000000000002
+PSI_DECIMALS = 6
 
 
 class HtmlUnavailable(ImportError):
@@ -71,7 +76,7 @@ def records(ds, summary=None) -> list[dict]:
             if name == "chosen_kernel_width" and methods[mi] not in widths:
                 continue
             rows.append({"metric": title, "method": labels[mi], "key": methods[mi],
-                         "tau": float(taus[ti]), "psi": round(float(psis[pi]), 6),
+                         "tau": float(taus[ti]), "psi": round(float(psis[pi]), PSI_DECIMALS),
                          "mean": float(mean[mi, ti, pi]), "low": float(low[mi, ti, pi]),
                          "high": float(high[mi, ti, pi]), "seeds": int(count[mi, ti, pi])})
     return rows
@@ -88,7 +93,7 @@ def seed_records(ds) -> list[dict]:
         if np.isfinite(value):
             rows.append({"method": labels[mi],
                          "tau": float(r["tau"].values[ti]),
-                         "psi": round(float(r["psi"].values[pi]), 6),
+                         "psi": round(float(r["psi"].values[pi]), PSI_DECIMALS),
                          "seed": int(r["seed"].values[si]), "r": float(value),
                          "kept": float(kept[mi, ti, pi, si])})
     return rows
@@ -98,7 +103,7 @@ def _domain(values, log):
     """The y range of a panel: the means with a margin (intervals beyond it are clipped)."""
     low, high = min(values), max(values)
     if log:
-        return [low / 1.25, high * 1.25]
+        return [low / LOG_PAD, high * LOG_PAD]
     pad = 0.05 * (high - low) or 0.05 * max(abs(high), 1e-12) or 0.05
     return [low - pad, high + pad]
 
@@ -118,7 +123,8 @@ def chart(ds, rows=None):
     data = alt.Data(values=rows)
     tau = alt.param(name="tau", value=taus[len(taus) // 2],
                     bind=alt.binding_select(options=taus, name="tau (outlier scale) "))
-    psi = alt.param(name="psi", value=psis[min(range(len(psis)), key=lambda i: abs(psis[i] - 0.3))],
+    marked = min(psis, key=lambda p: abs(p - DEFAULT_PSI))
+    psi = alt.param(name="psi", value=marked,
                     bind=alt.binding_select(options=psis, name="psi marked in the panels "))
     pick = alt.selection_point(name="methods", fields=["method"], bind="legend")
     color = alt.Color("method:N", scale=alt.Scale(domain=methods,
