@@ -25,7 +25,8 @@ log = logging.getLogger("mccard_dist")
 
 def run_from_spec(spec, *, stop_after_blocks=None):
     """Run ``spec`` into its store and log a summary table; returns the run report."""
-    from .analysis import edge_warnings, grid_edges, summary_table
+    from .analysis.edges import edge_warnings, grid_edges
+    from .analysis.values import summary_table
     from .records import STATUS_DONE, STATUS_FAILED
     from .runner import run_experiment
     from .store import open_results, store_path
@@ -347,11 +348,10 @@ def _report(argv=None) -> None:
         claims_markdown,
         compare_methods,
         method_comparison_markdown,
-        parse_cell,
-        resolve_cell,
         width_pairs,
         write_report,
     )
+    from .analysis.cells import parse_cell, resolve_cell
 
     parser = argparse.ArgumentParser(
         prog="mccard-report",

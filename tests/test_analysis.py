@@ -10,7 +10,9 @@ from matplotlib.colors import LogNorm
 from scipy import stats
 
 from mccard_dist import analysis, records
-from mccard_dist.analysis import (
+from mccard_dist.analysis import check_claims, claims_markdown
+from mccard_dist.analysis.cells import parse_cell, resolve_cell
+from mccard_dist.analysis.claims import (
     BETTER,
     FAILS,
     HOLDS,
@@ -18,12 +20,21 @@ from mccard_dist.analysis import (
     NOT_IN_GRID,
     NOT_TESTABLE,
     PARTIAL,
-    check_claims,
-    claims_markdown,
     claims_table,
-    paired_interval,
-    summarize,
+    with_roles,
 )
+from mccard_dist.analysis.compare import auto_roles, paired_interval
+from mccard_dist.analysis.figures import (
+    FIGURES,
+    fig_densities,
+    fig_deviant_vs_proper,
+    fig_prediction,
+    fig_selection,
+    write_figures,
+)
+from mccard_dist.analysis.plotting import FigureUnavailable
+from mccard_dist.analysis.values import cell_values, method_style, summarize, summary_markdown
+from mccard_dist.analysis.width_figures import fig_chosen_kernel_width, fig_cv_curves
 from mccard_dist.runner import run_serial
 from mccard_dist.store import open_results, store_path
 
@@ -107,7 +118,7 @@ def test_undefined_r_of_a_finished_cell_counts_as_zero():
     assert float(s["r_mean"].sel({"model": "mcc_l1", "tau": 2.0, "psi": 0.6})) == 0.0
     assert int(s["n_r_undefined"].sum()) == ds.sizes["seed"]
     # ... and the claim sees r = 0 on every seed of that cell
-    r = analysis.cell_values(ds, "r").sel({"tau": 2.0}).mean("psi")
+    r = cell_values(ds, "r").sel({"tau": 2.0}).mean("psi")
     diffs = (r.sel({"model": "mcc_ard"}) - r.sel({"model": "mcc_l1"})).values
     part = _part(check_claims(ds), "2", "r, τ = 2")
     assert part.estimate == pytest.approx(diffs.mean())
@@ -126,18 +137,18 @@ def test_a_nan_that_is_not_a_constant_prediction_is_missing_not_zero():
 # --- figures ------------------------------------------------------------------------------------
 @pytest.mark.slow  # runs the pipeline into a real store
 def test_write_figures_writes_every_figure_as_png(ds, tmp_path):
-    files = analysis.write_figures(ds, tmp_path / "figs")
-    assert [f.key for f in files] == list(analysis.FIGURES)
+    files = write_figures(ds, tmp_path / "figs")
+    assert [f.key for f in files] == list(FIGURES)
     for f in files:
         assert f.path is not None, f.note
-        assert f.path.name == analysis.FIGURES[f.key][0]
+        assert f.path.name == FIGURES[f.key][0]
         assert_png(f.path)
 
 
 @pytest.mark.slow  # runs the pipeline into a real store
 def test_metric_figures_have_one_labelled_panel_per_tau_and_every_method(ds):
-    labels = {analysis.method_style(str(m))["label"] for m in ds["model"].values}
-    for make in (analysis.fig_prediction, analysis.fig_selection):
+    labels = {method_style(str(m))["label"] for m in ds["model"].values}
+    for make in (fig_prediction, fig_selection):
         fig = make(ds)
         axes = fig.get_axes()
         assert len(axes) == 2 * ds.sizes["tau"]
@@ -147,27 +158,27 @@ def test_metric_figures_have_one_labelled_panel_per_tau_and_every_method(ds):
         legend = {t.get_text() for t in fig.legends[0].get_texts()}
         assert labels <= legend
     # the true count of relevant features is drawn in the selection figure
-    fig = analysis.fig_selection(ds)
+    fig = fig_selection(ds)
     assert any("true count (5 relevant" in t.get_text() for t in fig.legends[0].get_texts())
 
 
 @pytest.mark.slow  # runs the pipeline into a real store
 def test_deviant_vs_proper_needs_both_variants(ds, tmp_path):
-    fig = analysis.fig_deviant_vs_proper(ds)
+    fig = fig_deviant_vs_proper(ds)
     legend = " ".join(t.get_text() for t in fig.legends[0].get_texts())
     assert "MCC-ARD" in legend and "proper" in legend and "LS-ARD (reference)" in legend
     without = ds.sel({"model": ["mcc_ard", "ls_ard", "mcc_l1"]})
-    with pytest.raises(analysis.FigureUnavailable, match="mcc_ard_proper"):
-        analysis.fig_deviant_vs_proper(without)
-    files = {f.key: f for f in analysis.write_figures(without, tmp_path)}
+    with pytest.raises(FigureUnavailable, match="mcc_ard_proper"):
+        fig_deviant_vs_proper(without)
+    files = {f.key: f for f in write_figures(without, tmp_path)}
     assert files["deviant_vs_proper"].path is None
     assert "mcc_ard_proper" in files["deviant_vs_proper"].note
-    assert not (tmp_path / analysis.FIGURES["deviant_vs_proper"][0]).exists()
+    assert not (tmp_path / FIGURES["deviant_vs_proper"][0]).exists()
     assert_png(files["prediction"].path)
 
 
 def test_density_figure_draws_c_and_c_prime():
-    fig = analysis.fig_densities(h_values=(0.5, 2.0), h_compare=1.0)
+    fig = fig_densities(h_values=(0.5, 2.0), h_compare=1.0)
     left, right = fig.get_axes()
     assert len(left.get_lines()) == 2
     e, c = right.get_lines()[0].get_data()
@@ -180,7 +191,7 @@ def test_density_figure_draws_c_and_c_prime():
 
 @pytest.mark.slow  # runs the pipeline into a real store
 def test_cv_curves_of_a_chosen_cell_mark_the_pick(ds):
-    fig = analysis.fig_cv_curves(ds, ("mcc_l1", 10, 0.3, 1))
+    fig = fig_cv_curves(ds, ("mcc_l1", 10, 0.3, 1))
     (ax,) = fig.get_axes()
     chosen_h = float(ds["chosen_kernel_width"].sel({"model": "mcc_l1", "tau": 10.0, "psi": 0.3,
                                                     "seed": 1}))
@@ -192,24 +203,24 @@ def test_cv_curves_of_a_chosen_cell_mark_the_pick(ds):
     cv = ds["cv_score"].sel({"model": "mcc_l1", "tau": 10.0, "psi": 0.3, "seed": 1}).mean("fold")
     assert picks[0].get_ydata()[0] == pytest.approx(float(cv.min()))
     # default: every method with CV side by side
-    assert len(analysis.fig_cv_curves(ds).get_axes()) == 3
+    assert len(fig_cv_curves(ds).get_axes()) == 3
 
 
 @pytest.mark.slow  # runs the pipeline into a real store
 def test_cells_are_checked_against_the_store(ds):
-    assert analysis.resolve_cell(ds, "mcc_ard,2,0.05,1") == ("mcc_ard", 2.0, 0.05, 1)
-    assert analysis.resolve_cell(ds, "all,10,0,0")[0] is None
+    assert resolve_cell(ds, "mcc_ard,2,0.05,1") == ("mcc_ard", 2.0, 0.05, 1)
+    assert resolve_cell(ds, "all,10,0,0")[0] is None
     with pytest.raises(ValueError, match="psi = 0.7 is not in the store .psi: 0, 0.05, 0.3"):
-        analysis.resolve_cell(ds, ("mcc_ard", 2.0, 0.7, 0))
+        resolve_cell(ds, ("mcc_ard", 2.0, 0.7, 0))
     with pytest.raises(ValueError, match="method = nope"):
-        analysis.fig_cv_curves(ds, ("nope", 2.0, 0.0, 0))
+        fig_cv_curves(ds, ("nope", 2.0, 0.0, 0))
     with pytest.raises(ValueError, match="method,tau,psi,seed"):
-        analysis.parse_cell("mcc_ard,2")
+        parse_cell("mcc_ard,2")
 
 
 @pytest.mark.slow  # runs the pipeline into a real store
 def test_chosen_h_heat_map_uses_a_log_scale_per_cv_method(ds):
-    fig = analysis.fig_chosen_kernel_width(ds)
+    fig = fig_chosen_kernel_width(ds)
     panels = [ax for ax in fig.get_axes() if ax.get_images()]
     assert [ax.get_title() for ax in panels] == ["MCC-ARD", "MCC-ARD, proper C'", "MCC-L1"]
     image = panels[0].get_images()[0]
@@ -471,7 +482,7 @@ def test_claims_with_roles_judge_another_method_in_a_role():
     with_auto = check_claims(both, roles={"mcc_ard": "mcc_ard_auto"})
     for c in with_auto[:5]:
         assert c.verdict == HOLDS, [(p.part, p.verdict, p.note) for p in c.parts]
-    view = analysis.with_roles(both, {"mcc_ard": "mcc_ard_auto"})
+    view = with_roles(both, {"mcc_ard": "mcc_ard_auto"})
     assert list(view["model"].values) == ["mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"]
     np.testing.assert_array_equal(view["r"].sel({"model": "mcc_ard"}).values,
                                   ds["r"].sel({"model": "mcc_ard"}).values)
@@ -480,8 +491,8 @@ def test_claims_with_roles_judge_another_method_in_a_role():
 def test_claims_with_auto_widths_keep_the_baselines_k_fold():
     pairs = [("mcc_ard", "mcc_ard_auto"), ("mcc_ard_proper", "mcc_ard_proper_auto"),
              ("mcc_l1", "mcc_l1_auto")]
-    assert analysis.auto_roles(pairs) == {"mcc_ard": "mcc_ard_auto",
-                                          "mcc_ard_proper": "mcc_ard_proper_auto"}
+    assert auto_roles(pairs) == {"mcc_ard": "mcc_ard_auto",
+                                 "mcc_ard_proper": "mcc_ard_proper_auto"}
     # in a store whose auto MCC-L1 beats MCC-ARD everywhere, the claims with auto widths still
     # judge MCC-ARD against the K-fold MCC-L1, as the paper does
     ds = constructed()
@@ -490,7 +501,7 @@ def test_claims_with_auto_widths_keep_the_baselines_k_fold():
     for name, change in (("r", lambda v: np.minimum(v + 0.05, 1.0)), ("rmse", lambda v: v / 2)):
         auto[name].loc[{"model": "mcc_l1_auto"}] = change(ds[name].sel({"model": "mcc_ard"}))
     both = xr.concat([ds, auto], dim="model")
-    roles = analysis.auto_roles([("mcc_ard", "mcc_ard_auto"), ("mcc_l1", "mcc_l1_auto")])
+    roles = auto_roles([("mcc_ard", "mcc_ard_auto"), ("mcc_l1", "mcc_l1_auto")])
     kept = check_claims(both, roles=roles)
     plain = check_claims(ds)
     assert [(c.claim, c.verdict) for c in kept] == [(c.claim, c.verdict) for c in plain]
@@ -624,7 +635,7 @@ def test_mean_and_spread_share_their_decimal_place(mean, std, text):
 
 
 def test_summary_cells_never_mix_precisions():
-    text = analysis.summary_markdown(constructed())
+    text = summary_markdown(constructed())
     cells = re.findall(r"(-?\d+(?:\.(\d+))?) ± (\d+(?:\.(\d+))?)", text)
     assert cells
     for _, mean_decimals, _, std_decimals in cells:
@@ -640,12 +651,11 @@ def test_a_method_is_labelled_by_what_its_stored_config_says_it_is():
                            "grid": {"kernel_width": [0.1, 1.0]}},
         "ls_ard": {"estimator": "ls_ard", "params": {"solver": "sequential"}, "grid": {}},
         "mcc_l1": {"estimator": "mcc_l1", "grid": {"kernel_width": [0.3, 3.0]}}}})
-    labels = {m: analysis.method_style(m, METHODS, ds)["label"] for m in METHODS}
+    labels = {m: method_style(m, METHODS, ds)["label"] for m in METHODS}
     assert labels == {"mcc_ard": "MCC-ARD, auto width", "mcc_ard_proper": "MCC-ARD, proper C'",
                       "ls_ard": "LS-ARD, sequential solver", "mcc_l1": "MCC-L1"}
     # colours stay those of the name; without a store, the name's label
-    assert (analysis.method_style("mcc_ard", METHODS, ds)["color"]
-            == analysis.method_style("mcc_ard")["color"])
-    assert analysis.method_style("mcc_ard")["label"] == "MCC-ARD"
-    summary = analysis.summary_markdown(ds)
+    assert method_style("mcc_ard", METHODS, ds)["color"] == method_style("mcc_ard")["color"]
+    assert method_style("mcc_ard")["label"] == "MCC-ARD"
+    summary = summary_markdown(ds)
     assert "| psi | MCC-ARD, auto width | MCC-ARD, proper C' |" in summary

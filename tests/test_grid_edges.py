@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from mccard_dist.analysis import edge_warnings, grid_edges, grid_edges_markdown
+from mccard_dist.analysis.edges import edge_warnings, grid_edges, grid_edges_markdown
 from mccard_dist.records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
 
 

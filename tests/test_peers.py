@@ -73,7 +73,8 @@ def test_peer_cells_refit_what_cv_chose_as_scikit_learn_would(smoke_spec):
     assert np.isnan(huber["alpha_ratio"].values).all()
     assert np.isnan(ds["epsilon"].sel(model="lasso").values).all()
     # Huber's epsilon is not a kernel width: no CV-curve or chosen-width panel for either peer
-    from mccard_dist import analysis
+    from mccard_dist.analysis.plotting import FigureUnavailable
+    from mccard_dist.analysis.width_figures import fig_chosen_kernel_width
 
-    with pytest.raises(analysis.FigureUnavailable):
-        analysis.fig_chosen_kernel_width(ds)
+    with pytest.raises(FigureUnavailable):
+        fig_chosen_kernel_width(ds)

@@ -309,6 +309,9 @@ def test_mccard_run_on_a_file_then_on_the_file_broken(tmp_path):
 @pytest.mark.slow
 def test_a_diabetes_store_reports_without_selection_scores_and_judges_no_claim(compose, tmp_path):
     from mccard_dist import analysis
+    from mccard_dist.analysis.claims import NOT_APPLICABLE
+    from mccard_dist.analysis.figures import fig_selection
+    from mccard_dist.analysis.values import scenario
     from mccard_dist.runner import run_serial
     from mccard_dist.store import open_results
 
@@ -323,10 +326,10 @@ def test_a_diabetes_store_reports_without_selection_scores_and_judges_no_claim(c
     # F1 needs true coefficients; the counts are recorded (a Lasso may choose the empty model)
     assert np.isnan(ds["f1"].values).all() and ds["n_selected"].notnull().all()
     assert (ds["n_selected"].sel(model="mcc_ard") > 0).all()
-    assert analysis.scenario(ds) == ("scikit-learn's diabetes data with 20 noise features, "
-                                     "laplace outliers")
-    assert all(c.verdict == analysis.NOT_APPLICABLE for c in analysis.check_claims(ds))
-    fig = analysis.fig_selection(ds)
+    assert scenario(ds) == ("scikit-learn's diabetes data with 20 noise features, "
+                            "laplace outliers")
+    assert all(c.verdict == NOT_APPLICABLE for c in analysis.check_claims(ds))
+    fig = fig_selection(ds)
     assert len(fig.axes) == 1  # the count only: no F1 without true coefficients
     assert "Laplace scale" in fig.axes[0].get_title()
     text = analysis.write_report(ds, tmp_path / "report").path.read_text()

@@ -9,6 +9,16 @@ import numpy as np
 import pytest
 
 from mccard_dist import analysis, cli
+from mccard_dist.analysis.claims import HOLDS, NO_DATA, NOT_APPLICABLE, NOT_IN_GRID, NOT_TESTABLE
+from mccard_dist.analysis.figures import (
+    FIGURES,
+    fig_densities,
+    fig_deviant_vs_proper,
+    fig_prediction,
+    fig_selection,
+)
+from mccard_dist.analysis.values import cell_values, method_style, n_relevant, summarize
+from mccard_dist.analysis.width_figures import fig_chosen_kernel_width, fig_cv_curves
 from mccard_dist.runner import run_serial
 from mccard_dist.store import open_results, store_path
 
@@ -43,7 +53,7 @@ def test_report_has_every_method_the_claims_cells_config_and_versions(store, tmp
     text = out.path.read_text()
     for method in METHODS:
         assert f"`{method}`" in text
-    for name, _ in analysis.FIGURES.values():
+    for name, _ in FIGURES.values():
         assert_png(tmp_path / "out" / name)
         assert f"]({name})" in text
     assert "| **all** | 16 | 0 | 0 | 16 |" in text  # cells done / failed / pending / total
@@ -53,7 +63,7 @@ def test_report_has_every_method_the_claims_cells_config_and_versions(store, tmp
     assert '"n_relevant": 5' in text  # the config the store was written with
     assert "| numpy |" in text and "| xarray |" in text
     # the smoke grid has tau = 5 only: claim 1 needs tau 2 and 10, so it cannot hold
-    assert analysis.check_claims(open_results(store))[0].verdict != analysis.HOLDS
+    assert analysis.check_claims(open_results(store))[0].verdict != HOLDS
 
 
 def test_report_on_a_partial_store(store, tmp_path):
@@ -75,10 +85,10 @@ def test_report_on_a_partial_store(store, tmp_path):
     assert "| **all** | 11 | 1 | 4 | 16 |" in text
     assert "mcc_ard, tau=5, psi=0.2, seed=1: ValueError: injected" in text
     claims = {c.claim: c for c in out.claims}
-    assert claims["2"].verdict == analysis.NO_DATA  # needs MCC-L1
+    assert claims["2"].verdict == NO_DATA  # needs MCC-L1
     assert all(f.path is not None for f in out.figures)
     # the CV figure skips the unfinished method rather than plotting masked cells
-    fig = analysis.fig_cv_curves(open_results(partial))
+    fig = fig_cv_curves(open_results(partial))
     assert [ax.get_title().split(":")[0] for ax in fig.get_axes()] == [
         "MCC-ARD", "MCC-ARD, proper C'"]
 
@@ -104,7 +114,7 @@ def test_mccard_report_in_a_subprocess(store, tmp_path):
     assert "| claim | verdict | statement |" in proc.stdout
     assert f"report: {out / 'report.md'}" in proc.stdout
     assert "Traceback" not in proc.stderr
-    for name, _ in analysis.FIGURES.values():
+    for name, _ in FIGURES.values():
         assert_png(out / name)
     text = (out / "report.md").read_text()
     assert all(f"`{m}`" in text for m in METHODS)
@@ -118,8 +128,8 @@ def test_figures_a_store_cannot_make_are_skipped_with_a_note(smoke_spec, tmp_pat
     assert skipped == {"deviant_vs_proper", "cv_curves", "chosen_kernel_width"}
     text = out.path.read_text()
     assert text.count("Skipped: ") == 3 and "needs the methods mcc_ard and mcc_ard_proper" in text
-    assert_png(tmp_path / "out" / analysis.FIGURES["prediction"][0])
-    assert all(c.verdict in (analysis.NOT_IN_GRID, analysis.NOT_TESTABLE) for c in out.claims)
+    assert_png(tmp_path / "out" / FIGURES["prediction"][0])
+    assert all(c.verdict in (NOT_IN_GRID, NOT_TESTABLE) for c in out.claims)
 
 
 def test_a_grid_left_by_its_edge_is_counted_in_the_report_and_warned_after_the_run(
@@ -199,9 +209,9 @@ def assert_legible(fig):
 
 def test_figures_of_one_tau_fit_their_title_and_legend(store):
     ds = open_results(store)  # one tau
-    for make in (analysis.fig_prediction, analysis.fig_selection, analysis.fig_deviant_vs_proper):
+    for make in (fig_prediction, fig_selection, fig_deviant_vs_proper):
         assert_legible(make(ds))
-    assert_legible(analysis.fig_densities())
+    assert_legible(fig_densities())
 
 
 def test_the_count_panel_marks_the_true_count(smoke_spec):
@@ -210,11 +220,11 @@ def test_the_count_panel_marks_the_true_count(smoke_spec):
                       "data.n_relevant=3", name="k3")
     run_serial(spec)
     ds = open_results(store_path(spec))
-    fig = analysis.fig_selection(ds)
+    fig = fig_selection(ds)
     count_axis = fig.axes[0]
     assert count_axis.get_yscale() == "log"
     labels = {t.get_text() for t in count_axis.get_yticklabels()}
-    assert str(analysis.n_relevant(ds)) in labels
+    assert str(n_relevant(ds)) in labels
 
 
 def test_cv_and_chosen_h_ticks_of_methods_with_different_grids_do_not_overlap(smoke_spec):
@@ -223,13 +233,13 @@ def test_cv_and_chosen_h_ticks_of_methods_with_different_grids_do_not_overlap(sm
                       "methods.mcc_l1.grid.kernel_width=[1.2,12.0,80.0]", name="grids")
     run_serial(spec)
     ds = open_results(store_path(spec))
-    fig = analysis.fig_cv_curves(ds)
+    fig = fig_cv_curves(ds)
     assert_legible(fig)
     # each panel's ticks are its own method's widths
     ticks = [sorted(float(t) for t in ax.get_xticks()) for ax in fig.axes[:2]]
     assert ticks[0] and ticks[1]
     assert set(ticks[0]) <= {1.0, 10.0, 100.0} and set(ticks[1]) <= {1.2, 12.0, 80.0}
-    assert_legible(analysis.fig_chosen_kernel_width(ds))
+    assert_legible(fig_chosen_kernel_width(ds))
 
 
 def test_a_store_without_finished_cells_draws_no_empty_figure(smoke_spec, tmp_path):
@@ -321,16 +331,16 @@ def test_error_bars_stay_within_the_seeds_values(store):
     """mean ± std, but never past the smallest or largest value a seed reached (an r of 0 from
     a no-feature fit must not draw a bar below 0, a count no bar below its smallest count)."""
     ds = open_results(store)
-    fig = analysis.fig_prediction(ds)
+    fig = fig_prediction(ds)
     checked = 0
     for ax in fig.axes:
         for container in ax.containers:
             label = container.get_label()
             method = next(str(m) for m in ds["model"].values
-                          if analysis.method_style(str(m), [str(x) for x in ds["model"].values],
-                                                   ds)["label"] == label)
+                          if method_style(str(m), [str(x) for x in ds["model"].values],
+                                          ds)["label"] == label)
             metric = "r" if "r (Pearson" in ax.get_ylabel() else "rmse"
-            values = analysis.cell_values(ds, metric).sel(model=method, tau=ds["tau"][0])
+            values = cell_values(ds, metric).sel(model=method, tau=ds["tau"][0])
             for segment, psi in zip(container.lines[2][0].get_segments(), ds["psi"].values):
                 seeds = values.sel(psi=psi).values
                 (_, low), (_, high) = segment
@@ -343,7 +353,7 @@ def test_claims_that_do_not_apply_are_one_line():
     from mccard_dist.analysis.claims import _STATEMENTS, ClaimResult
 
     note = "the data are not the paper's problem"
-    results = [ClaimResult(c, s, analysis.NOT_APPLICABLE, (), note) for c, s in _STATEMENTS.items()]
+    results = [ClaimResult(c, s, NOT_APPLICABLE, (), note) for c, s in _STATEMENTS.items()]
     text = analysis.claims_markdown(results)
     assert len(text.splitlines()) == 1 and "not applicable" in text and note in text
 
@@ -352,7 +362,7 @@ def test_the_authors_width_has_its_own_colour_scale_in_units_of_standardised_y(s
     spec = smoke_spec("experiment.methods=[mcc_ard,mcc_ard_authors]", "data.n_features=40",
                       "experiment.psi=[0.2]", name="authors")
     run_serial(spec)
-    fig = analysis.fig_chosen_kernel_width(open_results(store_path(spec)))
+    fig = fig_chosen_kernel_width(open_results(store_path(spec)))
     assert_legible(fig)
     labels = sorted(ax.get_ylabel() for ax in fig.axes if ax.get_label() == "<colorbar>")
     assert len(labels) == 2
@@ -369,9 +379,9 @@ def test_the_authors_width_has_its_own_colour_scale_in_units_of_standardised_y(s
 
 def test_an_rmse_ten_times_the_others_puts_the_panel_on_a_log_scale(store):
     ds = open_results(store)
-    rmse = analysis.summarize(ds)["rmse_mean"].values
+    rmse = summarize(ds)["rmse_mean"].values
     assert np.nanmax(rmse) > 10 * np.nanmin(rmse)  # LS-ARD under outliers against MCC-ARD
-    fig = analysis.fig_prediction(ds)
+    fig = fig_prediction(ds)
     scales = {ax.get_ylabel(): ax.get_yscale() for ax in fig.axes}
     assert scales["test RMSE (units of y)"] == "log"
     assert scales["test r (Pearson, unitless)"] == "linear"
@@ -383,7 +393,7 @@ def test_a_count_row_that_reaches_zero_is_symlog_in_every_panel_and_shows_0(stor
     ds = open_results(store).load()
     ds["n_selected"].loc[{"model": "mcc_ard", "tau": ds["tau"].values[-1],
                           "psi": ds["psi"].values[-1], "seed": ds["seed"].values[0]}] = 0
-    fig = analysis.fig_selection(ds)
+    fig = fig_selection(ds)
     counts = [ax for ax in fig.axes if ax.get_ylabel() == "selected features (count)"]
     assert len(counts) == ds.sizes["tau"]
     assert {ax.get_yscale() for ax in counts} == {"symlog"}
@@ -396,7 +406,7 @@ def test_the_psi_axis_is_ticked_at_the_grids_psi_when_it_has_few(store):
     ds = open_results(store)
     psi = [f"{p:g}" for p in ds["psi"].values]
     assert 1 < len(psi) <= 11
-    for ax in analysis.fig_prediction(ds).axes:
+    for ax in fig_prediction(ds).axes:
         assert [t.get_text() for t in ax.get_xticklabels()] == psi
 
 
@@ -411,12 +421,12 @@ def test_cv_curves_list_only_the_penalties_with_a_mean_over_the_folds(store):
     assert len(ratios) == 2
     dropped = np.flatnonzero(l1 == ratios[0])  # every width's candidate of the smaller ratio
     ds["cv_score"].loc[{**cell, "candidate": list(dropped), "fold": 1}] = np.nan
-    fig = analysis.fig_cv_curves(ds, cell=tuple(cell.values()))
+    fig = fig_cv_curves(ds, cell=tuple(cell.values()))
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert f"alpha_ratio = {ratios[1]:g}" in labels
     assert not any(label.startswith(f"alpha_ratio = {ratios[0]:g}") for label in labels)
     # an ARD method's candidates (no penalty) are one line, one legend entry
-    fig = analysis.fig_cv_curves(ds)
+    fig = fig_cv_curves(ds)
     for ax in fig.axes:
         labels = [t.get_text() for t in ax.get_legend().get_texts()]
         assert len(labels) == len(set(labels)), labels
@@ -427,6 +437,6 @@ def test_cv_curves_list_only_the_penalties_with_a_mean_over_the_folds(store):
 def test_chosen_h_cells_are_written_without_exponents(store):
     ds = open_results(store).load()
     ds["chosen_kernel_width"].loc[{"model": "mcc_ard"}] = 170.0
-    fig = analysis.fig_chosen_kernel_width(ds)
+    fig = fig_chosen_kernel_width(ds)
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
     assert "170" in texts and not any("e+" in t for t in texts)

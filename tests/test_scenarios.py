@@ -95,6 +95,9 @@ def test_bad_scenarios_are_refused_naming_the_key(overrides, message):
 def test_a_scenario_store_names_its_data_and_does_not_judge_the_papers_claims(smoke_spec,
                                                                              tmp_path):
     from mccard_dist import analysis
+    from mccard_dist.analysis.claims import NOT_APPLICABLE
+    from mccard_dist.analysis.figures import fig_prediction
+    from mccard_dist.analysis.values import scenario
     from mccard_dist.runner import run_serial
     from mccard_dist.store import open_results, store_path
 
@@ -103,9 +106,9 @@ def test_a_scenario_store_names_its_data_and_does_not_judge_the_papers_claims(sm
     run_serial(spec)
     ds = open_results(store_path(spec))
     assert (ds["status"] == 1).all()
-    assert analysis.scenario(ds) == "student_t outliers (df = 2), leverage points"
-    assert all(c.verdict == analysis.NOT_APPLICABLE for c in analysis.check_claims(ds))
-    fig = analysis.fig_prediction(ds)
+    assert scenario(ds) == "student_t outliers (df = 2), leverage points"
+    assert all(c.verdict == NOT_APPLICABLE for c in analysis.check_claims(ds))
+    fig = fig_prediction(ds)
     assert "student_t outliers" in fig._suptitle.get_text()
     out = analysis.write_report(ds, tmp_path / "report")
     assert "- data: student_t outliers (df = 2), leverage points" in out.path.read_text()

@@ -84,7 +84,7 @@ def test_cell_cv_scores_are_scikit_learns_cross_val_scores(smoke_spec):
 
 @pytest.mark.slow  # runs the pipeline into a store
 def test_failed_and_pending_cells_are_masked_and_counted(smoke_spec, monkeypatch):
-    from mccard_dist.analysis import summarize
+    from mccard_dist.analysis.values import summarize
 
     spec = smoke_spec("experiment.methods=[ls_ard]")
     real_fit = tasks._fit

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .compare import paired_interval
-from .values import _LABELS, _NAMES, ROLES, _md, _num, cell_values, n_relevant, scenario
+from .markup import Paragraph, Strong, Table, markdown
+from .values import _LABELS, _NAMES, ROLES, _num, cell_values, n_relevant, scenario
 
 # ------------------------------------------------------------------------------------------------
 # claims
@@ -466,23 +467,27 @@ def claims_table(results) -> list[dict]:
     return rows
 
 
-def claims_markdown(results, level: float = 0.95) -> str:
-    """The claims as markdown: one line per claim, then one row per part with the interval; one
-    line in all when no claim applies (data other than the paper's problem)."""
+def claims_blocks(results, level: float = 0.95) -> list:
+    """The claims as tables (:mod:`.markup`): one row per claim, then one row per part with the
+    interval; one paragraph in all when no claim applies (data other than the paper's problem)."""
     if results and all(c.verdict == NOT_APPLICABLE for c in results):
-        return (f"The paper's {len(results)} claims are **{NOT_APPLICABLE}** here: "
-                f"{_md(results[0].note)}.")
-    lines = ["| claim | verdict | statement |", "|---|---|---|"]
-    for c in results:
-        note = f" ({_md(c.note)})" if c.note else ""
-        lines.append(f"| {c.claim} | **{c.verdict}**{note} | {_md(c.statement)} |")
-    lines += ["", f"| claim | part | quantity (per seed, paired) | mean | {level:.0%} interval | "
-              "seeds | verdict | rule / note |", "|---|---|---|---:|---|---:|---|---|"]
+        return [Paragraph((f"The paper's {len(results)} claims are ", Strong(NOT_APPLICABLE),
+                           f" here: {results[0].note}."))]
+    claims = Table(("claim", "verdict", "statement"),
+                   [(c.claim, (Strong(c.verdict), f" ({c.note})" if c.note else ""), c.statement)
+                    for c in results], "lll")
+    parts = []
     for row in claims_table(results):
         interval = ("–" if not math.isfinite(row["ci_low"])
                     else f"[{_num(row['ci_low'])}, {_num(row['ci_high'])}]")
-        extra = "; ".join(x for x in (row["rule"], row["note"]) if x)
-        lines.append(f"| {row['claim']} | {_md(row['part'] or '–')} | "
-                     f"{_md(row['quantity'] or '–')} | {_num(row['estimate'])} | {interval} | "
-                     f"{row['n_seeds']} | {row['verdict']} | {_md(extra)} |")
-    return "\n".join(lines)
+        parts.append((row["claim"], row["part"] or "–", row["quantity"] or "–",
+                      _num(row["estimate"]), interval, str(row["n_seeds"]), row["verdict"],
+                      "; ".join(x for x in (row["rule"], row["note"]) if x)))
+    header = ("claim", "part", "quantity (per seed, paired)", "mean", f"{level:.0%} interval",
+              "seeds", "verdict", "rule / note")
+    return [claims, Table(header, parts, "lllrlrll")]
+
+
+def claims_markdown(results, level: float = 0.95) -> str:
+    """:func:`claims_blocks` as Markdown."""
+    return markdown(claims_blocks(results, level))

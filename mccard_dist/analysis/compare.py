@@ -7,18 +7,25 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 from .values import _LABELS, _auto_width_methods, _config, _grid, _num, cell_values
 
 
+def t_interval(mean, sd, n, level: float = 0.95):
+    """``(low, high)``: the t-interval ``mean ± t_{(1+level)/2, n-1} * sd / sqrt(n)`` of the mean
+    of ``n`` values with standard deviation ``sd`` (ddof=1); NaN with fewer than 2 values or no
+    ``sd``. Arrays work element by element."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = stats.t.ppf(0.5 + level / 2, np.asarray(n) - 1) * sd / np.sqrt(n)
+    return mean - half, mean + half
+
+
 def paired_interval(diffs, level: float = 0.95) -> tuple[float, float, float, int]:
-    """Mean and t-interval of paired differences (NaN entries ignored).
+    """Mean and :func:`t_interval` of paired differences (NaN entries ignored).
 
     Returns ``(mean, low, high, n)``; ``low`` and ``high`` are NaN with fewer than 2 values.
-    The interval is ``mean ± t_{(1+level)/2, n-1} * sd / sqrt(n)`` (``sd`` with ddof=1).
     """
-    from scipy import stats
-
     d = np.asarray(diffs, dtype=float)
     d = d[np.isfinite(d)]
     n = int(d.size)
@@ -27,8 +34,8 @@ def paired_interval(diffs, level: float = 0.95) -> tuple[float, float, float, in
     mean = float(d.mean())
     if n < 2:
         return mean, math.nan, math.nan, n
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * float(d.std(ddof=1)) / math.sqrt(n)
-    return mean, mean - half, mean + half, n
+    low, high = t_interval(mean, float(d.std(ddof=1)), n, level)
+    return mean, float(low), float(high), n
 
 
 @dataclass(frozen=True)

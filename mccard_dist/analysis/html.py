@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
-from .claims import claims_markdown
-from .values import method_style
-from .values import _config, cell_values, has_values, summarize
-from .width_figures import _cv_methods, _standardised_width
+from .claims import claims_blocks
+from .compare import t_interval
+from .markup import to_html
+from .values import _config, cell_values, has_values, method_style, summarize
+from .width_figures import DEFAULT_PSI, _cv_methods, _standardised_width
 
 #: (variable, axis title, log scale) of the metric panels, in page order
 PANELS = (
@@ -30,6 +29,11 @@ PANELS = (
     ("chosen_kernel_width", "chosen kernel_width", True),
 )
 HTML_EXTRA = "pip install 'mccard-dist[html]'"
+#: a log panel's y range reaches this factor beyond its extreme means, so the points clear the frame
+LOG_PAD = 1.25
+#: decimals of psi in the page: Vega's ``==`` filters (selector, panels, seed strips) then compare
+#: the same short number, not float noise such as 0.15000000000000002
+PSI_DECIMALS = 6
 
 
 class HtmlUnavailable(ImportError):
@@ -54,34 +58,27 @@ def records(ds, summary=None) -> list[dict]:
     standardised units)."""
     s = summarize(ds) if summary is None else summary
     methods = [str(m) for m in ds["model"].values]
+    labels = [method_style(m, methods, ds)["label"] for m in methods]
     widths = [m for m in _cv_methods(ds) if not _standardised_width(ds, m)]
+    taus, psis = s["tau"].values, s["psi"].values
     rows = []
     for name, title, _ in PANELS:
         if f"{name}_mean" not in s or not has_values(s[f"{name}_mean"].values):
             continue
-        mean = s[f"{name}_mean"].transpose("model", "tau", "psi").values
-        std = s[f"{name}_std"].transpose("model", "tau", "psi").values
+        mean, sd = (s[f"{name}_{x}"].transpose("model", "tau", "psi").values
+                    for x in ("mean", "std"))
         seeds = cell_values(ds, name).transpose("model", "tau", "psi", "seed")
         count = seeds.notnull().sum("seed").values
-        lowest, highest = seeds.min("seed").values, seeds.max("seed").values
-        for mi, method in enumerate(methods):
-            if name == "chosen_kernel_width" and method not in widths:
+        low, high = t_interval(mean, sd, count)
+        low = np.fmax(np.where(np.isfinite(low), low, mean), seeds.min("seed").values)
+        high = np.fmin(np.where(np.isfinite(high), high, mean), seeds.max("seed").values)
+        for mi, ti, pi in zip(*np.nonzero(np.isfinite(mean) & (count > 0))):
+            if name == "chosen_kernel_width" and methods[mi] not in widths:
                 continue
-            label = method_style(method, methods, ds)["label"]
-            for ti, tau in enumerate(s["tau"].values):
-                for pi, psi in enumerate(s["psi"].values):
-                    m, n = mean[mi, ti, pi], int(count[mi, ti, pi])
-                    if not np.isfinite(m) or n == 0:
-                        continue
-                    half = (stats.t.ppf(0.975, n - 1) * std[mi, ti, pi] / np.sqrt(n)
-                            if n > 1 and np.isfinite(std[mi, ti, pi]) else np.nan)
-                    low, high = (m - half, m + half) if np.isfinite(half) else (m, m)
-                    low = max(low, lowest[mi, ti, pi])
-                    high = min(high, highest[mi, ti, pi])
-                    rows.append({"metric": title, "method": label, "key": method,
-                                 "tau": float(tau), "psi": round(float(psi), 6),
-                                 "mean": float(m), "low": float(low), "high": float(high),
-                                 "seeds": n})
+            rows.append({"metric": title, "method": labels[mi], "key": methods[mi],
+                         "tau": float(taus[ti]), "psi": round(float(psis[pi]), PSI_DECIMALS),
+                         "mean": float(mean[mi, ti, pi]), "low": float(low[mi, ti, pi]),
+                         "high": float(high[mi, ti, pi]), "seeds": int(count[mi, ti, pi])})
     return rows
 
 
@@ -96,7 +93,7 @@ def seed_records(ds) -> list[dict]:
         if np.isfinite(value):
             rows.append({"method": labels[mi],
                          "tau": float(r["tau"].values[ti]),
-                         "psi": round(float(r["psi"].values[pi]), 6),
+                         "psi": round(float(r["psi"].values[pi]), PSI_DECIMALS),
                          "seed": int(r["seed"].values[si]), "r": float(value),
                          "kept": float(kept[mi, ti, pi, si])})
     return rows
@@ -106,7 +103,7 @@ def _domain(values, log):
     """The y range of a panel: the means with a margin (intervals beyond it are clipped)."""
     low, high = min(values), max(values)
     if log:
-        return [low / 1.25, high * 1.25]
+        return [low / LOG_PAD, high * LOG_PAD]
     pad = 0.05 * (high - low) or 0.05 * max(abs(high), 1e-12) or 0.05
     return [low - pad, high + pad]
 
@@ -126,7 +123,8 @@ def chart(ds, rows=None):
     data = alt.Data(values=rows)
     tau = alt.param(name="tau", value=taus[len(taus) // 2],
                     bind=alt.binding_select(options=taus, name="tau (outlier scale) "))
-    psi = alt.param(name="psi", value=psis[min(range(len(psis)), key=lambda i: abs(psis[i] - 0.3))],
+    marked = min(psis, key=lambda p: abs(p - DEFAULT_PSI))
+    psi = alt.param(name="psi", value=marked,
                     bind=alt.binding_select(options=psis, name="psi marked in the panels "))
     pick = alt.selection_point(name="methods", fields=["method"], bind="legend")
     color = alt.Color("method:N", scale=alt.Scale(domain=methods,
@@ -185,40 +183,6 @@ def chart(ds, rows=None):
             .resolve_scale(y="independent").configure_view(stroke=None))
 
 
-def _inline(text: str) -> str:
-    text = html.escape(text)
-    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
-    return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
-
-
-def markdown_tables_html(markdown: str) -> str:
-    """The pipe tables and the plain lines of a Markdown fragment as HTML (tables, list items and
-    paragraphs are all :func:`claims_markdown` and the cells table use)."""
-    out, table = [], []
-
-    def flush():
-        if table:
-            rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in table]
-            body = [r for r in rows[1:] if not all(set(c) <= set(":-") for c in r)]
-            out.append("<table><thead><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in rows[0])
-                       + "</tr></thead><tbody>" + "".join(
-                           "<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>"
-                           for r in body) + "</tbody></table>")
-            table.clear()
-
-    for line in markdown.splitlines():
-        if line.lstrip().startswith("|"):
-            table.append(line)
-            continue
-        flush()
-        if line.startswith("- "):
-            out.append(f"<p class='item'>{_inline(line[2:])}</p>")
-        elif line.strip():
-            out.append(f"<p>{_inline(line)}</p>")
-    flush()
-    return "\n".join(out)
-
-
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1100px; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
@@ -226,12 +190,12 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
 th { background: #f3f3f3; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 .vega-bindings { margin: 0.5em 0; } .vega-bind { margin-right: 1.5em; display: inline-block; }
-p.item::before { content: "\\2022  "; }
 """
 
 
-def report_html(ds, claims, cells_markdown: str, store_path=None) -> str:
-    """The whole page as a string."""
+def report_html(ds, claims, cells, store_path=None) -> str:
+    """The whole page as a string; ``cells``: the cells table and failed cells as
+    :mod:`.markup` blocks."""
     require_html()
     config = _config(ds)
     name = config.get("experiment", {}).get("name", "?")
@@ -250,15 +214,15 @@ def report_html(ds, claims, cells_markdown: str, store_path=None) -> str:
          "the legend to show it alone (shift-click adds one, a click elsewhere in the legend "
          "shows all).</p>"),
         figure,
-        "<h2>Claims of the paper</h2>", markdown_tables_html(claims_markdown(claims)),
-        "<h2>Cells</h2>", markdown_tables_html(cells_markdown),
+        "<h2>Claims of the paper</h2>", to_html(claims_blocks(claims)),
+        "<h2>Cells</h2>", to_html(cells),
         "<h2>Config</h2>",
         f"<pre>{html.escape(json.dumps(config, indent=2, sort_keys=True))}</pre>",
         "</body></html>"])
 
 
-def write_html(ds, out_dir, claims, cells_markdown: str, store_path=None) -> Path:
+def write_html(ds, out_dir, claims, cells, store_path=None) -> Path:
     """Write ``report.html`` into ``out_dir``."""
     path = Path(out_dir) / "report.html"
-    path.write_text(report_html(ds, claims, cells_markdown, store_path), encoding="utf-8")
+    path.write_text(report_html(ds, claims, cells, store_path), encoding="utf-8")
     return path

@@ -14,6 +14,7 @@ from .claims import check_claims, claims_markdown
 from .compare import auto_roles, compare_methods, method_comparison_markdown, width_pairs
 from .edges import EDGE_SHARE, FLAT_PER_DECADE, edge_warnings, grid_edges, grid_edges_markdown
 from .figures import method_style, write_figures
+from .markup import Code, Items, Paragraph, Strong, Table, markdown
 from .values import _config, scenario, summarize, summary_markdown
 
 
@@ -62,29 +63,31 @@ def check_one_grid(ds, multirun=None) -> None:
                      "a time")
 
 
-def _cells_markdown(ds) -> str:
+def _cells_blocks(ds) -> list:
+    """The cells done, failed and pending per method (:mod:`.markup` blocks), and the first
+    failed cells with the last line of their error."""
     status = ds["status"].load()
     methods = [str(m) for m in ds["model"].values]
-    lines = ["| method | done | failed | pending | total |", "|---|---:|---:|---:|---:|"]
-    totals = np.zeros(3, int)
+    rows, totals = [], np.zeros(3, int)
     for m in methods:
         st = status.sel({"model": m}).values
         counts = np.array([(st == s).sum() for s in (STATUS_DONE, STATUS_FAILED, STATUS_PENDING)])
         totals += counts
         label = method_style(m, methods, ds)["label"]
-        lines.append(f"| {label} (`{m}`) | " + " | ".join(str(c) for c in counts) +
-                     f" | {st.size} |")
-    lines.append("| **all** | " + " | ".join(str(c) for c in totals) + f" | {status.size} |")
+        rows.append(((f"{label} (", Code(m), ")"), *map(str, counts), str(st.size)))
+    rows.append((Strong("all"), *map(str, totals), str(status.size)))
+    blocks = [Table(("method", "done", "failed", "pending", "total"), rows, "lrrrr")]
     failed = np.argwhere(status.transpose("model", "tau", "psi", "seed").values == STATUS_FAILED)
     if failed.size:
-        lines += ["", f"Failed cells ({len(failed)}; first 10 shown):", ""]
-        errors = ds["error"].load().transpose("model", "tau", "psi", "seed").values \
-            if "error" in ds else None
+        errors = (ds["error"].load().transpose("model", "tau", "psi", "seed").values
+                  if "error" in ds else None)
+        items = []
         for mi, ti, pi, si in failed[:10]:
             msg = str(errors[mi, ti, pi, si]).splitlines()[-1][:200] if errors is not None else ""
-            lines.append(f"- {methods[mi]}, tau={ds['tau'].values[ti]:g}, "
+            items.append(f"{methods[mi]}, tau={ds['tau'].values[ti]:g}, "
                          f"psi={ds['psi'].values[pi]:g}, seed={ds['seed'].values[si]}: {msg}")
-    return "\n".join(lines)
+        blocks += [Paragraph(f"Failed cells ({len(failed)}; first 10 shown):"), Items(items)]
+    return blocks
 
 
 def _degenerate_lines(ds) -> list[str]:
@@ -121,7 +124,7 @@ def report_markdown(ds, claims, figures, store_path=None) -> str:
             "- psi: " + ", ".join(f"{p:g}" for p in ds["psi"].values),
             f"- seeds: {ds.sizes['seed']} ({ds['seed'].values.min()}–{ds['seed'].values.max()})",
             "- data: " + (scenario(ds) or "the paper's problem (Laplace outliers in y)"),
-            "", "## Cells", "", _cells_markdown(ds), ""]
+            "", "## Cells", "", markdown(_cells_blocks(ds)), ""]
     edges = grid_edges(ds)
     if edges:
         out += ["## CV grid edges", "",
@@ -214,5 +217,5 @@ def write_report(ds, out_dir, cell=None, store_path=None, html=False) -> Report:
     if html:
         from .html import write_html
 
-        page = write_html(ds, out_dir, claims, _cells_markdown(ds), store_path)
+        page = write_html(ds, out_dir, claims, _cells_blocks(ds), store_path)
     return Report(path, figures, claims, page)

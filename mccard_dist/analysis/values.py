@@ -247,10 +247,6 @@ def _num(x: float) -> str:
     return "–" if not math.isfinite(x) else f"{x:.3g}"
 
 
-def _md(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 _LABELS = {"r": "r", "rmse": "RMSE", "f1": "F1", "n_selected": "n_sel"}
 
 

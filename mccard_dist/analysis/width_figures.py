@@ -19,6 +19,10 @@ from .plotting import (
 )
 from .values import _auto_width_methods, _config, _done, _grid, cell_values, method_style
 
+#: the psi shown first (figure 5's cell, the psi marked in report.html): the one closest to this,
+#: a moderately contaminated cell
+DEFAULT_PSI = 0.3
+
 
 def _cv_methods(ds) -> list[str]:
     """Methods with a kernel width (a ``chosen_kernel_width`` in at least one finished cell),
@@ -47,13 +51,13 @@ def _method_grid(ds, method) -> list[float]:
 
 
 def _default_cell(ds, methods):
-    """Middle tau, the psi > 0 closest to 0.3 (a moderately contaminated cell), and the first seed
+    """Middle tau, the psi > 0 closest to :data:`DEFAULT_PSI`, and the first seed
     where every shown method's cell is finished (else the first seed)."""
     taus = np.sort(ds["tau"].values)
     tau = taus[len(taus) // 2]
     psi = ds["psi"].values
     positive = psi[psi > 0]
-    psi0 = positive[np.argmin(np.abs(positive - 0.3))] if positive.size else psi[0]
+    psi0 = positive[np.argmin(np.abs(positive - DEFAULT_PSI))] if positive.size else psi[0]
     done = _done(ds).sel({"model": methods, "tau": tau, "psi": psi0}).all("model").values
     seeds = ds["seed"].values
     seed = seeds[np.argmax(done)] if done.any() else seeds[0]

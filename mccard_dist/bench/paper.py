@@ -21,7 +21,7 @@ def _paper_spec(root, name, overrides):
 def _per_method(spec, ds, paper_cells):
     """method -> dict(cells, fits per cell (actually made: racing and path_stop skip some),
     seconds (sum of cell seconds), mean, per fit, projected core-hours)."""
-    from ..analysis import cell_values
+    from ..analysis.values import cell_values
     from ..grid import cv_candidates
 
     seconds = cell_values(ds, "cell_seconds")

@@ -34,7 +34,8 @@ def compare_widths(ds, out=sys.stdout):
     """Like :func:`compare_solvers` for the (K-fold, auto width) pairs of ``ds``
     (:func:`~mccard_dist.analysis.width_pairs`), per (tau, :data:`WIDTH_BLOCKS` block), followed
     by the store's CV grid edges."""
-    from ..analysis import grid_edges, grid_edges_markdown, width_pairs
+    from ..analysis import width_pairs
+    from ..analysis.edges import grid_edges, grid_edges_markdown
 
     results = compare_by_block(ds, width_pairs(ds), WIDTH_BLOCKS, ("kfold", "auto"), out,
                                none="no pair of methods that differ only in how h is chosen")
