@@ -58,6 +58,7 @@ class RunReport:
     n_cells: int
     n_pending_before: int
     n_blocks: int = 0
+    #: writes of a block's cells (with ``run.unit=fit`` each cell is written as a block of one)
     n_blocks_written: int = 0
     n_cells_written: int = 0
     n_failed_cells: int = 0
@@ -325,13 +326,8 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
     more task, ahead of the queued fits, and the finished cell is written on its own (so resuming
     stays at cell level: a cell is done only once its record is written)."""
     cells = [cell for block in blocks for cell in block.cells]
-    n_candidates = {c.key: len(cv_candidates(spec.method(c.method))) for c in cells}
     units = {m.name: cv_units(m, spec.cv) for m in spec.methods}
-    scores = {c.key: np.full((n_candidates[c.key], spec.cv.n_folds), np.nan) for c in cells}
-    left = {c.key: len(units[c.method]) * spec.cv.n_folds for c in cells}
-    failures = dict.fromkeys(left, 0)
-    seconds = dict.fromkeys(left, 0.0)
-    broken: set[str] = set()
+    progress = {c.key: _CellProgress.of(spec, c, units[c.method]) for c in cells}
 
     def submit(item):
         kind, cell = item[0], item[1]
@@ -341,29 +337,30 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
                                  key=f"fit-{token}-{cell.key}-u{k}-f{f}",
                                  retries=spec.run.retries)
         # ahead of the queued fits, so finished cells are written early
-        key = cell.key
-        cv = scores[key] if n_candidates[key] else None
-        return client.submit(finish_cell, spec, cell, cv, failures[key], seconds[key], source,
-                             priority=1, key=f"cell-{token}-{key}", retries=spec.run.retries)
+        p = progress[cell.key]
+        return client.submit(finish_cell, spec, cell, p.scores if p.scores.size else None,
+                             p.failures, p.seconds, source, priority=1,
+                             key=f"cell-{token}-{cell.key}", retries=spec.run.retries)
 
     with _progress(len(cells), show_progress) as bar:
         tick = _ticker(bar, report)
 
         def handle(item, result, error, then):
             kind, cell = item[0], item[1]
+            p = progress[cell.key]
             if error is not None:  # the cell stays pending
-                if cell.key not in broken:
-                    broken.add(cell.key)
+                if not p.broken:
+                    p.broken = True
                     report.block_errors.append((cell.key, f"{type(error).__name__}: {error}"))
                     tick(0)
-            elif kind == "fit" and cell.key not in broken:
+            elif kind == "fit" and not p.broken:
                 _, _, k, f = item
                 unit_scores, failed, spent = result
-                scores[cell.key][list(units[cell.method][k]), f] = unit_scores
-                failures[cell.key] += int(failed)
-                seconds[cell.key] += spent
-                left[cell.key] -= 1
-                if left[cell.key] == 0:
+                p.scores[list(units[cell.method][k]), f] = unit_scores
+                p.failures += int(failed)
+                p.seconds += spent
+                p.fits_left -= 1
+                if p.fits_left == 0:
                     then(("finish", cell))
             elif kind == "finish":
                 _write(store, cell_block(cell), [result], report)
@@ -372,6 +369,25 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
         # fits in cell order; a cell without candidates goes straight to its final fit
         _drain(spec, client, _fit_queue(spec, cells, units), submit, handle, report,
                stop_after_blocks, max_in_flight)
+
+
+@dataclass
+class _CellProgress:
+    """One cell's K-fold fits under ``run.unit=fit``: the scores so far (candidates x folds),
+    failed fits, seconds spent, fits still out, and whether a task of it failed (it stays
+    pending)."""
+
+    scores: np.ndarray
+    fits_left: int
+    failures: int = 0
+    seconds: float = 0.0
+    broken: bool = False
+
+    @classmethod
+    def of(cls, spec, cell, units):
+        n_candidates = len(cv_candidates(spec.method(cell.method)))
+        return cls(np.full((n_candidates, spec.cv.n_folds), np.nan),
+                   len(units) * spec.cv.n_folds)
 
 
 def _fit_queue(spec, cells, units):
