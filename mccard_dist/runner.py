@@ -43,6 +43,7 @@ from .lock import StoreLock
 from .records import STATUS_FAILED
 from .store import ResultsStore, check_writable, store_path
 from .store import store_path as default_store_path
+from .store.migrate import refuse_unmigrated
 from .tasks import cv_fit, finish_cell, run_block
 
 __all__ = ["Interrupted", "RunReport", "run_experiment", "run_serial", "submission_order"]
@@ -112,6 +113,7 @@ def run_experiment(spec: ExperimentSpec, *, client=None, stop_after_blocks: int 
     path = store_path(spec)
     # Everything that can be refused is checked before a store exists or a cluster starts.
     spec.check_data()
+    refuse_unmigrated(spec)
     check_writable(path)
     if client is None:
         preflight(spec.cluster)
@@ -407,6 +409,7 @@ def run_serial(spec: ExperimentSpec, store_path=None) -> RunReport:
     pipeline benchmark.
     """
     spec.check_data()
+    refuse_unmigrated(spec)
     with StoreLock(store_path if store_path is not None else default_store_path(spec)) as lock:
         return _run_serial_locked(spec, store_path, lock)
 

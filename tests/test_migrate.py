@@ -154,3 +154,29 @@ def test_a_store_of_the_oldest_names_migrates_to_the_same_values(tmp_path):
     migrated["oldest"].attrs.pop("migrated")
     migrated["plain"].attrs.pop("migrated")
     xr.testing.assert_identical(migrated["oldest"], migrated["plain"])
+
+
+def test_the_same_command_points_at_an_earlier_store_of_its_grid_instead_of_starting_anew(
+        tmp_path):
+    """A store named by the grid carries the hash of its version: the plain rerun of its command
+    does not find it, and would compute everything again beside it. It is refused, naming the
+    store to migrate; migrated, the store takes the name the command finds."""
+    from conftest import compose_config
+
+    from mccard_dist.config import from_dictconfig
+    from mccard_dist.runner import run_serial
+    from mccard_dist.store import store_path
+
+    root = tmp_path / "results"
+    spec = from_dictconfig(compose_config(["experiment=smoke", *OVERRIDES, f"store.root={root}",
+                                           "run.progress=false"]))
+    with zipfile.ZipFile(FIXTURES / "958b2ff.zip") as archive:
+        stored = json.loads(archive.read(".zattrs"))["grid_hash"]
+        old = root / f"smoke-{stored[:10]}.zarr"
+        archive.extractall(old)
+    assert old != store_path(spec)
+    with pytest.raises(StoreVersionError, match=f"mccard-migrate {old}"):
+        run_serial(spec)
+    assert sorted(p.name for p in root.iterdir()) == [old.name]  # nothing started beside it
+    assert migrate(old) == store_path(spec)
+    assert run_serial(spec).n_pending_before == 0

@@ -36,7 +36,8 @@ import numpy as np
 from ..errors import UsageError
 from ..records import SCALARS
 
-__all__ = ["StoreVersionError", "main", "migrate", "refuse_earlier", "store_version"]
+__all__ = ["StoreVersionError", "main", "migrate", "refuse_earlier", "refuse_unmigrated",
+           "store_version"]
 
 _RENAMED = {"method": "model", "lam": "alpha_ratio", "chosen_lam": "chosen_alpha_ratio"}
 
@@ -60,6 +61,32 @@ def refuse_earlier(path, attrs) -> None:
             f"the store {path} was made by an earlier version of mccard-dist (store version "
             f"{version}, this one reads {GRID_VERSION}); run `mccard-migrate {path}` to bring it "
             "to this version (its results are kept)")
+
+
+def refuse_unmigrated(spec) -> None:
+    """Refuse to start a new store named by the grid while a store of an earlier version in
+    ``store.root`` holds the same grid (its name has the hash of then): migrating it keeps its
+    results, and the migrated store takes the name this run looks for."""
+    from ..config import spec_from_dict
+    from ..grid import GRID_VERSION, grid_hash
+    from .writer import store_path
+
+    if spec.store.path is not None or store_path(spec).exists():
+        return
+    wanted = grid_hash(spec)
+    for path in sorted(Path(spec.store.root).glob(f"{spec.name}-*.zarr")):
+        try:
+            attrs = json.loads((path / ".zattrs").read_text())
+            if store_version(attrs) >= GRID_VERSION:
+                continue
+            same = grid_hash(spec_from_dict(_config(json.loads(attrs["config"])))) == wanted
+        except Exception:  # noqa: BLE001 - not a store whose grid can be read: not this grid's
+            continue
+        if same:
+            raise StoreVersionError(
+                f"the store {path} holds this grid, made by an earlier version of mccard-dist; "
+                f"run `mccard-migrate {path}` to bring it to this version (its results are "
+                "kept), then rerun the same command")
 
 
 def _config(stored: dict) -> dict:
@@ -128,7 +155,7 @@ def migrate(path, to=None) -> Path:
     from ..lock import StoreLock
     from .integrity import open_dataset
     from .layout import Layout
-    from .writer import _consolidate, _template, store_path
+    from .writer import _consolidate, _template
 
     path = Path(path)
     if not (path / ".zgroup").is_file():
@@ -144,7 +171,7 @@ def migrate(path, to=None) -> Path:
             stored["data"].get("source") != "file" or stored["data"].get("n_relevant") is not None)
         named = path.name == f"{spec.name}-{old.attrs['grid_hash'][:10]}.zarr"
         target = Path(to) if to is not None else (
-            path.with_name(store_path(spec).name) if named else path)
+            path.with_name(f"{spec.name}-{grid.grid_hash(spec)[:10]}.zarr") if named else path)
         if to is not None and target.exists():
             raise UsageError(f"--to {target}: exists already; choose a new path")
         new = _template(spec, n_features=old.sizes["feature"], selection_scored=scored)
