@@ -263,7 +263,8 @@ class ResultsStore:
         if restored:
             self._group = open_group(self.path, mode="r+")
         cv_methods = {i for i, m in enumerate(self.spec.methods) if self._n_candidates[m.name]}
-        required = done_cell_values(self.spec.data.knows_true_coef)
+        # what a done cell holds, as the store records it (and its readers read it)
+        required = done_cell_values(bool(int(self._group.attrs["selection_scored"])))
         template = _template(self.spec)
         coordinates = {name: template[name].values for name in template.coords}
         with zarr.config.set({"array.write_empty_chunks": True}):
