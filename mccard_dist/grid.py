@@ -110,7 +110,8 @@ def cv_candidates(method_spec: MethodSpec) -> list[dict]:
 def cv_units(method_spec: MethodSpec, cv_spec: CVSpec) -> list[tuple[int, ...]]:
     """The candidates each K-fold task fits on one fold (indices into :func:`cv_candidates`):
     one path per L1 ratio (``cv.paths=width``) or per kernel width (``penalty``) for a method
-    that fits paths, else one candidate per task."""
+    that fits paths, in the path's order (from its largest value down), else one candidate per
+    task."""
     candidates = cv_candidates(method_spec)
     route = path_route(method_spec, cv_spec)
     if route == "none":
@@ -119,7 +120,8 @@ def cv_units(method_spec: MethodSpec, cv_spec: CVSpec) -> list[tuple[int, ...]]:
     groups: dict[tuple, list[int]] = {}
     for c, candidate in enumerate(candidates):
         groups.setdefault(tuple(v for k, v in candidate.items() if k != along), []).append(c)
-    return [tuple(group) for group in groups.values()]
+    return [tuple(sorted(group, key=lambda c: -candidates[c][along]))
+            for group in groups.values()]
 
 
 def path_route(method_spec: MethodSpec, cv_spec: CVSpec) -> str:

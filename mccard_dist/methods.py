@@ -47,12 +47,11 @@ class MethodKind:
     penalty_name : str or None
         The grid name of its penalty ``alpha``: ``alpha_ratio`` (fractions of
         ``penalty_scale(X, y, width)`` of the training data), or ``alpha`` itself; None: none.
-    penalty_scale, path, width_path : str or None
-        Functions, as ``"module:name"``: the penalty's scale (above); the fit of the penalties
-        of one numeric width (``path(estimator, X, y, alphas)``), or the
-        decreasing widths with their penalties (``width_path(estimator, X, y, widths, alphas)``),
-        as warm-started paths yielding the estimator refitted at each step; not with
-        ``no_path_solvers`` or an auto width.
+    penalty_scale, path : str or None
+        Functions, as ``"module:name"``: the penalty's scale (above); the fit of several
+        estimators of the grid (decreasing penalties at one width, or decreasing widths) as one
+        warm-started path, ``path(estimators, X, y, sample_weight)``, yielding the estimator
+        refitted at each step; not with ``no_path_solvers`` or an auto width.
     alo : bool
         The estimator gives approximate leave-one-out residuals (``cv=alo`` can score it).
     """
@@ -63,7 +62,6 @@ class MethodKind:
     penalty_scale: str | None = None
     auto_width: bool = True
     path: str | None = None
-    width_path: str | None = None
     no_path_solvers: tuple[str, ...] = ()
     alo: bool = True
 
@@ -116,9 +114,9 @@ class MethodKind:
 
     def path_route(self, params: Mapping, grid: Mapping, route: str) -> str:
         """``route`` (``width``, ``penalty`` or ``none``) if the estimator can fit its candidates
-        that way with ``params``, else ``none``."""
-        able = {"width": self.width_path, "penalty": self.path}.get(route)
-        if (able is None or grid.get(self.width_param) == AUTO_WIDTH
+        as paths that way with ``params``, else ``none``."""
+        if (self.path is None or route not in ("width", "penalty")
+                or grid.get(self.width_param) == AUTO_WIDTH
                 or params.get("solver") in self.no_path_solvers):
             return "none"
         return route
@@ -127,22 +125,19 @@ class MethodKind:
         """The grid name a path of ``route`` walks along, from its largest value."""
         return self.width_param if route == "width" else self.penalty_name
 
-    def path_fits(self, params: Mapping, route: str, members, X, y, cache: dict | None = None):
-        """Fit the candidates ``members`` (sharing all but the path's name) as one warm-started
-        path from its largest value down; yields ``(position in members, fitted estimator,
-        alpha)``. The estimator is one object, refitted at each step (copy what you keep)."""
+    def fit_members(self, params: Mapping, members, X, y, sample_weight=None,
+                    cache: dict | None = None):
+        """Fit the candidates ``members`` on ``X, y``, yielding the fitted estimator after each:
+        one candidate from scratch, several as one warm-started path in their order
+        (:attr:`path`; the estimator is one object, refitted, so copy what you keep). ``cache``
+        keeps the penalty's scale per width for one training set (:meth:`build`)."""
         cache = {} if cache is None else cache
-        built = [self.build(params, c, X, y, cache) for c in members]
-        name = self.path_name(route)
-        order = sorted(range(len(members)), key=lambda i: -members[i][name])
-        first, alphas = built[order[0]][0], [built[i][1] for i in order]
-        if route == "penalty":
-            fits = _load(self.path)(first, X, y, alphas)
-        else:
-            fits = _load(self.width_path)(first, X, y, [members[i][name] for i in order],
-                                          alphas)
-        for i, fitted in zip(order, fits):
-            yield i, fitted, built[i][1]
+        built = [self.build(params, c, X, y, cache)[0] for c in members]
+        if len(built) > 1:
+            yield from _load(self.path)(built, X, y, sample_weight)
+            return
+        kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+        yield built[0].fit(X, y, **kw)
 
 
 #: The fixed registry: ``methods.<name>.estimator`` must be one of these keys; no config key can
@@ -153,8 +148,7 @@ KINDS = MappingProxyType({
     "ls_ard": MethodKind(f"{_M}:LSARDRegressor"),
     "mcc_l1": MethodKind(f"{_M}:MCCL1Regressor", width_param="kernel_width",
                          penalty_name="alpha_ratio", penalty_scale=f"{_M}:mcc_l1_alpha_max",
-                         path=f"{_M}.mcc_l1_path:iter_path",
-                         width_path=f"{_M}.mcc_l1_path:iter_width_path",
+                         path=f"{_M}.mcc_l1_path:fit_path",
                          no_path_solvers=("em",)),
     # the authors' algorithm as published: no leave-one-out residuals
     "mcc_ard_authors": MethodKind(f"{_M}:AuthorsMCCARDRegressor", width_param="kernel_width",

@@ -20,24 +20,20 @@ fit: the cell's status becomes "failed" with the message); the block goes on.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import time
 import traceback
-import warnings
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
 from .config import CVSpec, ExperimentSpec
-from .grid import Block, Cell, cv_candidates, cv_units, path_route
+from .grid import Block, Cell, cv_candidates, cv_units
 from .metrics import evaluate
-from .models import FIT_ERRORS
+from .models.search import FIT_ERRORS, Search, choose, quiet
 from .records import STATUS_DONE, STATUS_FAILED, CellResult
 
-__all__ = ["cv_fit", "cv_loss", "finish_cell", "kfold_scores", "race_survivors", "run_block",
-           "run_cell"]
+__all__ = ["cv_fit", "cv_loss", "finish_cell", "kfold_scores", "run_block", "run_cell", "search"]
 
 
 def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
@@ -58,19 +54,13 @@ def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
     raise ValueError(f"cv.score must be one of mae, medae, rmse, correntropy; got {cv.score!r}")
 
 
-@contextlib.contextmanager
-def _quiet():
-    """Convergence and floating-point warnings of CV fits are not shown (the store records
-    failures and the final fit's convergence)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        warnings.simplefilter("ignore", RuntimeWarning)
-        yield
+def _scorer(cv: CVSpec):
+    """The scikit-learn scorer of ``cv.score``: minus :func:`cv_loss` of the residuals."""
+    return functools.partial(_neg_loss, cv)
 
 
-def _fit(estimator, X, y):
-    with _quiet():
-        return estimator.fit(X, y)
+def _neg_loss(cv, estimator, X, y):
+    return -cv_loss(y - estimator.predict(X), cv)
 
 
 def folds(n_train: int, n_folds: int, seed: int):
@@ -78,78 +68,19 @@ def folds(n_train: int, n_folds: int, seed: int):
     return list(KFold(n_splits=n_folds, shuffle=True, random_state=seed).split(np.empty(n_train)))
 
 
-def kfold_scores(spec, method, X, y, candidates, seed):
+def search(spec, method) -> Search:
+    """The method's K-fold search (:class:`~mccard_dist.models.search.Search`): its
+    candidates, fitted in :func:`~mccard_dist.grid.cv_units`."""
+    return Search(cv_candidates(method), cv_units(method, spec.cv),
+                  functools.partial(method.kind.fit_members, method.params))
+
+
+def kfold_scores(spec, method, X, y, seed):
     """(n_candidates, n_folds) validation losses (NaN where a fit failed, or where ``cv.race``
     dropped the candidate) and the failure count."""
-    n_folds = spec.cv.n_folds
-    scores = np.full((len(candidates), n_folds), np.nan)
-    alive = np.ones(len(candidates), dtype=bool)
-    n_failures = 0
-    units = cv_units(method, spec.cv)
-    route = path_route(method, spec.cv)
-    for f, (train, val) in enumerate(folds(len(y), n_folds, seed)):
-        penalty_cache = {}  # per kernel width, for this training fold
-        for unit in units:
-            if not any(alive[c] for c in unit):
-                continue
-            if route != "none":
-                # a path runs from its start to its last candidate in the race (raced-out ones
-                # on the way are fitted, not scored), so each fit starts where it does without
-                # racing and where the final fit's path starts it
-                along = method.kind.path_name(route)
-                unit = sorted(unit, key=lambda c: -candidates[c][along])
-                last = max(i for i, c in enumerate(unit) if alive[c])
-                unit = unit[: last + 1]
-            else:
-                unit = [c for c in unit if alive[c]]
-            n_failures += _score_unit(spec, method, X, y, train, val, candidates, unit,
-                                      scores[:, f], penalty_cache, alive)
-        if spec.cv.race is not None and f < n_folds - 1:
-            alive = race_survivors(scores[:, : f + 1], alive, spec.cv.race)
-    return scores, n_failures
-
-
-def _score_unit(spec, method, X, y, train, val, candidates, unit, out, penalty_cache,
-                scored=None) -> int:
-    """Fit the candidates ``unit`` (indices into ``candidates``) on ``train`` and put the
-    validation losses of those ``scored`` marks (default: all) into ``out`` (NaN stays where a
-    fit failed); returns the failed fits. A unit of several candidates is one path
-    (:func:`~mccard_dist.grid.cv_units`): a failure stops the path, and the candidates not
-    reached count as failed."""
-    Xt, yt = X[train], y[train]
-    route = path_route(method, spec.cv)
-    kind = method.kind
-    if route == "none":
-        try:
-            est, _ = kind.build(method.params, candidates[unit[0]], Xt, yt, penalty_cache)
-            _fit(est, Xt, yt)
-            out[unit[0]] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
-            return 0
-        except FIT_ERRORS:
-            return 1
-    reached = 0
-    try:
-        with _quiet():
-            for i, est, _ in kind.path_fits(method.params, route,
-                                            [candidates[c] for c in unit], Xt, yt, penalty_cache):
-                if scored is None or scored[unit[i]]:
-                    out[unit[i]] = cv_loss(y[val] - est.predict(X[val]), spec.cv)
-                reached += 1
-    except FIT_ERRORS:
-        return len(unit) - reached
-    return 0
-
-
-def race_survivors(scores_so_far: np.ndarray, alive: np.ndarray, margin: float) -> np.ndarray:
-    """Candidates still in a ``cv.race`` after the folds in ``scores_so_far`` (n_candidates x
-    folds done): those alive, with no failed fold, whose mean loss is at most ``(1 + margin)``
-    times the lowest mean among them."""
-    with np.errstate(invalid="ignore"):
-        mean = np.mean(scores_so_far, axis=1)
-    alive = alive & np.isfinite(mean)
-    if not alive.any():
-        return alive
-    return alive & (mean <= (1.0 + margin) * np.min(mean[alive]))
+    scores, failed = search(spec, method).fold_scores(
+        X, y, folds(len(y), spec.cv.n_folds, seed), _scorer(spec.cv), race=spec.cv.race)
+    return -scores, failed
 
 
 def _alo_order(method, candidates):
@@ -168,7 +99,7 @@ def _select_alo(spec, method, X, y, candidates):
     penalties are skipped once one scores clearly worse than the best on its path."""
     scores = np.full((len(candidates), 1), np.nan)
     penalty_cache = {}
-    best = None  # (score, index, estimator, alpha, seconds)
+    best = None  # (score, index, estimator, seconds)
     n_failures = 0
     path_stop = spec.cv.path_stop
     width, penalty = method.kind.width_param, method.kind.penalty_name
@@ -179,9 +110,10 @@ def _select_alo(spec, method, X, y, candidates):
         if h in stopped:
             continue
         try:
-            est, alpha = method.kind.build(method.params, candidates[c], X, y, penalty_cache)
+            est, _ = method.kind.build(method.params, candidates[c], X, y, penalty_cache)
             fit_start = time.perf_counter()
-            _fit(est, X, y)
+            with quiet():
+                est.fit(X, y)
             seconds = time.perf_counter() - fit_start
             scores[c, 0] = cv_loss(est.loo_residuals(X, y), spec.cv)
         except FIT_ERRORS:
@@ -196,7 +128,7 @@ def _select_alo(spec, method, X, y, candidates):
             path_best[h] = min(path_best.get(h, np.inf), score)
         # strict <, in grid order: ties keep the earlier candidate, as np.nanargmin does
         if best is None or score < best[0] or (score == best[0] and c < best[1]):
-            best = (score, c, est, alpha, seconds)
+            best = (score, c, est, seconds)
     return scores, best, n_failures
 
 
@@ -219,48 +151,35 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
             if best is None:
                 raise RuntimeError(f"every candidate failed or has a NaN leave-one-out score "
                                    f"({n_failures} failed fits)")
-            _, c, est, alpha, fit_seconds = best
+            _, c, est, fit_seconds = best
             chosen = candidates[c]
         else:
             if candidates:
                 scores, n_failures = kfold_scores(spec, method, data.X_train, data.y_train,
-                                                  candidates, cell.seed)
-            chosen, est, alpha, fit_seconds = _choose_and_refit(spec, method, data, candidates,
-                                                                scores, n_failures)
+                                                  cell.seed)
+            chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores,
+                                                         n_failures)
         metrics = _evaluate(est, data)
     except Exception as exc:  # recorded, not raised: one bad cell must not stop the run
         return _failed(cell, exc, n_failures, time.perf_counter() - start, scores)
-    return _done(spec, method, cell, est, chosen, alpha, metrics, fit_seconds,
+    return _done(spec, method, cell, est, chosen, metrics, fit_seconds,
                  time.perf_counter() - start, n_failures, scores, save_coef)
 
 
-def _choose_and_refit(spec, method, data, candidates, scores, n_failures):
+def _choose_and_refit(spec, method, data, scores, n_failures):
     """The candidate with the lowest mean K-fold loss (ties: the first), fitted on all the
-    training data: ``(candidate, estimator, alpha, fit seconds)`` (candidate ``{}`` without
-    a grid)."""
-    chosen = {}
-    if candidates:
-        mean = np.mean(scores, axis=1)  # NaN for a candidate with a failed fold
-        if np.all(np.isnan(mean)):
-            raise RuntimeError(f"every CV candidate failed on at least one fold "
-                               f"({n_failures} failed fits)")
-        chosen = candidates[int(np.nanargmin(mean))]
-    X, y = data.X_train, data.y_train
+    training data (along the path the CV walked, down to it): ``(candidate, estimator, fit
+    seconds)`` (candidate ``{}`` without a grid)."""
     fit_start = time.perf_counter()
-    route = path_route(method, spec.cv) if candidates else "none"
-    if route != "none":
-        # the path the CV walked, on all the training data, down to the choice: the final fit
-        # is the kind of fit the CV scored (a warm fit can end elsewhere than one from w = 0)
-        along = method.kind.path_name(route)
-        members = [c for c in candidates if c[along] >= chosen[along]
-                   and all(c[k] == v for k, v in chosen.items() if k != along)]
-        with _quiet():
-            steps = list(method.kind.path_fits(method.params, route, members, X, y))
-        _, est, alpha = steps[-1]  # one estimator, refitted along the path
+    cv = search(spec, method)
+    if cv.candidates:
+        best = choose(-scores, n_failures)
+        chosen = cv.candidates[best]
     else:
-        est, alpha = method.kind.build(method.params, chosen, X, y)
-        _fit(est, X, y)
-    return chosen, est, alpha, time.perf_counter() - fit_start
+        cv, best, chosen = Search([{}], [(0,)], cv.fit), 0, {}
+    with quiet():
+        est = cv.refit(best, data.X_train, data.y_train)
+    return chosen, est, time.perf_counter() - fit_start
 
 
 def _evaluate(est, data) -> dict:
@@ -288,7 +207,7 @@ def _degenerate(est) -> float:
     return np.nan
 
 
-def _done(spec, method, cell, est, chosen, alpha, metrics, fit_seconds, cell_seconds,
+def _done(spec, method, cell, est, chosen, metrics, fit_seconds, cell_seconds,
           n_failures, scores, save_coef) -> CellResult:
     save_coef = spec.run.save_coef if save_coef is None else save_coef
     scalars = dict(metrics)
@@ -296,7 +215,7 @@ def _done(spec, method, cell, est, chosen, alpha, metrics, fit_seconds, cell_sec
         # the final fit's grid values: the CV choice, or where an auto width settled
         scalars[f"chosen_{name}"] = float(chosen.get(name, getattr(est, "kernel_width_", np.nan)))
     scalars.update(
-        chosen_alpha=np.nan if alpha is None else float(alpha),
+        chosen_alpha=float(getattr(est, "alpha", np.nan)),
         n_iter=int(est.n_iter_), converged=int(bool(est.converged_)), fit_seconds=fit_seconds,
         cell_seconds=cell_seconds, n_cv_failures=n_failures, degenerate=_degenerate(est),
     )
@@ -329,12 +248,10 @@ def cv_fit(spec: ExperimentSpec, cell: Cell, unit: int, fold: int, source=None):
     data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
     X, y = data.X_train, data.y_train
     train, val = folds(len(y), spec.cv.n_folds, cell.seed)[fold]
-    members = list(cv_units(method, spec.cv)[unit])
-    candidates = cv_candidates(method)
-    out = np.full(len(candidates), np.nan)
+    cv = search(spec, method)
     with threadpool_limits(limits=1):
-        failed = _score_unit(spec, method, X, y, train, val, candidates, members, out, {})
-    return out[members], failed, time.perf_counter() - start
+        out, failed = cv.unit_scores(cv.units[unit], X, y, train, val, _scorer(spec.cv))
+    return -out, failed, time.perf_counter() - start
 
 
 def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_seconds: float,
@@ -346,17 +263,15 @@ def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_se
 
     start = time.perf_counter()
     method = spec.method(cell.method)
-    candidates = cv_candidates(method)
     with threadpool_limits(limits=1):
         try:
             data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
-            chosen, est, alpha, fit_seconds = _choose_and_refit(spec, method, data, candidates,
-                                                                scores, n_failures)
+            chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores, n_failures)
             metrics = _evaluate(est, data)
         except Exception as exc:  # recorded, not raised, as in run_cell
             return _failed(cell, exc, n_failures, cv_seconds + time.perf_counter() - start,
                            scores)
-    return _done(spec, method, cell, est, chosen, alpha, metrics, fit_seconds,
+    return _done(spec, method, cell, est, chosen, metrics, fit_seconds,
                  cv_seconds + time.perf_counter() - start, n_failures, scores, None)
 
 

@@ -73,19 +73,18 @@ def ds(store):
 def test_summarize_counts_failed_and_pending_cells(smoke_spec, monkeypatch):
     import zarr
 
-    from mccard_dist import tasks
     from mccard_dist.models import LSARDRegressor
 
     spec = smoke_spec("experiment.methods=[ls_ard,mcc_ard]")
     target = spec.data.make_data(1, 0.2, 5.0).y_train  # ls_ard fails at psi = 0.2, seed 1
-    real_fit = tasks._fit
+    real_fit = LSARDRegressor.fit
 
-    def failing_fit(estimator, X, y):
-        if isinstance(estimator, LSARDRegressor) and np.array_equal(y, target):
+    def failing_fit(estimator, X, y, **kw):
+        if np.array_equal(y, target):
             raise ValueError("injected failure")
-        return real_fit(estimator, X, y)
+        return real_fit(estimator, X, y, **kw)
 
-    monkeypatch.setattr(tasks, "_fit", failing_fit)
+    monkeypatch.setattr(LSARDRegressor, "fit", failing_fit)
     run_serial(spec)
     g = zarr.open_group(str(store_path(spec)), mode="r+")
     status = g["status"][...]

@@ -114,7 +114,7 @@ def test_a_migrated_store_keeps_every_value_and_resumes_with_nothing_to_run(
     assert new.attrs["grid_hash"] == grid_hash(spec)
     assert ResultsStore(path, spec).check_and_repair() == []  # every chunk present and sound
     fits = []
-    monkeypatch.setattr(tasks, "_fit", lambda *args: fits.append(args))
+    monkeypatch.setattr(tasks, "run_cell", lambda *args, **kw: fits.append(args))
     run_serial(spec)
     assert fits == []
 

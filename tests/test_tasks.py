@@ -86,17 +86,19 @@ def test_cell_cv_scores_are_scikit_learns_cross_val_scores(smoke_spec):
 def test_failed_and_pending_cells_are_masked_and_counted(smoke_spec, monkeypatch):
     from mccard_dist.analysis.values import summarize
 
-    spec = smoke_spec("experiment.methods=[ls_ard]")
-    real_fit = tasks._fit
+    from mccard_dist.models import LSARDRegressor
 
-    def failing_fit(estimator, X, y):
+    spec = smoke_spec("experiment.methods=[ls_ard]")
+    real_fit = LSARDRegressor.fit
+
+    def failing_fit(estimator, X, y, **kw):
         if X.shape[0] == spec.data.n_train and np.array_equal(y, _y0):
             raise ValueError("injected failure")
-        return real_fit(estimator, X, y)
+        return real_fit(estimator, X, y, **kw)
 
     cells = grid.cells(spec)
     _y0 = spec.data.make_data(cells[1].seed, cells[1].psi, cells[1].tau).y_train
-    monkeypatch.setattr(tasks, "_fit", failing_fit)
+    monkeypatch.setattr(LSARDRegressor, "fit", failing_fit)
     run_serial(spec)
     ds = open_results(store_path(spec))
     assert int((ds["status"] == 2).sum()) == 1
@@ -125,9 +127,9 @@ def test_alo_cell_fits_each_candidate_once_and_keeps_the_best_fit(smoke_spec, mo
     method = spec.method(cell.method)
     cands = grid.cv_candidates(method)
     n_fits = []
-    real_fit = tasks._fit
-    monkeypatch.setattr(tasks, "_fit", lambda est, X, y: n_fits.append(X.shape[0]) or
-                        real_fit(est, X, y))
+    real_fit = MCCARDRegressor.fit
+    monkeypatch.setattr(MCCARDRegressor, "fit", lambda est, X, y, **kw: n_fits.append(X.shape[0])
+                        or real_fit(est, X, y, **kw))
     res = tasks.run_cell(spec, cell)
     assert res.status == records.STATUS_DONE
     # one fit per candidate, all on the whole training set, no refit
@@ -195,12 +197,14 @@ def test_path_stop_skips_exactly_the_rest_of_a_path_after_a_clearly_worse_score(
 
 
 def test_race_survivors():
+    from mccard_dist.models.search import race_survivors
+
     s = np.array([[1.0, 1.2], [1.1, 1.4], [2.0, 0.1], [np.nan, 1.0], [1.0, 1.0]])
     alive = np.array([True, True, True, True, False])
     # means 1.1, 1.25, 1.05, nan, (1.0 not alive): lowest alive 1.05, margin 0.2 -> <= 1.26
-    np.testing.assert_array_equal(tasks.race_survivors(s, alive, 0.2),
+    np.testing.assert_array_equal(race_survivors(s, alive, 0.2),
                                   [True, True, True, False, False])
-    np.testing.assert_array_equal(tasks.race_survivors(s, alive, 0.01),
+    np.testing.assert_array_equal(race_survivors(s, alive, 0.01),
                                   [False, False, True, False, False])
 
 
@@ -215,9 +219,12 @@ def test_race_keeps_plain_kfold_scores_for_the_finishers_and_drops_the_rest(smok
     racing = smoke_spec("experiment.methods=[mcc_ard]", "cv.n_folds=4",
                         "methods.mcc_ard.grid.kernel_width=[0.01,0.1,1.0,10.0,100.0]",
                         f"cv.race={margin}", name="race")
+    from mccard_dist.models import MCCARDRegressor
+
     n_fits = []
-    real_fit = tasks._fit
-    monkeypatch.setattr(tasks, "_fit", lambda est, X, y: n_fits.append(1) or real_fit(est, X, y))
+    real_fit = MCCARDRegressor.fit
+    monkeypatch.setattr(MCCARDRegressor, "fit",
+                        lambda est, X, y, **kw: n_fits.append(1) or real_fit(est, X, y, **kw))
     res = tasks.run_cell(racing, cell)
     # replay: after folds 1..3 drop candidates whose mean so far exceeds (1 + margin) x the best
     alive = np.ones(len(ref.cv_score), dtype=bool)
@@ -327,3 +334,34 @@ def test_a_degenerate_final_fit_is_flagged_in_the_store(smoke_spec):
 
     line = _degenerate_lines(ds)[0]
     assert f"`mcc_ard` {int((flag == 1).sum())} of 4" in line and "mcc_l1" not in line
+
+
+@pytest.mark.slow  # K-fold CV of two methods, by the pipeline and by the CV estimators
+def test_the_cv_estimators_and_the_pipeline_give_identical_scores_on_the_same_folds(smoke_spec):
+    # one engine: the same candidates on the same folds score the same, bit for bit, whether
+    # the pipeline or MCCARDRegressorCV / MCCL1RegressorCV fits them (MCC-L1 along the widths'
+    # path at a fixed penalty: the pipeline's penalties are fractions of each fold's alpha_max)
+    from mccard_dist import MCCARDRegressorCV, MCCL1RegressorCV
+
+    spec = smoke_spec("experiment.methods=[mcc_ard,mcc_l1]", "cv.n_folds=3", "cv.paths=width",
+                      "methods.mcc_l1.grid.alpha_ratio=[0.0]",
+                      "methods.mcc_l1.grid.kernel_width=[0.3,3.0,30.0]")
+    cell = [c for c in grid.cells(spec) if c.psi > 0][0]
+    d = spec.data.make_data(cell.seed, cell.psi, cell.tau)
+    splits = tasks.folds(len(d.y_train), spec.cv.n_folds, cell.seed)
+    for name, cls, extra in (("mcc_ard", MCCARDRegressorCV, {}),
+                             ("mcc_l1", MCCL1RegressorCV, {"alphas": [0.0], "path": "width"})):
+        method = spec.method(name)
+        losses, failed = tasks.kfold_scores(spec, method, d.X_train, d.y_train, cell.seed)
+        widths = [c["kernel_width"] for c in grid.cv_candidates(method)]
+        est = cls(widths, cv=splits, **method.params, **extra).fit(d.X_train, d.y_train)
+        scores = np.column_stack([est.cv_results_[f"split{k}_test_score"]
+                                  for k in range(len(splits))])
+        assert failed == 0 and np.isfinite(losses).all()
+        np.testing.assert_array_equal(scores, -losses)
+        same_cell = [c for c in grid.cells(spec)
+                     if c.method == name and c.index[1:] == cell.index[1:]][0]
+        result = tasks.run_cell(spec, same_cell, save_coef=True)
+        np.testing.assert_array_equal(result.cv_score, losses)
+        assert result.scalars["chosen_kernel_width"] == est.kernel_width_
+        np.testing.assert_array_equal(result.coef, est.coef_)  # the same refit

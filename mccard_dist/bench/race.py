@@ -13,7 +13,7 @@ def replay_race(ds, margin: float) -> dict:
     it equals plain K-fold's choice, and the CV fits the race would make against plain K-fold's.
     """
     from ..records import STATUS_DONE
-    from ..tasks import race_survivors
+    from ..models.search import race_survivors
 
     out = {}
     for method in ds["model"].values:

@@ -9,16 +9,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-__all__ = ["FIT_ERRORS", "Real", "Integer", "Options", "Boolean", "KernelWidth",
+__all__ = ["Real", "Integer", "Options", "Boolean", "KernelWidth",
            "PosteriorPredictive",
            "RegressorBase", "ard_relevance_step", "check_sample_weight", "weighted_median",
            "weighted_var"]
-
-#: what a fit that fails on its data raises (a singular system, an overflow, an input the
-#: estimator refuses): a CV candidate that raises one of these scores NaN and counts as failed;
-#: anything else is a bug and propagates
-FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
-
 
 def check_sample_weight(sample_weight, X):
     """``None``, or a float64 copy of ``sample_weight`` (one finite weight ``>= 0`` per row of

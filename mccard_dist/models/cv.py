@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import numbers
+from functools import partial
+from numbers import Integral
 
 import numpy as np
-from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, RegressorMixin, clone
-from sklearn.metrics import check_scoring
-from sklearn.model_selection import check_cv
-from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import FIT_ERRORS, check_sample_weight
+from .search import Search, SearchCV, fit_one
 from .mcc_ard import MCCARDRegressor
 
-__all__ = ["DEFAULT_KERNEL_WIDTHS", "MCCARDRegressorCV", "check_widths", "search_results"]
+__all__ = ["DEFAULT_KERNEL_WIDTHS", "MCCARDRegressorCV", "check_widths"]
 
 #: 10 widths log-spaced from 0.05 to 100 (in squared units of y), the paper experiment's grid
 DEFAULT_KERNEL_WIDTHS = (0.05, 0.12, 0.27, 0.63, 1.5, 3.4, 7.9, 18.0, 43.0, 100.0)
@@ -35,49 +32,7 @@ def check_widths(kernel_widths) -> list[float]:
     return out
 
 
-def search_results(scores, params: dict, what: str) -> tuple[dict, int]:
-    """``cv_results_`` as :class:`~sklearn.model_selection.GridSearchCV` has them, from
-    ``scores`` (candidates x folds, higher is better, NaN for a failed fit) and the candidates'
-    ``params`` columns, and the index of the best mean (the first among equals; a candidate with
-    a failed fold is never chosen). ValueError if every candidate has one (``what`` names them)."""
-    with np.errstate(invalid="ignore"):
-        mean = scores.mean(axis=1)
-        std = scores.std(axis=1)
-    if np.all(np.isnan(mean)):
-        raise ValueError(f"every {what} failed on at least one fold; widen kernel_widths or "
-                         f"check the data")
-    ranked = np.where(np.isnan(mean), -np.inf, mean)
-    results = {
-        **params,
-        **{f"split{k}_test_score": scores[:, k] for k in range(scores.shape[1])},
-        "mean_test_score": mean,
-        "std_test_score": std,
-        "rank_test_score": 1 + np.argsort(np.argsort(-ranked, kind="stable"), kind="stable"),
-    }
-    return results, int(np.nanargmax(mean))
-
-
-def _fit_and_score(estimator, X, y, train, test, scorer, sample_weight=None):
-    """Validation score of one (kernel width, fold) fit; NaN if the fit fails.
-    ``sample_weight`` weights the fit and the score."""
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
-
-    fit_kw, score_kw = {}, {}
-    if sample_weight is not None:
-        fit_kw, score_kw = {"sample_weight": sample_weight[train]}, {
-            "sample_weight": sample_weight[test]}
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            estimator.fit(X[train], y[train], **fit_kw)
-        return float(scorer(estimator, X[test], y[test], **score_kw))
-    except FIT_ERRORS:
-        return np.nan
-
-
-class MCCARDRegressorCV(RegressorMixin, BaseEstimator):
+class MCCARDRegressorCV(SearchCV):
     """MCC-ARD whose kernel width is chosen by cross-validation, then refitted on all the data.
 
     Every (kernel width, fold) fit is one joblib task, so ``n_jobs`` fits them in parallel, and
@@ -131,6 +86,12 @@ form, solver
     True
     """
 
+    _estimator = MCCARDRegressor
+    _fitted = ("coef_", "intercept_", "relevance_", "active_", "sigma_", "n_iter_", "converged_")
+    _parameter_constraints = {"kernel_widths": ["array-like"], "cv": ["cv_object"],
+                              "scoring": [None, str, callable], "n_jobs": [None, Integral],
+                              "verbose": ["verbose"]}
+
     def __init__(self, kernel_widths=DEFAULT_KERNEL_WIDTHS, *, cv=5,
                  scoring="neg_mean_absolute_error", n_jobs=None, likelihood="deviant", w_steps=10,
                  max_iter=300, tol=1e-4, relevance_max=1e6, fit_intercept=True, verbose=0,
@@ -153,57 +114,9 @@ form, solver
         self.form = form
         self.solver = solver
 
-    def _widths(self):
-        return check_widths(self.kernel_widths)
-
-    def _base(self, h):
-        return MCCARDRegressor(kernel_width=h, likelihood=self.likelihood, w_steps=self.w_steps,
-                               max_iter=self.max_iter, tol=self.tol,
-                               relevance_max=self.relevance_max, fit_intercept=self.fit_intercept,
-                               h_factor=self.h_factor, curvature=self.curvature, init=self.init,
-                               form=self.form, solver=self.solver)
-
-    def fit(self, X, y, sample_weight=None):
-        """Score every (kernel width, fold) fit, choose the width, refit on all the data.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), optional
-            Weights of the samples in every fit (:meth:`MCCARDRegressor.fit`) and in the
-            validation scores (passed to the scorer).
-
-        Returns
-        -------
-        self : MCCARDRegressorCV
-        """
-        widths = self._widths()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2,
-                             reset=True)
-        sample_weight = check_sample_weight(sample_weight, X)
-        self._base(widths[0])._validate_params()  # the shared parameters, before any fit
-        splits = list(check_cv(self.cv).split(X, y))
-        scorer = check_scoring(self._base(widths[0]), scoring=self.scoring)
-        scores = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
-            delayed(_fit_and_score)(self._base(h), X, y, train, test, scorer, sample_weight)
-            for h in widths for train, test in splits)
-        scores = np.asarray(scores, dtype=float).reshape(len(widths), len(splits))
-        self.cv_results_, best = search_results(
-            scores, {"param_kernel_width": np.asarray(widths)}, "kernel width")
-        self.best_index_ = best
-        self.best_score_ = float(self.cv_results_["mean_test_score"][best])
-        self.kernel_width_ = widths[best]
-        self.best_estimator_ = clone(self._base(self.kernel_width_)).fit(
-            X, y, sample_weight=sample_weight)
-        for name in ("coef_", "intercept_", "relevance_", "active_", "sigma_", "n_iter_",
-                     "converged_"):
-            setattr(self, name, getattr(self.best_estimator_, name))
-        return self
-
-    def predict(self, X, return_std=False):
-        """Predict with the refitted estimator (``return_std``: see
-        :meth:`MCCARDRegressor.predict`)."""
-        check_is_fitted(self, "best_estimator_")
-        validate_data(self, X, dtype=np.float64, reset=False)
-        return self.best_estimator_.predict(X, return_std=return_std)
+    def _search(self, X, y, sample_weight):
+        widths = check_widths(self.kernel_widths)
+        candidates = [{"kernel_width": h} for h in widths]
+        search = Search(candidates, [(c,) for c in range(len(widths))],
+                        partial(fit_one, self._base))
+        return search, {"param_kernel_width": np.asarray(widths)}

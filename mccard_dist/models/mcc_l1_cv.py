@@ -3,53 +3,26 @@
 
 from __future__ import annotations
 
-import warnings
+from functools import partial
+from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import check_scoring
-from sklearn.model_selection import check_cv
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import FIT_ERRORS, Integer, Options, Real, check_sample_weight
-from .cv import DEFAULT_KERNEL_WIDTHS, check_widths, search_results
+from .search import Search, SearchCV
+from .cv import DEFAULT_KERNEL_WIDTHS, check_widths
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max
-from .mcc_l1_path import iter_path, iter_width_path, penalty_sequence
+from .mcc_l1_path import fit_path, penalty_sequence
 
 __all__ = ["MCCL1RegressorCV"]
 
-_FITTED = ("coef_", "intercept_", "active_", "outlier_weights_", "objective_", "n_iter_",
-           "converged_")
+
+def _fit_members(build, members, X, y, sample_weight=None, cache=None):
+    """:attr:`Search.fit`: the candidates ``members`` as one path (:func:`fit_path`)."""
+    return fit_path([build(**m) for m in members], X, y, sample_weight)
 
 
-def _path_scores(base, X, y, train, test, widths, alphas, route, scorer, sample_weight=None):
-    """Validation scores of one path on one fold, one per ``(widths[k], alphas[k])`` (widths
-    decreasing for route ``width``; one width and decreasing penalties for ``penalty``; a
-    single fit for ``none``); NaN from the first fit that fails on. ``sample_weight`` weights
-    the fits and the scores."""
-    scores = np.full(len(alphas), np.nan)
-    Xt, yt = X[train], y[train]
-    sw_train, score_kw = None, {}
-    if sample_weight is not None:
-        sw_train, score_kw = sample_weight[train], {"sample_weight": sample_weight[test]}
-    if route == "width":
-        fits = iter_width_path(base, Xt, yt, widths, alphas, sw_train)
-    else:
-        fits = iter_path(base, Xt, yt, alphas, warm_start=route == "penalty",
-                         sample_weight=sw_train)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            for k, fitted in enumerate(fits):
-                scores[k] = scorer(fitted, X[test], y[test], **score_kw)
-    except FIT_ERRORS:
-        pass
-    return scores
-
-
-class MCCL1RegressorCV(RegressorMixin, BaseEstimator):
+class MCCL1RegressorCV(SearchCV):
     """MCC-L1 whose kernel width and L1 penalty are chosen by cross-validation, then refitted.
 
     Every fold fits the candidates as warm-started paths (``path``): one joblib task per path
@@ -116,11 +89,20 @@ class MCCL1RegressorCV(RegressorMixin, BaseEstimator):
     (2, 8)
     """
 
-    _constraints = {
-        "n_alphas": Integer(1),
-        "eps": Real(0.0, 1.0, low_open=True, high_open=True),
-        "path": Options(("width", "penalty", "none")),
-        "solver": Options(("cd", "lasso")),
+    _estimator = MCCL1Regressor
+    _fitted = ("coef_", "intercept_", "active_", "outlier_weights_", "objective_", "n_iter_",
+               "converged_")
+    _parameter_constraints = {
+        "kernel_widths": ["array-like"],
+        "alphas": ["array-like", None],
+        "n_alphas": [Interval(Integral, 1, None, closed="left")],
+        "eps": [Interval(Real, 0, 1, closed="neither")],
+        "cv": ["cv_object"],
+        "scoring": [None, str, callable],
+        "n_jobs": [None, Integral],
+        "path": [StrOptions({"width", "penalty", "none"})],
+        "solver": [StrOptions({"cd", "lasso"})],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, kernel_widths=DEFAULT_KERNEL_WIDTHS, *, alphas=None, n_alphas=30,
@@ -142,11 +124,6 @@ class MCCL1RegressorCV(RegressorMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.verbose = verbose
 
-    def _base(self, h):
-        return MCCL1Regressor(kernel_width=h, solver=self.solver, max_iter=self.max_iter,
-                              tol=self.tol, working_set=self.working_set,
-                              fit_intercept=self.fit_intercept)
-
     def _penalties(self, X, y, widths, sample_weight):
         if self.alphas is None:
             return np.vstack([penalty_sequence(
@@ -159,89 +136,21 @@ class MCCL1RegressorCV(RegressorMixin, BaseEstimator):
                              f"got {self.alphas!r}")
         return np.tile(np.sort(alphas)[::-1], (len(widths), 1))
 
-    def fit(self, X, y, sample_weight=None):
-        """Score every (kernel width, fold) path, choose, refit on all the data.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), optional
-            Weights of the samples in every fit (:meth:`MCCL1Regressor.fit`) and in the
-            validation scores (passed to the scorer), as ``LassoCV`` weights its fits and its
-            validation errors.
-
-        Returns
-        -------
-        self : MCCL1RegressorCV
-        """
-        for name, rule in self._constraints.items():
-            rule.check(name, getattr(self, name))
+    def _search(self, X, y, sample_weight):
+        """Candidates width-major, penalties decreasing; a unit per column of ``alphas_``
+        (widths decreasing), per width, or per candidate, as ``path`` says."""
         widths = check_widths(self.kernel_widths)
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2,
-                             reset=True)
-        X = np.ascontiguousarray(X)
-        sample_weight = check_sample_weight(sample_weight, X)
-        self._base(widths[0])._validate_params()  # the shared parameters, before any fit
-        alphas = self._penalties(X, y, widths, sample_weight)
-        splits = list(check_cv(self.cv).split(X, y))
-        scorer = check_scoring(self._base(widths[0]), scoring=self.scoring)
+        self.alphas_ = alphas = self._penalties(X, y, widths, sample_weight)
         n_widths, n_alphas = alphas.shape
-        if self.path == "width":  # one path per column of alphas, widths decreasing
-            order = np.argsort(-np.asarray(widths), kind="stable")
-            units = [(order, np.full(n_widths, j)) for j in range(n_alphas)]
-        elif self.path == "penalty":
-            units = [(np.full(n_alphas, i), np.arange(n_alphas)) for i in range(n_widths)]
-        else:
-            units = [(np.array([i]), np.array([j]))
-                     for i in range(n_widths) for j in range(n_alphas)]
-        results = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
-            delayed(_path_scores)(self._base(widths[rows[0]]), X, y, train, test,
-                                  [widths[i] for i in rows], alphas[rows, cols], self.path,
-                                  scorer, sample_weight)
-            for rows, cols in units for train, test in splits)
-        # rows of scores: candidates width-major, penalties decreasing; columns: folds
-        scores = np.full((n_widths * n_alphas, len(splits)), np.nan)
-        results = iter(results)
-        for rows, cols in units:
-            for k in range(len(splits)):
-                scores[rows * n_alphas + cols, k] = next(results)
-        self.cv_results_, best = search_results(
-            scores, {"param_kernel_width": np.repeat(widths, n_alphas),
-                     "param_alpha": alphas.ravel()}, "(kernel width, penalty)")
-        self.alphas_ = alphas
-        self.best_index_ = best
-        self.best_score_ = float(self.cv_results_["mean_test_score"][best])
-        i, j = divmod(best, n_alphas)
-        self.kernel_width_ = widths[i]
-        self.alpha_ = float(alphas[i, j])
+        candidates = [{"kernel_width": widths[i], "alpha": float(alphas[i, j])}
+                      for i in range(n_widths) for j in range(n_alphas)]
         if self.path == "width":
-            rows = [r for r in np.argsort(-np.asarray(widths), kind="stable")
-                    if widths[r] >= widths[i]]
-            fits = iter_width_path(self._base(widths[rows[0]]), X, y,
-                                   [widths[r] for r in rows], alphas[rows, j], sample_weight)
-            n_steps = len(rows)
+            order = np.argsort(-np.asarray(widths), kind="stable")
+            units = [tuple(int(i) * n_alphas + j for i in order) for j in range(n_alphas)]
         elif self.path == "penalty":
-            fits = iter_path(self._base(widths[i]), X, y, alphas[i, : j + 1],
-                             sample_weight=sample_weight)
-            n_steps = j + 1
+            units = [tuple(range(i * n_alphas, (i + 1) * n_alphas)) for i in range(n_widths)]
         else:
-            fits = iter_path(self._base(widths[i]), X, y, alphas[i, j : j + 1],
-                             sample_weight=sample_weight)
-            n_steps = 1
-        with warnings.catch_warnings():  # the steps on the way to the chosen fit
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            for _ in range(n_steps - 1):
-                next(fits)
-        model = next(fits)  # the final fit warns as an MCCL1Regressor fit does
-        model.n_features_in_ = X.shape[1]
-        self.best_estimator_ = model
-        for name in _FITTED:
-            setattr(self, name, getattr(model, name))
-        return self
-
-    def predict(self, X):
-        """Predict with the refitted estimator."""
-        check_is_fitted(self, "best_estimator_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.best_estimator_.predict(X)
+            units = [(c,) for c in range(len(candidates))]
+        params = {"param_kernel_width": np.repeat(widths, n_alphas),
+                  "param_alpha": alphas.ravel()}
+        return Search(candidates, units, partial(_fit_members, self._base)), params

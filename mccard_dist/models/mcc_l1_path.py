@@ -14,40 +14,36 @@ from ._base import check_sample_weight
 from ._width import is_auto
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max
 
-__all__ = ["MCCL1Path", "iter_path", "iter_width_path", "mcc_l1_path", "penalty_sequence"]
+__all__ = ["MCCL1Path", "fit_path", "iter_path", "mcc_l1_path", "penalty_sequence"]
 
 
-def iter_path(model, X, y, alphas, warm_start=True, sample_weight=None):
-    """Fit ``model`` (an :class:`MCCL1Regressor` at a numeric width, ``"cd"`` or ``"lasso"``) at
-    each of ``alphas`` (validated arrays, ``sample_weight`` ``None`` or checked; decreasing),
-    yielding it after each fit: the same object, refitted, so copy what you keep.
-    ``warm_start``: each fit starts from the previous one (:func:`mcc_l1_path`)."""
-    model._validate_params()
-    start, previous = None, None
-    for alpha in alphas:
-        model.alpha = float(alpha)
-        model._fit_arrays(X, y, start, previous, sample_weight=sample_weight)
-        yield model
-        if warm_start:
-            start, previous = (model.coef_, model.intercept_), model.alpha
-
-
-def iter_width_path(model, X, y, widths, alphas, sample_weight=None):
+def iter_path(model, X, y, widths, alphas, warm_start=True, sample_weight=None):
     """Fit ``model`` (an :class:`MCCL1Regressor`, ``"cd"`` or ``"lasso"``) at each
-    ``(widths[k], alphas[k])``, widths decreasing, each fit starting from the previous one's
-    coefficients and intercept (its kernel weights recomputed at the new width); yields it after
-    each fit, the same object refitted.
+    ``(widths[k], alphas[k])`` in turn (``X, y`` validated arrays, ``sample_weight`` ``None`` or
+    checked), yielding it after each fit: the same object, refitted, so copy what you keep.
 
-    A continuation in the width: a fit from ``w = 0`` jumps from weights 1 (an infinite width,
-    the Lasso) to its width in one step, this path gets there through the wider kernels, whose
-    objectives are closer to convex."""
-    start = None
+    With ``warm_start`` each fit starts from the previous one's coefficients and intercept (its
+    kernel weights recomputed at its width), and at an unchanged width the first inner solve
+    screens columns by the strong rule from the previous penalty. Over decreasing penalties at
+    one width this is :func:`mcc_l1_path`; over decreasing widths it is a continuation: a fit
+    from ``w = 0`` jumps from weights 1 (an infinite width, the Lasso) to its width in one step,
+    this path gets there through the wider kernels, whose objectives are closer to convex."""
+    start, previous, last_width = None, None, None
     for h, alpha in zip(widths, alphas):
         model.set_params(kernel_width=float(h), alpha=float(alpha))
         model._validate_params()
-        model._fit_arrays(X, y, start, sample_weight=sample_weight)
+        model._fit_arrays(X, y, start, previous if h == last_width else None,
+                          sample_weight=sample_weight)
         yield model
-        start = (model.coef_, model.intercept_)
+        if warm_start:
+            start, previous, last_width = (model.coef_, model.intercept_), model.alpha, h
+
+
+def fit_path(models, X, y, sample_weight=None):
+    """:func:`iter_path` through the widths and penalties of ``models`` (:class:`MCCL1Regressor`
+    of the same other parameters, in the path's order), refitting the first."""
+    return iter_path(models[0], X, y, [m.kernel_width for m in models],
+                     [m.alpha for m in models], sample_weight=sample_weight)
 
 
 @dataclass(frozen=True)
@@ -165,8 +161,8 @@ def mcc_l1_path(X, y, kernel_width, *, alphas=None, n_alphas=100, eps=1e-3, warm
     converged = np.zeros(given.size, dtype=bool)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        for k, fitted in enumerate(iter_path(model, X, y, given[order], warm_start,
-                                                 sample_weight)):
+        for k, fitted in enumerate(iter_path(model, X, y, np.full(given.size, kernel_width),
+                                             given[order], warm_start, sample_weight)):
             coefs[:, k] = fitted.coef_
             intercepts[k] = fitted.intercept_
             n_iter[k] = fitted.n_iter_

@@ -1,0 +1,258 @@
+"""Cross-validated search over candidates ``{parameter: value}``: the one engine of
+:class:`~mccard_dist.models.MCCARDRegressorCV`, :class:`~mccard_dist.models.MCCL1RegressorCV` and
+the pipeline's K-fold tasks.
+
+A search fits its candidates in *units*: one candidate, or several fitted as one warm-started
+path in the unit's order (each fit starting from the previous one). Every (unit, fold) fit is
+scored on the fold's held-out rows by a scikit-learn scorer (higher is better). A fit that raises
+one of :data:`FIT_ERRORS` scores NaN, and on a path so does every candidate after it (counted as
+failed). The choice is the best mean over the folds, the first in candidate order among equals;
+a candidate with a NaN fold is never chosen. The refit on all the data walks the chosen
+candidate's unit down to it, so it is the kind of fit the search scored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import check_cv
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import check_sample_weight
+
+__all__ = ["FIT_ERRORS", "Search", "SearchCV", "choose", "fit_one", "quiet", "race_survivors",
+           "search_results"]
+
+#: what a fit that fails on its data raises (a singular system, an overflow, an input the
+#: estimator refuses): a candidate that raises one of these scores NaN and counts as failed;
+#: anything else is a bug and propagates
+FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
+
+
+@contextlib.contextmanager
+def quiet():
+    """Convergence and floating-point warnings of the search's fits are not shown (a failed fit
+    scores NaN; the refit warns as a plain fit does)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+@dataclass(frozen=True)
+class Search:
+    """Candidates and how to fit them.
+
+    Attributes
+    ----------
+    candidates : sequence of mapping
+        ``{parameter: value}``, in the order ties are broken in.
+    units : sequence of tuple of int
+        Indices into ``candidates``; a unit of several is one path, fitted in its order.
+    fit : callable
+        ``fit(members, X, y, sample_weight, cache)``: the candidates ``members`` fitted on
+        ``X, y``, yielding the fitted estimator after each (it may be one object, refitted).
+        ``cache`` is a dict shared by the units of one training fold (for what depends only on
+        the training data, such as a penalty's scale).
+    """
+
+    candidates: Sequence[Mapping]
+    units: Sequence[tuple[int, ...]]
+    fit: Callable
+
+    def unit_scores(self, unit, X, y, train, test, scorer, sample_weight=None, scored=None,
+                    cache=None):
+        """The validation scores of ``unit``'s candidates on one fold (NaN where a fit failed,
+        was not reached, or where ``scored``, a boolean mask over the candidates, is False) and
+        the number of failed fits."""
+        out = np.full(len(unit), np.nan)
+        fit_sw, score_kw = None, {}
+        if sample_weight is not None:
+            fit_sw, score_kw = sample_weight[train], {"sample_weight": sample_weight[test]}
+        members = [self.candidates[c] for c in unit]
+        reached = 0
+        try:
+            with quiet():
+                fits = self.fit(members, X[train], y[train], fit_sw, {} if cache is None else cache)
+                for i, fitted in enumerate(fits):
+                    if scored is None or scored[unit[i]]:
+                        out[i] = scorer(fitted, X[test], y[test], **score_kw)
+                    reached += 1
+        except FIT_ERRORS:
+            pass
+        return out, len(unit) - reached
+
+    def fold_scores(self, X, y, splits, scorer, *, sample_weight=None, race=None, n_jobs=None,
+                    verbose=0):
+        """``(scores, failed fits)``: the candidates x folds validation scores of every unit on
+        every fold of ``splits`` (one joblib task per unit and fold).
+
+        ``race``: after each fold but the last, only the candidates whose mean loss (minus the
+        score, for the scorers of losses, ``neg_*``) is within ``1 + race`` times the lowest are
+        scored on the next folds (:func:`race_survivors`); a path is still fitted from its start
+        to its last candidate in the race, so each fit starts where it does without racing."""
+        n = len(self.candidates)
+        scores = np.full((n, len(splits)), np.nan)
+        parallel = Parallel(n_jobs=n_jobs, verbose=verbose)
+        failed = 0
+        if race is None:
+            jobs = [(u, f) for u in range(len(self.units)) for f in range(len(splits))]
+            results = parallel(delayed(self.unit_scores)(
+                self.units[u], X, y, *splits[f], scorer, sample_weight) for u, f in jobs)
+            for (u, f), (out, n_failed) in zip(jobs, results):
+                scores[list(self.units[u]), f] = out
+                failed += n_failed
+            return scores, failed
+        alive = np.ones(n, dtype=bool)
+        for f, (train, test) in enumerate(splits):
+            units = []
+            for unit in self.units:
+                last = max((i for i, c in enumerate(unit) if alive[c]), default=None)
+                if last is not None:
+                    units.append(unit[: last + 1])
+            cache: dict = {}
+            results = parallel(delayed(self.unit_scores)(
+                unit, X, y, train, test, scorer, sample_weight, alive, cache) for unit in units)
+            for unit, (out, n_failed) in zip(units, results):
+                scores[list(unit), f] = out
+                failed += n_failed
+            if f < len(splits) - 1:
+                alive = race_survivors(-scores[:, : f + 1], alive, race)
+        return scores, failed
+
+    def refit(self, best, X, y, sample_weight=None):
+        """The chosen candidate ``best`` fitted on all of ``X, y``: its unit walked from the start
+        down to it (the steps before it without warnings)."""
+        unit = next(u for u in self.units if best in u)
+        members = [self.candidates[c] for c in unit[: unit.index(best) + 1]]
+        fits = self.fit(members, X, y, sample_weight, {})
+        with quiet():
+            for _ in range(len(members) - 1):
+                next(fits)
+        return next(fits)
+
+
+def race_survivors(losses_so_far: np.ndarray, alive: np.ndarray, margin: float) -> np.ndarray:
+    """Candidates still in a race after the folds in ``losses_so_far`` (candidates x folds
+    done, lower is better): those alive, with no failed fold, whose mean loss is at most
+    ``(1 + margin)`` times the lowest mean among them."""
+    with np.errstate(invalid="ignore"):
+        mean = np.mean(losses_so_far, axis=1)
+    alive = alive & np.isfinite(mean)
+    if not alive.any():
+        return alive
+    return alive & (mean <= (1.0 + margin) * np.min(mean[alive]))
+
+
+def choose(scores, failed: int | None = None) -> int:
+    """The index of the best mean score over folds (the first among equals); ValueError if every
+    candidate has a NaN fold (``failed``: the failed fits, for the message)."""
+    with np.errstate(invalid="ignore"):
+        mean = np.mean(scores, axis=1)
+    if np.all(np.isnan(mean)):
+        count = "" if failed is None else f" ({failed} failed fits)"
+        raise ValueError(f"every candidate failed on at least one fold{count}; widen the grid "
+                         f"or check the data")
+    return int(np.nanargmax(mean))
+
+
+def search_results(scores, params: Mapping) -> dict:
+    """``cv_results_`` as :class:`~sklearn.model_selection.GridSearchCV` has them, from
+    ``scores`` (candidates x folds, higher is better, NaN for a failed fit) and the candidates'
+    ``params`` columns (a candidate with a failed fold ranks last)."""
+    with np.errstate(invalid="ignore"):
+        mean = scores.mean(axis=1)
+        std = scores.std(axis=1)
+    ranked = np.where(np.isnan(mean), -np.inf, mean)
+    return {
+        **params,
+        **{f"split{k}_test_score": scores[:, k] for k in range(scores.shape[1])},
+        "mean_test_score": mean,
+        "std_test_score": std,
+        "rank_test_score": 1 + np.argsort(np.argsort(-ranked, kind="stable"), kind="stable"),
+    }
+
+
+def fit_one(build, members, X, y, sample_weight=None, cache=None):
+    """:attr:`Search.fit` of estimators fitted one candidate at a time (``build(**candidate)``:
+    the unfitted estimator)."""
+    kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+    for candidate in members:
+        yield build(**candidate).fit(X, y, **kw)
+
+
+class SearchCV(RegressorMixin, BaseEstimator):
+    """What the CV estimators share: the search over :meth:`_search`'s candidates, the choice,
+    the refit and prediction with it.
+
+    A subclass has the parameters ``cv``, ``scoring``, ``n_jobs`` and ``verbose``, the
+    parameters of its estimator (:attr:`_estimator`), which every fit gets from
+    :meth:`get_params` as :class:`~sklearn.linear_model.LassoCV` passes its own on, and
+    :meth:`_search`; ``_fitted`` names the refitted estimator's attributes it shows.
+    """
+
+    _estimator: type
+    _fitted: tuple[str, ...] = ()
+
+    def _base(self, **params):
+        """The estimator with this one's shared parameters, and ``params``."""
+        own = self._estimator().get_params(deep=False)
+        shared = {k: v for k, v in self.get_params(deep=False).items() if k in own}
+        return self._estimator(**shared, **params)
+
+    def _search(self, X, y, sample_weight) -> tuple[Search, dict]:  # pragma: no cover
+        """The search on the validated data, and ``cv_results_``' ``param_*`` columns."""
+        raise NotImplementedError
+
+    def fit(self, X, y, sample_weight=None):
+        """Score every candidate on every fold, choose, refit on all the data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the samples in every fit and in the validation scores (passed to the
+            scorer), as ``LassoCV`` weights its fits and its validation errors.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        self._base()._validate_params()  # the shared parameters, before any fit
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2,
+                             reset=True)
+        X = np.ascontiguousarray(X)
+        sample_weight = check_sample_weight(sample_weight, X)
+        search, params = self._search(X, y, sample_weight)
+        splits = list(check_cv(self.cv).split(X, y))
+        scorer = check_scoring(self._base(), scoring=self.scoring)
+        scores, failed = search.fold_scores(X, y, splits, scorer, sample_weight=sample_weight,
+                                            n_jobs=self.n_jobs, verbose=self.verbose)
+        self.best_index_ = choose(scores, failed)
+        self.cv_results_ = search_results(scores, params)
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        for name, value in search.candidates[self.best_index_].items():
+            setattr(self, f"{name}_", value)
+        model = search.refit(self.best_index_, X, y, sample_weight)
+        model.n_features_in_ = X.shape[1]
+        self.best_estimator_ = model
+        for name in self._fitted:
+            setattr(self, name, getattr(model, name))
+        return self
+
+    def predict(self, X, **kwargs):
+        """Predict with the refitted estimator (its ``predict``'s keywords, such as
+        ``return_std``, are passed on)."""
+        check_is_fitted(self, "best_estimator_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.best_estimator_.predict(X, **kwargs)
