@@ -112,7 +112,7 @@ def test_ridge_steps_match_dense_for_changing_weights(n, k, fit_intercept, zero_
 def test_trace_solves_records_every_solve_of_a_fit_and_nothing_outside():
     from mccard_dist import MCCARDRegressor
     from mccard_dist.bench.flops import trace_solves
-    from mccard_dist.models import _linalg, mcc_ard
+    from mccard_dist.models import _linalg, _pruning_fits
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((30, 50))  # k > N: the first iterations use the dual form
@@ -120,7 +120,7 @@ def test_trace_solves_records_every_solve_of_a_fit_and_nothing_outside():
     with trace_solves() as events:
         model = MCCARDRegressor(1.0, w_steps=1).fit(X, y)
     # the solvers are the package's own again after the block
-    assert mcc_ard.weighted_ridge is _linalg.weighted_ridge
+    assert _pruning_fits.weighted_ridge is _linalg.weighted_ridge
     assert _linalg.RidgeSteps.solve.__module__ == "mccard_dist.models._linalg"
     solves = [e for e in events if e[0] == "solve"]
     kernels = [e for e in events if e[0] == "kernel"]

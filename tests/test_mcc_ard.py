@@ -159,14 +159,16 @@ def test_exact_curvature_is_guarded(monkeypatch):
     """Residuals with e^2 > h that still carry weight make the exact negative Hessian of the
     deviant likelihood indefinite (its second derivative changes sign at e^2 = h): the guard must
     fire, say so, and hand the a-step only gammas in [0, 1]."""
-    used, exact_gamma = [], MCCARDRegressor._exact_gamma
+    from mccard_dist.models import _pruning_fits
 
-    def recording(self, *args):
-        gamma, bad = exact_gamma(self, *args)
+    used, exact_gamma = [], _pruning_fits._exact_gamma
+
+    def recording(*args):
+        gamma, bad = exact_gamma(*args)
         used.append(gamma)
         return gamma, bad
 
-    monkeypatch.setattr(MCCARDRegressor, "_exact_gamma", recording)
+    monkeypatch.setattr(_pruning_fits, "_exact_gamma", recording)
     X, y, _, _ = contaminated(seed=7)
     with pytest.warns(RuntimeWarning, match="the Fisher curvature was used"):
         model = MCCARDRegressor(0.5, curvature="exact").fit(X, y)
@@ -207,7 +209,9 @@ def test_exact_gamma_keeps_its_digits_where_the_relevance_is_large(fit_intercept
     e = 0.3 * rng.standard_normal(12)
     relevance = np.array([1e-2, 1e4, 1e10])
     model = MCCARDRegressor(2.0, curvature="exact", fit_intercept=fit_intercept)
-    gamma, bad = model._exact_gamma(X, e, relevance, np.full(3, np.nan), 2.0)
+    from mccard_dist.models._pruning_fits import _exact_gamma
+
+    gamma, bad = _exact_gamma(model, X, e, relevance, np.full(3, np.nan), 2.0)
     assert bad == 0
     # the same H = Z^T diag(c) Z + A (Z = [X, 1] with an intercept, whose prior is 0), exactly
     c = model._weight_scale(2.0) * 2.0 * neg_second_derivative(e, 2.0, "deviant")

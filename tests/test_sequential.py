@@ -220,10 +220,9 @@ def test_a_converged_robust_fit_ends_at_a_maximum_for_its_last_precisions():
     from mccard_dist.models._sequential_fits import fit_robust
 
     data = make_paper_data(seed=31, psi=0.4, tau=5.0, n_features=200)
-    model = MCCARDRegressor(kernel_width=0.5, solver="sequential")
-    fit = fit_robust(data.X_train, data.y_train, precisions=model._precisions,
-                     kernel_width=0.5, schedule=None, final_ratio=1.0, max_iter=300, tol=1e-4,
-                     relevance_max=1e6, fit_intercept=True)
+    model = MCCARDRegressor(kernel_width=0.5, solver="sequential", max_iter=300, tol=1e-4,
+                            relevance_max=1e6, fit_intercept=True)
+    fit = fit_robust(model, data.X_train, data.y_train, None)
     assert fit.converged
     engine = fit.engine
     moves = np.abs(np.log(engine._inside() / engine.relevance))

@@ -9,10 +9,37 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-__all__ = ["Real", "Integer", "Options", "Boolean", "KernelWidth",
-           "PosteriorPredictive",
-           "RegressorBase", "ard_relevance_step", "check_sample_weight", "weighted_median",
-           "weighted_var"]
+__all__ = ["ARDFit", "Real", "Integer", "Options", "Boolean", "KernelWidth",
+           "PosteriorPredictive", "RegressorBase", "ard_relevance_step", "check_sample_weight",
+           "relative_change", "weighted_median", "weighted_var"]
+
+@dataclass
+class ARDFit:
+    """What an ARD fit ends with, by either solver: the kept features (indices, increasing),
+    their coefficients and relevances, the intercept, the last kernel width (robust fits, else
+    NaN) or noise variance (Gaussian fits, else NaN), and how the fit ended (``degenerate``: every
+    sample lost its weight, or the noise variance collapsed). ``engine``: the sequential
+    solver's final state (None for the pruning solver)."""
+
+    active: np.ndarray
+    coef: np.ndarray
+    intercept: float
+    relevance: np.ndarray
+    kernel_width: float
+    noise_var: float
+    n_iter: int
+    converged: bool
+    degenerate: bool
+    n_fallbacks: int = 0
+    engine: object = None
+
+
+def relative_change(coef, coef_prev) -> float:
+    """``max |coef - coef_prev| / max |coef|`` (the denominator at least 1e-12): the convergence
+    test of every solver's coefficients."""
+    return float(np.max(np.abs(coef - coef_prev), initial=0.0)
+                 / max(np.max(np.abs(coef), initial=0.0), 1e-12))
+
 
 def check_sample_weight(sample_weight, X):
     """``None``, or a float64 copy of ``sample_weight`` (one finite weight ``>= 0`` per row of

@@ -11,42 +11,35 @@ run with one BLAS thread each.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ._base import weighted_median, weighted_var
+from ._base import ARDFit, relative_change, weighted_median, weighted_var
 from ._linalg import loo_from_leverage
 from ._sequential import SequentialARD
 
-__all__ = ["SequentialFit", "fit_gaussian", "fit_robust"]
+__all__ = ["fit_gaussian", "fit_robust"]
 
 #: the relevances' tolerance (in log) of the inner maximisation while the outer loop still moves
 _LOOSE = 0.1
 
 
-@dataclass
-class SequentialFit:
-    """What a sequential fit ends with."""
-
-    engine: SequentialARD
-    kernel_width: float  # the width of the last one (robust fits), else nan
-    noise_var: float  # the noise variance of the last one (Gaussian fits), else nan
-    n_iter: int
-    converged: bool
-    degenerate: bool  # every sample had zero precision
-
-
 def _changes(engine: SequentialARD, coef_prev: np.ndarray, active_prev):
-    """The engine's coefficients (all features) and sorted active set, the largest change of a
-    coefficient since ``coef_prev`` relative to the largest coefficient, and whether the active
-    set is ``active_prev``."""
+    """The engine's coefficients (all features) and sorted active set, the change of the
+    coefficients since ``coef_prev`` (:func:`relative_change`), and whether the active set is
+    ``active_prev``."""
     coef = np.zeros(coef_prev.size)
     coef[engine.active] = engine.coef
     active = np.sort(engine.active)
-    dw = np.max(np.abs(coef - coef_prev), initial=0.0) / max(np.max(np.abs(coef), initial=0.0),
-                                                              1e-12)
-    return coef, active, dw, active_prev is not None and np.array_equal(active, active_prev)
+    return (coef, active, relative_change(coef, coef_prev),
+            active_prev is not None and np.array_equal(active, active_prev))
+
+
+def _result(engine, kernel_width, noise_var, n_iter, converged, degenerate) -> ARDFit:
+    active, coef, relevance = engine.in_feature_order()
+    if degenerate and not np.isnan(kernel_width):  # robust: every sample lost its weight
+        active, coef, relevance = active[:0], coef[:0], relevance[:0]
+    return ARDFit(active, coef, float(engine.intercept), relevance, float(kernel_width),
+                  float(noise_var), n_iter, converged, degenerate, engine=engine)
 
 
 def _inner_tol(dw: float, tol: float, moved: bool) -> float:
@@ -65,35 +58,38 @@ def _max_steps(n_features: int) -> int:
     return 200 + 4 * min(n_features, 1000)
 
 
-def fit_robust(X, y, *, precisions, kernel_width, schedule, final_ratio, max_iter, tol,
-               relevance_max, fit_intercept, sample_weight=None) -> SequentialFit:
-    """MCC-ARD by the sequential solver: an outer loop that refreshes the per-sample precisions
-    ``precisions(e, h)`` from the residuals (the half-quadratic step) around the evidence
-    maximisation for fixed precisions.
+def fit_robust(model, X, y, schedule) -> ARDFit:
+    """MCC-ARD (:class:`~.mcc_ard.MCCARDRegressor` ``model``'s parameters) by the sequential
+    solver: an outer loop that refreshes the per-sample precisions ``model._precisions(e, h)``
+    from the residuals (the half-quadratic step) around the evidence maximisation for fixed
+    precisions.
 
     The model starts empty, so its residuals start as large as ``y``: at a width far below
     ``var(y)`` every sample would have weight ~0. A fixed width is therefore reached by halving
     from ``var(y)`` (a continuation over the width: the wide kernels see every sample as an
     inlier and the first features entered are the ones the clean samples agree on); the auto
     width (``schedule``) anneals from ``var(y)`` by its own rule and is widened by
-    ``final_ratio`` once settled. The fit has converged when the width has reached its value, the
-    inner maximisation has settled at ``tol`` (:func:`_inner_tol`), the active set is that of
-    the previous iteration and no coefficient moved by more than ``tol`` times the largest.
-    ``precisions`` carries the samples' weights; ``sample_weight`` weights ``var(y)`` and the
-    median of the start.
+    the model's final width ratio once settled. The fit has converged when the width has
+    reached its value, the inner maximisation has settled at ``tol`` (:func:`_inner_tol`), the
+    active set is that of the previous iteration and no coefficient moved by more than ``tol``
+    times the largest. The precisions carry the samples' weights; they also weight ``var(y)``
+    and the median of the start.
     """
+    precisions, tol, sample_weight = model._precisions, model.tol, model._fit_weights
+    kernel_width = None if schedule is not None else model.kernel_width
     scale = weighted_var(y, sample_weight)
     if not (np.isfinite(scale) and scale > 0.0):
         scale = 1.0
     h = schedule.h if schedule is not None else max(kernel_width, scale)
-    engine = SequentialARD(X, fit_intercept=fit_intercept, relevance_max=relevance_max)
-    e = y - weighted_median(y, sample_weight) if fit_intercept else y
+    engine = SequentialARD(X, fit_intercept=model.fit_intercept,
+                           relevance_max=model.relevance_max)
+    e = y - weighted_median(y, sample_weight) if model.fit_intercept else y
     coef_prev = np.zeros(X.shape[1])
     active_prev = None
     converged = degenerate = False
     n_iter = 0
     inner_tol = _LOOSE
-    for n_iter in range(1, max_iter + 1):
+    for n_iter in range(1, model.max_iter + 1):
         beta = precisions(e, h)
         if not beta.any():
             degenerate = True
@@ -106,7 +102,7 @@ def fit_robust(X, y, *, precisions, kernel_width, schedule, final_ratio, max_ite
         if schedule is not None and not schedule.settled:
             h = schedule.update(loo_from_leverage(e, engine.leverage(), sample_weight))
             if schedule.settled:
-                h = schedule.widen(final_ratio)
+                h = schedule.widen(model._final_width_ratio())
             moved = True
         elif schedule is None and h > kernel_width:
             h = max(kernel_width, h / 2.0)
@@ -115,12 +111,11 @@ def fit_robust(X, y, *, precisions, kernel_width, schedule, final_ratio, max_ite
         if converged:
             break
         inner_tol = _inner_tol(dw, tol, moved)
-    return SequentialFit(engine, float(h), float("nan"), n_iter, converged, degenerate)
+    return _result(engine, h, float("nan"), n_iter, converged, degenerate)
 
 
-def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept,
-                 sample_weight=None) -> SequentialFit:
-    """LS-ARD by the sequential solver: the evidence maximisation in the relevances for a fixed
+def fit_gaussian(model, X, y) -> ARDFit:
+    """LS-ARD (:class:`~.ls_ard.LSARDRegressor` ``model``'s parameters) by the sequential solver: the evidence maximisation in the relevances for a fixed
     noise variance, then ``sigma^2 = ||t - Z mu||^2 / (N - sum gamma)`` (one degree of freedom
     fewer with an intercept), until the variance, the active set and the coefficients settle.
     The variance starts at ``var(y)``.
@@ -129,9 +124,10 @@ def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept,
     and features are added until the model interpolates the training data: the fit stops there
     (``degenerate``), at ``K = N - 2`` active features (``N - 1`` with no intercept).
 
-    ``sample_weight`` ``c``: the precisions are ``c_n / sigma^2``, ``||.||^2`` is weighted and
+    Sample weights ``c``: the precisions are ``c_n / sigma^2``, ``||.||^2`` is weighted and
     ``N`` is ``sum c`` in the variance; the interpolation limit counts the samples of weight > 0.
     """
+    tol, fit_intercept, sample_weight = model.tol, model.fit_intercept, model._fit_weights
     n = X.shape[0]
     c = np.ones(n) if sample_weight is None else sample_weight
     rows = n if sample_weight is None else int(np.count_nonzero(c))
@@ -141,12 +137,12 @@ def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept,
     tiny = np.finfo(float).tiny
     noise_var = weighted_var(y, sample_weight) + np.finfo(float).eps
     floor = 1e-12 * noise_var
-    engine = SequentialARD(X, fit_intercept=fit_intercept, relevance_max=relevance_max)
+    engine = SequentialARD(X, fit_intercept=fit_intercept, relevance_max=model.relevance_max)
     coef_prev = np.zeros(X.shape[1])
     active_prev = None
     converged = collapsed = False
     n_iter = 0
-    for n_iter in range(1, max_iter + 1):
+    for n_iter in range(1, model.max_iter + 1):
         beta = c / noise_var
         engine.set_precisions(beta, y)
         settled, _ = engine.run(_max_steps(X.shape[1]), tol)
@@ -166,4 +162,4 @@ def fit_gaussian(X, y, *, max_iter, tol, relevance_max, fit_intercept,
             break
     # the posterior at the final variance
     engine.set_precisions(c / noise_var, y)
-    return SequentialFit(engine, float("nan"), noise_var, n_iter, converged, collapsed)
+    return _result(engine, float("nan"), noise_var, n_iter, converged, collapsed)

@@ -14,10 +14,8 @@ from ._base import (
     PosteriorPredictive,
     Real,
     RegressorBase,
-    ard_relevance_step,
-    weighted_var,
 )
-from ._linalg import hat_diagonal, posterior_covariance, weighted_ridge
+from ._linalg import hat_diagonal, posterior_covariance
 
 __all__ = ["LSARDRegressor"]
 
@@ -154,117 +152,46 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         self._validate_params()
         X, y, sw = self._validate_fit_data(X, y, sample_weight)
         self._fit_weights = sw
-        n_samples, n_features = X.shape
         if self.solver == "sequential":
-            return self._fit_sequential(X, y)
-        ridge = dict(fit_intercept=self.fit_intercept, form=self.form)
-        total = n_samples if sw is None else float(sw.sum())
-        dof_total = total - (1 if self.fit_intercept else 0)
-
-        active = np.arange(n_features)
-        relevance = np.ones(n_features)
-        noise_var = weighted_var(y, sw) + np.finfo(float).eps
-        # below this the noise variance has collapsed (the fit interpolates): it stays here, and
-        # the fit says so, instead of a ratio of two vanishing numbers
-        floor = 1e-12 * noise_var
-        collapsed = False
-        coef = np.zeros(n_features)
-        Xa = X
-        converged = False
-        n_iter = 0
-        for n_iter in range(1, self.max_iter + 1):
-            coef_prev = coef
-            sol = weighted_ridge(Xa, y, self._weights(n_samples, noise_var), relevance, **ridge)
-            coef = sol.coef
-            gamma = np.clip(sol.gamma, 0.0, 1.0)
-            e2 = (y - sol.intercept - Xa @ coef) ** 2
-            sse = float(np.sum(e2) if sw is None else sw @ e2)
-            new_relevance, keep = ard_relevance_step(gamma, coef, self.relevance_max)
-            dof_left = dof_total - float(gamma.sum())
-            new_noise_var = sse / dof_left if dof_left > 0 else 0.0
-            collapsed = not new_noise_var > floor
-            new_noise_var = max(new_noise_var, floor)
-
-            scale = max(np.max(np.abs(coef), initial=0.0), 1e-12)
-            dw = np.max(np.abs(coef - coef_prev), initial=0.0) / scale
-            with np.errstate(divide="ignore", invalid="ignore"):
-                da = np.max(np.abs(np.log(new_relevance[keep] / relevance[keep])), initial=0.0)
-            dv = abs(np.log(new_noise_var / noise_var))
-            converged = bool(n_iter > 1 and keep.all() and max(dw, da, dv) <= self.tol)
-            relevance, noise_var = new_relevance, new_noise_var
-            if not keep.all():
-                active, coef, relevance = active[keep], coef[keep], relevance[keep]
-                Xa = X[:, active]
-            if active.size == 0:
-                converged = True
-            if converged:
-                break
-
-        if collapsed:
-            warnings.warn(
-                f"LS-ARD: the noise variance collapsed to its floor ({noise_var:.3g}, 1e-12 of "
-                f"var(y)) with {active.size} features: the model interpolates the training "
-                "data (noise_var_collapsed_).",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        elif not converged:
-            warnings.warn(
-                f"LS-ARD did not converge in max_iter={self.max_iter} iterations "
-                f"(tol={self.tol!r}); increase max_iter or tol.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        # posterior mean under the final hyper-parameters
-        weights = self._weights(n_samples, noise_var)
-        sol = weighted_ridge(Xa, y, weights, relevance, compute_gamma=False, **ridge)
-        return self._finish(X, active, sol.coef, sol.intercept, relevance, noise_var, n_iter,
-                            converged, collapsed)
-
-    def _fit_sequential(self, X, y):
-        """``solver="sequential"``: :func:`~mccard_dist.models._sequential.fit_gaussian`."""
-        from ._sequential_fits import fit_gaussian
-
-        fit = fit_gaussian(X, y, max_iter=self.max_iter, tol=self.tol,
-                           relevance_max=self.relevance_max, fit_intercept=self.fit_intercept,
-                           sample_weight=self._fit_weights)
+            from ._sequential_fits import fit_gaussian
+        else:
+            from ._pruning_fits import fit_gaussian
+        fit = fit_gaussian(self, X, y)
         if fit.degenerate:
             warnings.warn(
-                f"LS-ARD: the noise variance collapsed ({fit.noise_var:.3g}) and the model "
-                f"interpolates the training data with {fit.engine.active.size} features: with "
-                "more features than samples the evidence grows without bound as the variance "
-                "falls.",
+                f"LS-ARD: the noise variance collapsed ({fit.noise_var:.3g}) with "
+                f"{fit.active.size} features: the model interpolates the training data "
+                "(noise_var_collapsed_); with more features than samples the evidence grows "
+                "without bound as the variance falls.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=2,
             )
         elif not fit.converged:
             warnings.warn(
                 f"LS-ARD did not converge in max_iter={self.max_iter} iterations "
                 f"(tol={self.tol!r}); increase max_iter or tol.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=2,
             )
-        active, coef, relevance = fit.engine.in_feature_order()
-        return self._finish(X, active, coef, fit.engine.intercept, relevance, fit.noise_var,
-                            fit.n_iter, fit.converged, fit.degenerate)
+        return self._finish(X, fit)
 
-    def _finish(self, X, active, coef, intercept, relevance, noise_var, n_iter, converged,
-                collapsed):
-        """The fitted attributes, for either solver."""
+    def _finish(self, X, fit):
+        """The fitted attributes, from either solver's :class:`ARDFit`."""
         n_samples, n_features = X.shape
+        active, coef, relevance, noise_var = fit.active, fit.coef, fit.relevance, fit.noise_var
         Xa = X[:, active]
         weights = self._weights(n_samples, noise_var)
         self.coef_ = np.zeros(n_features)
         self.coef_[active] = coef
-        self.intercept_ = float(intercept) if self.fit_intercept else 0.0
+        self.intercept_ = float(fit.intercept) if self.fit_intercept else 0.0
         self.relevance_ = np.full(n_features, np.inf)
         self.relevance_[active] = relevance
         self.active_ = np.zeros(n_features, dtype=bool)
         self.active_[active] = True
         self.noise_var_ = float(noise_var)
-        self.noise_var_collapsed_ = bool(collapsed)
+        self.noise_var_collapsed_ = bool(fit.degenerate)
         self.sigma_ = posterior_covariance(Xa, weights, relevance, fit_intercept=self.fit_intercept)
         self._keep_predictive(Xa, weights)
-        self.n_iter_ = n_iter
-        self.converged_ = converged
+        self.n_iter_ = fit.n_iter
+        self.converged_ = fit.converged
         return self

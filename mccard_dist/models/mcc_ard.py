@@ -5,7 +5,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy import linalg
 from sklearn.exceptions import ConvergenceWarning
 
 from ._base import (
@@ -16,18 +15,9 @@ from ._base import (
     PosteriorPredictive,
     Real,
     RegressorBase,
-    ard_relevance_step,
-    weighted_median,
 )
-from ._likelihoods import irls_weight, kernel, log_density, neg_second_derivative
-from ._linalg import (
-    RidgeSteps,
-    hat_diagonal,
-    inverse_lower,
-    loo_from_leverage,
-    posterior_covariance,
-    weighted_ridge,
-)
+from ._likelihoods import irls_weight, kernel, log_density
+from ._linalg import hat_diagonal, posterior_covariance
 from ._width import WidthSchedule, is_auto
 
 __all__ = ["MCCARDRegressor"]
@@ -275,36 +265,6 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
             raise ValueError("curvature='exact' needs solver='pruning': the sequential solver "
                              "uses the Fisher curvature (sample weights that are never negative)")
 
-    def _exact_gamma(self, Xa, e, relevance, gamma_fisher, h):
-        """``gamma_d = 1 - a_d s_d^2`` from the exact negative Hessian ``H = G + A`` (eq. (29)),
-        guarded; returns (gamma, n_bad).
-
-        It is computed as ``(H^{-1} G)_dd``, which equals ``1 - a_d (H^{-1})_dd`` but has no
-        ``1 - x`` cancellation as ``a_d`` grows (as the Fisher form in ``_linalg``)."""
-        c = self._weight_scale(h) * h * neg_second_derivative(e, h, self.likelihood)
-        if self._fit_weights is not None:
-            c = c * self._fit_weights
-        k = Xa.shape[1]
-        if self.fit_intercept:
-            Z = np.hstack([Xa, np.ones((Xa.shape[0], 1))])
-            prior = np.append(relevance, 0.0)
-        else:
-            Z, prior = Xa, relevance
-        G = (Z * c[:, None]).T @ Z
-        H = G.copy()
-        H.flat[:: H.shape[0] + 1] += prior
-        try:
-            factor, _ = linalg.cho_factor(H, lower=True, check_finite=False)
-            T = inverse_lower(factor)  # lower triangle of H^{-1}
-        except linalg.LinAlgError:
-            return gamma_fisher, k
-        P = T * G  # (H^{-1} G)_dd = sum_j (T + T^T - diag T)_dj G_jd
-        gamma = (P.sum(axis=0) + P.sum(axis=1) - np.diag(P))[:k]
-        s2 = np.diag(T)[:k]
-        bad = ~((s2 > 0.0) & (gamma > 0.0) & (gamma <= 1.0))
-        gamma = np.where(bad, gamma_fisher, gamma)
-        return gamma, int(bad.sum())
-
     def _objective(self, e, coef, relevance, h):
         density = log_density(e, h, self.likelihood)
         data = density.sum() if self._fit_weights is None else self._fit_weights @ density
@@ -345,140 +305,44 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         """
         self._validate_params()
         X, y, self._fit_weights = self._validate_fit_data(X, y, sample_weight)
-        n_samples, n_features = X.shape
-        sw = self._fit_weights
-        schedule = WidthSchedule(y, weights=sw) if is_auto(self.kernel_width) else None
+        schedule = WidthSchedule(y, weights=self._fit_weights) if is_auto(self.kernel_width) \
+            else None
         if self.solver == "sequential":
-            return self._fit_sequential(X, y, schedule)
-        h = schedule.h if schedule else self.kernel_width
-        ridge = dict(fit_intercept=self.fit_intercept, form=self.form)
-
-        active = np.arange(n_features)
-        relevance = np.ones(n_features)
-        Xa = X
-        if self.init == "ridge":
-            start_weights = self._weight_scale(h) * (np.ones(n_samples) if sw is None else sw)
-            start = weighted_ridge(X, y, start_weights, relevance, compute_gamma=False, **ridge)
-            coef, intercept = start.coef, start.intercept
+            from ._sequential_fits import fit_robust
         else:
-            coef = np.zeros(n_features)
-            intercept = weighted_median(y, sw) if self.fit_intercept else 0.0
+            from ._pruning_fits import fit_robust
+        return self._finish(X, y, fit_robust(self, X, y, schedule), schedule)
 
-        converged = False
-        n_fallbacks = 0
-        degenerate = False
-        n_iter = 0
-        for n_iter in range(1, self.max_iter + 1):
-            coef_prev = coef
-            # an unsettled auto width needs the last w-step's hat diagonal (leave-one-out)
-            update_width = schedule is not None and not schedule.settled
-            # w-steps: the last returns gamma from its factorisation; the earlier ones skip it
-            # and stop once w settles (RidgeSteps keeps what the fixed relevances determine)
-            steps = RidgeSteps(Xa, relevance, **ridge)
-            for step in range(self.w_steps):
-                e = y - intercept - Xa @ coef
-                s = self._precisions(e, h)
-                if not s.any():
-                    degenerate = True
-                    break
-                last = step == self.w_steps - 1
-                sol = steps.solve(y, s, compute_gamma=last, compute_leverage=last and update_width)
-                change = np.max(np.abs(sol.coef - coef), initial=0.0)
-                coef, intercept = sol.coef, sol.intercept
-                if last:
-                    break
-                if change <= self.tol * max(np.max(np.abs(coef), initial=0.0), 1e-12):
-                    e = y - intercept - Xa @ coef
-                    s = self._precisions(e, h)
-                    if not s.any():
-                        degenerate = True
-                        break
-                    sol = steps.solve(y, s, compute_gamma=True, compute_leverage=update_width)
-                    coef, intercept = sol.coef, sol.intercept
-                    break
-            if degenerate:
-                break
-            gamma = np.clip(sol.gamma, 0.0, 1.0)
-            if self.curvature == "exact":
-                gamma, bad = self._exact_gamma(Xa, e, relevance, gamma, h)
-                n_fallbacks += bad
-            # a-step and pruning
-            new_relevance, keep = ard_relevance_step(gamma, coef, self.relevance_max)
-            if update_width:
-                h = schedule.update(loo_from_leverage(y - intercept - Xa @ coef, sol.leverage,
-                                                     sw))
-                if schedule.settled:
-                    h = schedule.widen(self._final_width_ratio())
-                else:
-                    # h still moves: hold relevances at the threshold instead of pruning
-                    new_relevance = np.minimum(new_relevance, self.relevance_max)
-                    keep = np.ones_like(keep)
-            scale = max(np.max(np.abs(coef), initial=0.0), 1e-12)
-            dw = np.max(np.abs(coef - coef_prev), initial=0.0) / scale
-            with np.errstate(divide="ignore", invalid="ignore"):
-                da = np.max(np.abs(np.log(new_relevance[keep] / relevance[keep])), initial=0.0)
-            converged = bool(keep.all() and dw <= self.tol and da <= self.tol
-                             and not update_width)
-            relevance = new_relevance
-            if not keep.all():
-                active, coef, relevance = active[keep], coef[keep], relevance[keep]
-                Xa = X[:, active]
-            if active.size == 0:
-                converged = True  # w = 0 is a fixed point of both steps
-            if converged:
-                break
-
-        if degenerate:
-            active, coef, relevance = active[:0], coef[:0], relevance[:0]
-        return self._finish(X, y, active, coef, intercept, relevance, h, schedule, n_iter,
-                            converged, degenerate, n_fallbacks)
-
-    def _fit_sequential(self, X, y, schedule):
-        """``solver="sequential"``: :func:`~mccard_dist.models._sequential.fit_robust`."""
-        from ._sequential_fits import fit_robust
-
-        fit = fit_robust(X, y, precisions=self._precisions,
-                         kernel_width=None if schedule else self.kernel_width,
-                         schedule=schedule, final_ratio=self._final_width_ratio(),
-                         max_iter=self.max_iter, tol=self.tol,
-                         relevance_max=self.relevance_max, fit_intercept=self.fit_intercept,
-                         sample_weight=self._fit_weights)
-        active, coef, relevance = fit.engine.in_feature_order()
-        if fit.degenerate:
-            active, coef, relevance = active[:0], coef[:0], relevance[:0]
-        return self._finish(X, y, active, coef, fit.engine.intercept, relevance, fit.kernel_width,
-                            schedule, fit.n_iter, fit.converged, fit.degenerate, 0)
-
-    def _finish(self, X, y, active, coef, intercept, relevance, h, schedule, n_iter, converged,
-                degenerate, n_fallbacks):
-        """Warnings, then the fitted attributes, for either solver."""
+    def _finish(self, X, y, fit, schedule):
+        """Warnings, then the fitted attributes, from either solver's :class:`ARDFit`."""
         n_features = X.shape[1]
+        active, coef, relevance, h = fit.active, fit.coef, fit.relevance, fit.kernel_width
         Xa = X[:, active]
-        if degenerate:
+        if fit.degenerate:
             warnings.warn(
                 f"every training sample has zero weight at kernel_width={h!r}: the residuals are "
                 "far too large for this width; all features were pruned. Use a larger kernel_width.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        elif not converged and active.size > 0:
+        elif not fit.converged and active.size > 0:
             warnings.warn(
                 f"MCC-ARD did not converge in max_iter={self.max_iter} iterations "
                 f"(tol={self.tol!r}); increase max_iter or tol.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        if n_fallbacks:
+        if fit.n_fallbacks:
             warnings.warn(
                 f"the exact curvature was unusable (indefinite, or gamma outside (0, 1]) "
-                f"{n_fallbacks} times; the Fisher curvature was used there.",
+                f"{fit.n_fallbacks} times; the Fisher curvature was used there.",
                 RuntimeWarning,
                 stacklevel=3,
             )
 
         self.coef_ = np.zeros(n_features)
         self.coef_[active] = coef
-        self.intercept_ = float(intercept) if self.fit_intercept else 0.0
+        self.intercept_ = float(fit.intercept) if self.fit_intercept else 0.0
         self.relevance_ = np.full(n_features, np.inf)
         self.relevance_[active] = relevance
         self.active_ = np.zeros(n_features, dtype=bool)
@@ -493,8 +357,8 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
                                            fit_intercept=self.fit_intercept)
         self._keep_predictive(Xa, weights)
         self.objective_ = self._objective(e, coef, relevance, h)
-        self.n_iter_ = n_iter
-        self.converged_ = converged
-        self.n_curvature_fallbacks_ = n_fallbacks
-        self.degenerate_ = bool(degenerate)
+        self.n_iter_ = fit.n_iter
+        self.converged_ = fit.converged
+        self.n_curvature_fallbacks_ = fit.n_fallbacks
+        self.degenerate_ = bool(fit.degenerate)
         return self

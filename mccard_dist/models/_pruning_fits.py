@@ -1,0 +1,185 @@
+"""MCC-ARD and LS-ARD fits by the pruning solver: every feature starts in the model, and the
+fixed-point w-steps (weighted ridge solves) and a-steps (``a_d = gamma_d / w_d^2``) prune a feature
+once its relevance reaches ``relevance_max``. The sequential solver's fits are in
+:mod:`._sequential_fits`; both return an :class:`~._base.ARDFit`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+
+from ._base import ARDFit, ard_relevance_step, relative_change, weighted_median, weighted_var
+from ._likelihoods import neg_second_derivative
+from ._linalg import RidgeSteps, inverse_lower, loo_from_leverage, weighted_ridge
+
+__all__ = ["fit_gaussian", "fit_robust"]
+
+
+def _exact_gamma(model, Xa, e, relevance, gamma_fisher, h):
+    """``gamma_d = 1 - a_d s_d^2`` from the exact negative Hessian ``H = G + A`` (eq. (29)),
+    guarded; returns (gamma, n_bad).
+
+    It is computed as ``(H^{-1} G)_dd``, which equals ``1 - a_d (H^{-1})_dd`` but has no
+    ``1 - x`` cancellation as ``a_d`` grows (as the Fisher form in ``_linalg``)."""
+    c = model._weight_scale(h) * h * neg_second_derivative(e, h, model.likelihood)
+    if model._fit_weights is not None:
+        c = c * model._fit_weights
+    k = Xa.shape[1]
+    if model.fit_intercept:
+        Z = np.hstack([Xa, np.ones((Xa.shape[0], 1))])
+        prior = np.append(relevance, 0.0)
+    else:
+        Z, prior = Xa, relevance
+    G = (Z * c[:, None]).T @ Z
+    H = G.copy()
+    H.flat[:: H.shape[0] + 1] += prior
+    try:
+        factor, _ = linalg.cho_factor(H, lower=True, check_finite=False)
+        T = inverse_lower(factor)  # lower triangle of H^{-1}
+    except linalg.LinAlgError:
+        return gamma_fisher, k
+    P = T * G  # (H^{-1} G)_dd = sum_j (T + T^T - diag T)_dj G_jd
+    gamma = (P.sum(axis=0) + P.sum(axis=1) - np.diag(P))[:k]
+    s2 = np.diag(T)[:k]
+    bad = ~((s2 > 0.0) & (gamma > 0.0) & (gamma <= 1.0))
+    gamma = np.where(bad, gamma_fisher, gamma)
+    return gamma, int(bad.sum())
+
+
+def _relevance_change(new, old, keep) -> float:
+    """The largest change, in log, of the relevances that stay."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.max(np.abs(np.log(new[keep] / old[keep])), initial=0.0))
+
+
+def fit_robust(model, X, y, schedule) -> ARDFit:
+    """MCC-ARD (:class:`~.mcc_ard.MCCARDRegressor` ``model``'s parameters and precisions) by
+    Algorithm 1: up to ``w_steps`` w-steps per iteration (stopping once ``w`` settles), then the
+    a-step and pruning. ``schedule``: the auto width's, or None for ``model.kernel_width``.
+    The fit has converged when no feature is pruned and neither ``w`` nor the relevances move
+    by more than ``tol`` (with the width settled)."""
+    n_samples, n_features = X.shape
+    sw = model._fit_weights
+    h = schedule.h if schedule else model.kernel_width
+    ridge = dict(fit_intercept=model.fit_intercept, form=model.form)
+    active = np.arange(n_features)
+    relevance = np.ones(n_features)
+    Xa = X
+    if model.init == "ridge":
+        start_weights = model._weight_scale(h) * (np.ones(n_samples) if sw is None else sw)
+        start = weighted_ridge(X, y, start_weights, relevance, compute_gamma=False, **ridge)
+        coef, intercept = start.coef, start.intercept
+    else:
+        coef = np.zeros(n_features)
+        intercept = weighted_median(y, sw) if model.fit_intercept else 0.0
+    converged = degenerate = False
+    n_fallbacks = n_iter = 0
+    for n_iter in range(1, model.max_iter + 1):
+        coef_prev = coef
+        # an unsettled auto width needs the last w-step's hat diagonal (leave-one-out)
+        update_width = schedule is not None and not schedule.settled
+        # w-steps: the last returns gamma from its factorisation; the earlier ones skip it
+        # and stop once w settles (RidgeSteps keeps what the fixed relevances determine)
+        steps = RidgeSteps(Xa, relevance, **ridge)
+        for step in range(model.w_steps):
+            e = y - intercept - Xa @ coef
+            s = model._precisions(e, h)
+            if not s.any():
+                degenerate = True
+                break
+            last = step == model.w_steps - 1
+            sol = steps.solve(y, s, compute_gamma=last, compute_leverage=last and update_width)
+            settled = relative_change(sol.coef, coef) <= model.tol
+            coef, intercept = sol.coef, sol.intercept
+            if last:
+                break
+            if settled:
+                e = y - intercept - Xa @ coef
+                s = model._precisions(e, h)
+                if not s.any():
+                    degenerate = True
+                    break
+                sol = steps.solve(y, s, compute_gamma=True, compute_leverage=update_width)
+                coef, intercept = sol.coef, sol.intercept
+                break
+        if degenerate:
+            break
+        gamma = np.clip(sol.gamma, 0.0, 1.0)
+        if model.curvature == "exact":
+            gamma, bad = _exact_gamma(model, Xa, e, relevance, gamma, h)
+            n_fallbacks += bad
+        new_relevance, keep = ard_relevance_step(gamma, coef, model.relevance_max)
+        if update_width:
+            h = schedule.update(loo_from_leverage(y - intercept - Xa @ coef, sol.leverage, sw))
+            if schedule.settled:
+                h = schedule.widen(model._final_width_ratio())
+            else:
+                # h still moves: hold relevances at the threshold instead of pruning
+                new_relevance = np.minimum(new_relevance, model.relevance_max)
+                keep = np.ones_like(keep)
+        converged = bool(keep.all() and not update_width
+                         and relative_change(coef, coef_prev) <= model.tol
+                         and _relevance_change(new_relevance, relevance, keep) <= model.tol)
+        relevance = new_relevance
+        if not keep.all():
+            active, coef, relevance = active[keep], coef[keep], relevance[keep]
+            Xa = X[:, active]
+        if active.size == 0:
+            converged = True  # w = 0 is a fixed point of both steps
+        if converged:
+            break
+    if degenerate:
+        active, coef, relevance = active[:0], coef[:0], relevance[:0]
+    return ARDFit(active, coef, float(intercept), relevance, float(h), float("nan"), n_iter,
+                  converged, degenerate, n_fallbacks)
+
+
+def fit_gaussian(model, X, y) -> ARDFit:
+    """LS-ARD (:class:`~.ls_ard.LSARDRegressor` ``model``) by MacKay's fixed-point updates: a
+    weighted ridge solve at the current relevances and noise variance, then
+    ``a_d = gamma_d / mu_d^2`` (pruning) and ``sigma^2 = ||t - X mu||^2 / (N - sum gamma)``,
+    until neither moves by more than ``tol``; the coefficients are the posterior mean under the
+    final hyper-parameters. A variance below ``1e-12 var(y)`` has collapsed (the model
+    interpolates): it stays there and the fit says so (``degenerate``)."""
+    n_samples, n_features = X.shape
+    sw = model._fit_weights
+    ridge = dict(fit_intercept=model.fit_intercept, form=model.form)
+    total = n_samples if sw is None else float(sw.sum())
+    dof_total = total - (1 if model.fit_intercept else 0)
+    active = np.arange(n_features)
+    relevance = np.ones(n_features)
+    noise_var = weighted_var(y, sw) + np.finfo(float).eps
+    floor = 1e-12 * noise_var
+    collapsed = converged = False
+    coef = np.zeros(n_features)
+    Xa = X
+    n_iter = 0
+    for n_iter in range(1, model.max_iter + 1):
+        coef_prev = coef
+        sol = weighted_ridge(Xa, y, model._weights(n_samples, noise_var), relevance, **ridge)
+        coef = sol.coef
+        gamma = np.clip(sol.gamma, 0.0, 1.0)
+        e2 = (y - sol.intercept - Xa @ coef) ** 2
+        sse = float(np.sum(e2) if sw is None else sw @ e2)
+        new_relevance, keep = ard_relevance_step(gamma, coef, model.relevance_max)
+        dof_left = dof_total - float(gamma.sum())
+        new_noise_var = sse / dof_left if dof_left > 0 else 0.0
+        collapsed = not new_noise_var > floor
+        new_noise_var = max(new_noise_var, floor)
+        change = max(relative_change(coef, coef_prev),
+                     _relevance_change(new_relevance, relevance, keep),
+                     abs(np.log(new_noise_var / noise_var)))
+        converged = bool(n_iter > 1 and keep.all() and change <= model.tol)
+        relevance, noise_var = new_relevance, new_noise_var
+        if not keep.all():
+            active, coef, relevance = active[keep], coef[keep], relevance[keep]
+            Xa = X[:, active]
+        if active.size == 0:
+            converged = True
+        if converged:
+            break
+    sol = weighted_ridge(Xa, y, model._weights(n_samples, noise_var), relevance,
+                         compute_gamma=False, **ridge)
+    return ARDFit(active, sol.coef, float(sol.intercept), relevance, float("nan"), noise_var,
+                  n_iter, converged, collapsed)
