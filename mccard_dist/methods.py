@@ -54,6 +54,9 @@ class MethodKind:
         refitted at each step; not with ``no_path_solvers`` or an auto width.
     alo : bool
         The estimator gives approximate leave-one-out residuals (``cv=alo`` can score it).
+    solver_params : tuple of str
+        Its parameters that only select (``solver``, first) or tune a solver: two methods that
+        differ only in these fit the same model (the solver comparisons pair them).
     """
 
     estimator: str
@@ -64,6 +67,7 @@ class MethodKind:
     path: str | None = None
     no_path_solvers: tuple[str, ...] = ()
     alo: bool = True
+    solver_params: tuple[str, ...] = ()
 
     @property
     def cls(self) -> type:
@@ -82,6 +86,14 @@ class MethodKind:
         kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
         return {name: p for name, p in inspect.signature(self.cls.__init__).parameters.items()
                 if name != "self" and p.kind in kinds}
+
+    def solver(self, params: Mapping) -> str | None:
+        """The solver ``params`` select (the estimator's default when they do not say); None for
+        an estimator with one solver."""
+        if not self.solver_params:
+            return None
+        name = self.solver_params[0]
+        return params.get(name, self.param_names()[name].default)
 
     def candidates(self, grid: Mapping) -> list[dict]:
         """The CV candidates, ``{name: value}`` for each combination of the grid's lists, the
@@ -144,8 +156,9 @@ class MethodKind:
 #: name an arbitrary class.
 _M = "mccard_dist.models"
 KINDS = MappingProxyType({
-    "mcc_ard": MethodKind(f"{_M}:MCCARDRegressor", width_param="kernel_width"),
-    "ls_ard": MethodKind(f"{_M}:LSARDRegressor"),
+    "mcc_ard": MethodKind(f"{_M}:MCCARDRegressor", width_param="kernel_width",
+                          solver_params=("solver", "w_steps", "init", "form")),
+    "ls_ard": MethodKind(f"{_M}:LSARDRegressor", solver_params=("solver", "form")),
     "mcc_l1": MethodKind(f"{_M}:MCCL1Regressor", width_param="kernel_width",
                          penalty_name="alpha_ratio", penalty_scale=f"{_M}:mcc_l1_alpha_max",
                          path=f"{_M}.mcc_l1_path:fit_path",

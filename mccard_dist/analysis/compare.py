@@ -215,25 +215,27 @@ def auto_roles(pairs) -> dict[str, str]:
     return {kfold: auto for kfold, auto in pairs if kfold in PROPOSED_ROLES}
 
 
-#: parameters that only select or tune a solver
-_SOLVER_ONLY = ("solver", "w_steps", "init", "form")
-
-
 def solver_pairs(ds) -> list[tuple[str, str]]:
     """``(pruning_method, sequential_method)`` pairs of the store: the same estimator, the same
-    candidates and the same parameters, the first with the pruning solver (the default) and the
-    second with ``solver: sequential`` (the pruning solver's own ``w_steps``, ``init`` and
-    ``form``, which the sequential one does not use, are left out of the comparison)."""
+    candidates and the same parameters but those that only select or tune a solver
+    (:attr:`~mccard_dist.methods.MethodKind.solver_params`), the first with the pruning solver
+    and the second with the sequential one."""
+    from ..methods import KINDS
+
     config = _config(ds).get("methods", {})
     names = [str(m) for m in ds["model"].values]
 
+    def kind(name):
+        return KINDS.get(config.get(name, {}).get("estimator"))
+
     def rest(name):
         c = config.get(name, {})
-        params = {k: v for k, v in (c.get("params") or {}).items() if k not in _SOLVER_ONLY}
+        skip = kind(name).solver_params if kind(name) else ()
+        params = {k: v for k, v in (c.get("params") or {}).items() if k not in skip}
         return (c.get("estimator"), sorted(_grid(c).items()), sorted(params.items()))
 
     def solver(name):
-        return (config.get(name, {}).get("params") or {}).get("solver", "pruning")
+        return kind(name).solver(config.get(name, {}).get("params") or {}) if kind(name) else None
 
     return [(a, b) for a in names for b in names
             if solver(a) == "pruning" and solver(b) == "sequential" and rest(a) == rest(b)]
