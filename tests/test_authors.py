@@ -126,10 +126,10 @@ def test_the_w_step_is_the_printed_one(data):
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"kernel_width": -1.0}, "kernel_width must be > 0"),
-    ({"kernel_width": "auto"}, "kernel_width must be a real number"),
-    ({"w_steps": 0}, "w_steps must be >= 1"),
-    ({"a_tol": 0.0}, "a_tol must be > 0"),
+    ({"kernel_width": -1.0}, r"'kernel_width' parameter of AuthorsMCCARDRegressor must be a float in the range \(0.0, inf\)"),
+    ({"kernel_width": "auto"}, r"'kernel_width' parameter of AuthorsMCCARDRegressor must be a float in the range \(0.0, inf\)\. Got 'auto'"),
+    ({"w_steps": 0}, r"'w_steps' parameter of AuthorsMCCARDRegressor must be an int in the range \[1, inf\)"),
+    ({"a_tol": 0.0}, r"'a_tol' parameter of AuthorsMCCARDRegressor must be a float in the range \(0.0, inf\)"),
 ])
 def test_bad_parameters_are_refused_naming_them(params, message, data):
     with pytest.raises(ValueError, match=message):

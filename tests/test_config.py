@@ -351,7 +351,8 @@ def test_messages_say_what_to_change(smoke_dict):
         spec_from_dict(bad(smoke_dict, "methods.mcc_ard.estimator", "ridge"))
     with pytest.raises(ConfigError, match=r"bogus, lr not accepted by MCCARDRegressor"):
         spec_from_dict(bad(smoke_dict, "methods.mcc_ard.params", {"bogus": 1, "lr": 2}))
-    with pytest.raises(ConfigError, match="likelihood must be one of"):
+    with pytest.raises(ConfigError, match=r"^methods.mcc_ard.params: The 'likelihood' parameter "
+                                          r"of MCCARDRegressor must be a str among"):
         spec_from_dict(bad(smoke_dict, "methods.mcc_ard.params", {"likelihood": "student"}))
     with pytest.raises(ConfigError, match="1.5"):
         spec_from_dict(bad(smoke_dict, "experiment.psi", [0.0, 1.5]))

@@ -11,7 +11,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mccard_dist import (AuthorsLSARDRegressor, AuthorsMCCARDRegressor, LSARDRegressor,
-                         MCCARDRegressor, MCCL1Regressor)
+                         MCCARDRegressor, MCCARDRegressorCV, MCCL1Regressor, MCCL1RegressorCV)
 
 ESTIMATORS = [
     MCCARDRegressor(1.0),  # the default, "auto", runs scikit-learn's checks in test_width.py
@@ -87,17 +87,17 @@ def test_bad_data_is_refused_with_a_clear_message(estimator, mutate, message):
 @pytest.mark.parametrize(
     "estimator, message",
     [
-        (MCCARDRegressor(kernel_width=0.0), "kernel_width must be > 0"),
-        (MCCARDRegressor(kernel_width=-1.0), "kernel_width must be > 0"),
-        (MCCARDRegressor(kernel_width=np.nan), "kernel_width must be finite"),
-        (MCCARDRegressor(likelihood="gaussian"), "likelihood must be one of"),
-        (MCCARDRegressor(curvature="newton"), "curvature must be one of"),
-        (MCCARDRegressor(max_iter=0), "max_iter must be >= 1"),
-        (MCCARDRegressor(relevance_max=-1), "relevance_max must be > 0"),
-        (MCCL1Regressor(alpha=-0.1), "alpha must be >= 0"),
-        (MCCL1Regressor(kernel_width=0), "kernel_width must be > 0"),
-        (MCCL1Regressor(solver="lars"), "solver must be one of"),
-        (LSARDRegressor(tol=0), "tol must be > 0"),
+        (MCCARDRegressor(kernel_width=0.0), r"'kernel_width' parameter of MCCARDRegressor must be a float in the range \(0.0, inf\)"),
+        (MCCARDRegressor(kernel_width=-1.0), r"'kernel_width' parameter of MCCARDRegressor must be a float in the range \(0.0, inf\)"),
+        (MCCARDRegressor(kernel_width=np.nan), r"'kernel_width' parameter of MCCARDRegressor must be a float in the range \(0.0, inf\)"),
+        (MCCARDRegressor(likelihood="gaussian"), "'likelihood' parameter of MCCARDRegressor must be a str among"),
+        (MCCARDRegressor(curvature="newton"), "'curvature' parameter of MCCARDRegressor must be a str among"),
+        (MCCARDRegressor(max_iter=0), r"'max_iter' parameter of MCCARDRegressor must be an int in the range \[1, inf\)"),
+        (MCCARDRegressor(relevance_max=-1), r"'relevance_max' parameter of MCCARDRegressor must be a float in the range \(0.0, inf\)"),
+        (MCCL1Regressor(alpha=-0.1), r"'alpha' parameter of MCCL1Regressor must be a float in the range \[0.0, inf\)"),
+        (MCCL1Regressor(kernel_width=0), r"'kernel_width' parameter of MCCL1Regressor must be a float in the range \(0.0, inf\)"),
+        (MCCL1Regressor(solver="lars"), "'solver' parameter of MCCL1Regressor must be a str among"),
+        (LSARDRegressor(tol=0), r"'tol' parameter of LSARDRegressor must be a float in the range \(0.0, inf\)"),
     ],
 )
 def test_bad_parameters_are_refused_naming_the_parameter(estimator, message):
@@ -135,3 +135,17 @@ def test_two_samples_are_refused_not_fitted_to_nothing(make):
     X = np.random.default_rng(0).standard_normal((2, 5))
     with pytest.raises(ValueError, match=r"2 sample\(s\) .* a minimum of 3 is required"):
         make().fit(X, X[:, 0])
+
+
+@pytest.mark.parametrize("estimator", [*ESTIMATORS, *AUTHORS,
+                                       MCCARDRegressorCV(kernel_widths=(0.3, 3.0), cv=2),
+                                       MCCL1RegressorCV(kernel_widths=(0.3, 3.0), cv=2)],
+                         ids=lambda e: type(e).__name__)
+def test_every_parameter_is_validated_as_scikit_learn_validates_its_own(estimator):
+    # scikit-learn's own check: _parameter_constraints names every parameter, and fit refuses a
+    # value of the wrong type or range with InvalidParameterError naming it
+    from sklearn.utils.estimator_checks import check_param_validation
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_param_validation(type(estimator).__name__, estimator)

@@ -229,13 +229,16 @@ def test_mcc_l1_auto_width():
                                    None, [1.0]])
 def test_bad_kernel_width_is_refused_naming_the_parameter(estimator, value):
     X, y = clean_data(0.3, n=30, d=6)
-    with pytest.raises(ValueError, match=r"kernel_width must be (> 0|finite \(> 0\)) or 'auto'"):
+    with pytest.raises(ValueError, match=r"'kernel_width' parameter of MCCL?\w+ must (be a float in "
+                                         r"the range \(0.0, inf\) or a str among \{'auto'\}|not "
+                                         r"be a boolean)"):
         estimator(kernel_width=value).fit(X, y)
 
 
 def test_bad_final_width_ratio_and_em_with_auto_are_refused():
     X, y = clean_data(0.3, n=30, d=6)
-    with pytest.raises(ValueError, match="final_width_ratio must be > 0"):
+    with pytest.raises(ValueError, match=r"'final_width_ratio' parameter of MCCARDRegressor must "
+                                         r"be a float in the range \(0.0, inf\) or None"):
         MCCARDRegressor("auto", final_width_ratio=-2.0).fit(X, y)
     with pytest.raises(ValueError, match="kernel_width='auto' needs solver='cd' or 'lasso'"):
         MCCL1Regressor("auto", solver="em").fit(X, y)

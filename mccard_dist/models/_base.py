@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    validate_parameter_constraints,
+)
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-__all__ = ["ARDFit", "Real", "Integer", "Options", "Boolean", "KernelWidth",
+__all__ = ["ARDFit", "AT_LEAST_ONE", "NON_NEGATIVE", "POSITIVE", "WIDTH", "check_params",
            "PosteriorPredictive", "RegressorBase", "ard_relevance_step", "check_sample_weight",
            "relative_change", "weighted_median", "weighted_var"]
 
@@ -74,89 +80,36 @@ def weighted_median(y, sample_weight=None) -> float:
     return 0.5 * (float(lower) + float(upper))
 
 
-@dataclass(frozen=True)
-class Real:
-    """A real number in an interval; ``low_open`` / ``high_open`` exclude the bound."""
-
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    high_open: bool = False
-    allow_none: bool = False
-
-    def check(self, name, value):
-        if value is None and self.allow_none:
-            return
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise ValueError(f"{name} must be a real number, got {value!r}")
-        if not np.isfinite(value):
-            raise ValueError(f"{name} must be finite, got {value!r}")
-        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
-            rel = ">" if self.low_open else ">="
-            raise ValueError(f"{name} must be {rel} {self.low}, got {value!r}")
-        if self.high is not None and (value > self.high or (self.high_open and value == self.high)):
-            rel = "<" if self.high_open else "<="
-            raise ValueError(f"{name} must be {rel} {self.high}, got {value!r}")
+#: the constraints the estimators' parameters share (scikit-learn's ``_parameter_constraints``)
+POSITIVE = Interval(Real, 0, None, closed="neither")
+NON_NEGATIVE = Interval(Real, 0, None, closed="left")
+AT_LEAST_ONE = Interval(Integral, 1, None, closed="left")
+#: a kernel width: a finite number > 0, or exactly "auto" (set inside the fit)
+WIDTH = [POSITIVE, StrOptions({"auto"})]
 
 
-@dataclass(frozen=True)
-class Integer:
-    """An integer ``>= low``."""
-
-    low: int = 0
-
-    def check(self, name, value):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise ValueError(f"{name} must be an integer, got {value!r}")
-        if value < self.low:
-            raise ValueError(f"{name} must be >= {self.low}, got {value!r}")
-
-
-@dataclass(frozen=True)
-class Options:
-    """One of a fixed set of strings."""
-
-    values: tuple
-
-    def check(self, name, value):
-        if value not in self.values:
-            allowed = ", ".join(repr(v) for v in self.values)
-            raise ValueError(f"{name} must be one of {allowed}; got {value!r}")
-
-
-@dataclass(frozen=True)
-class Boolean:
-    def check(self, name, value):
-        if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False, got {value!r}")
-
-
-@dataclass(frozen=True)
-class KernelWidth:
-    """A kernel width: a finite number ``> 0``, or exactly ``"auto"`` (set inside the fit)."""
-
-    def check(self, name, value):
-        if isinstance(value, str):
-            if value != "auto":
-                raise ValueError(f"{name} must be > 0 or 'auto' (lower case), got {value!r}")
-            return
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value <= 0:
-            raise ValueError(f"{name} must be > 0 or 'auto', got {value!r}")
-        if not np.isfinite(value):
-            raise ValueError(f"{name} must be finite (> 0) or 'auto', got {value!r}")
+def check_params(constraints: dict, params: dict, caller: str) -> None:
+    """scikit-learn's check of ``params`` against ``constraints``; and a boolean is not a number
+    here (scikit-learn's intervals take ``True`` for 1)."""
+    for name, value in params.items():
+        if isinstance(value, (bool, np.bool_)) and "boolean" not in constraints.get(
+                name, ["boolean"]):
+            raise InvalidParameterError(f"The {name!r} parameter of {caller} must not be a "
+                                        f"boolean. Got {value!r} instead.")
+    validate_parameter_constraints(constraints, params, caller_name=caller)
 
 
 class RegressorBase(RegressorMixin, BaseEstimator):
     """Validation of parameters and data, and prediction, for the linear estimators."""
 
-    #: name -> constraint; checked at the start of ``fit``
-    _constraints: dict = {}
+    #: name -> constraints, as scikit-learn's; checked at the start of ``fit``
+    _parameter_constraints: dict = {}
     #: the ``sample_weight`` of the last fit (a checked copy), ``None`` when not given
     _fit_weights = None
 
     def _validate_params(self):
-        for name, constraint in self._constraints.items():
-            constraint.check(name, getattr(self, name))
+        check_params(self._parameter_constraints, self.get_params(deep=False),
+                     type(self).__name__)
 
     def _validate_fit_data(self, X, y, sample_weight=None):
         """Validated ``X`` (C-ordered float64), ``y`` and ``sample_weight`` (``None`` or a

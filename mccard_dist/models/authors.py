@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from ._base import Integer, Real, RegressorBase
+from ._base import AT_LEAST_ONE, POSITIVE, RegressorBase
 
 __all__ = ["AuthorsLSARDRegressor", "AuthorsMCCARDRegressor"]
 
@@ -118,13 +118,13 @@ class AuthorsMCCARDRegressor(_Standardised):
     True
     """
 
-    _constraints = {
-        "kernel_width": Real(0.0, low_open=True),
-        "w_steps": Integer(1),
-        "w_tol": Real(0.0, low_open=True),
-        "max_iter": Integer(1),
-        "relevance_max": Real(0.0, low_open=True),
-        "a_tol": Real(0.0, low_open=True),
+    _parameter_constraints = {
+        "kernel_width": [POSITIVE],
+        "w_steps": [AT_LEAST_ONE],
+        "w_tol": [POSITIVE],
+        "max_iter": [AT_LEAST_ONE],
+        "relevance_max": [POSITIVE],
+        "a_tol": [POSITIVE],
     }
 
     def __init__(self, kernel_width=1.0, *, w_steps=10, w_tol=1e-4, max_iter=500,
@@ -193,10 +193,10 @@ class AuthorsLSARDRegressor(_Standardised):
     a_tol : float, default=0.01
     """
 
-    _constraints = {
-        "max_iter": Integer(1),
-        "relevance_max": Real(0.0, low_open=True),
-        "a_tol": Real(0.0, low_open=True),
+    _parameter_constraints = {
+        "max_iter": [AT_LEAST_ONE],
+        "relevance_max": [POSITIVE],
+        "a_tol": [POSITIVE],
     }
 
     def __init__(self, *, max_iter=500, relevance_max=1e6, a_tol=0.01):

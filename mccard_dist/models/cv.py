@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numbers
 from functools import partial
-from numbers import Integral
 
 import numpy as np
 
@@ -88,9 +87,10 @@ form, solver
 
     _estimator = MCCARDRegressor
     _fitted = ("coef_", "intercept_", "relevance_", "active_", "sigma_", "n_iter_", "converged_")
-    _parameter_constraints = {"kernel_widths": ["array-like"], "cv": ["cv_object"],
-                              "scoring": [None, str, callable], "n_jobs": [None, Integral],
-                              "verbose": ["verbose"]}
+    _parameter_constraints = {
+        **{k: v for k, v in MCCARDRegressor._parameter_constraints.items()
+           if k not in ("kernel_width", "final_width_ratio")},
+        **SearchCV._parameter_constraints, "kernel_widths": ["array-like"]}
 
     def __init__(self, kernel_widths=DEFAULT_KERNEL_WIDTHS, *, cv=5,
                  scoring="neg_mean_absolute_error", n_jobs=None, likelihood="deviant", w_steps=10,

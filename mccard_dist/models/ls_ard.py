@@ -6,15 +6,9 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import StrOptions
 
-from ._base import (
-    Boolean,
-    Integer,
-    Options,
-    PosteriorPredictive,
-    Real,
-    RegressorBase,
-)
+from ._base import AT_LEAST_ONE, POSITIVE, PosteriorPredictive, RegressorBase
 from ._linalg import hat_diagonal, posterior_covariance
 
 __all__ = ["LSARDRegressor"]
@@ -98,13 +92,13 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
     True
     """
 
-    _constraints = {
-        "max_iter": Integer(1),
-        "tol": Real(0.0, low_open=True),
-        "relevance_max": Real(0.0, low_open=True),
-        "fit_intercept": Boolean(),
-        "form": Options(("auto", "primal", "dual")),
-        "solver": Options(("pruning", "sequential")),
+    _parameter_constraints = {
+        "max_iter": [AT_LEAST_ONE],
+        "tol": [POSITIVE],
+        "relevance_max": [POSITIVE],
+        "fit_intercept": ["boolean"],
+        "form": [StrOptions({"auto", "primal", "dual"})],
+        "solver": [StrOptions({"pruning", "sequential"})],
     }
 
     def __init__(self, *, max_iter=300, tol=1e-4, relevance_max=1e6, fit_intercept=True,

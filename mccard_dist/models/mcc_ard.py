@@ -6,16 +6,9 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import StrOptions
 
-from ._base import (
-    Boolean,
-    Integer,
-    KernelWidth,
-    Options,
-    PosteriorPredictive,
-    Real,
-    RegressorBase,
-)
+from ._base import AT_LEAST_ONE, POSITIVE, WIDTH, PosteriorPredictive, RegressorBase
 from ._likelihoods import irls_weight, kernel, log_density
 from ._linalg import hat_diagonal, posterior_covariance
 from ._width import WidthSchedule, is_auto
@@ -197,20 +190,20 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     True
     """
 
-    _constraints = {
-        "kernel_width": KernelWidth(),
-        "likelihood": Options(("deviant", "proper")),
-        "h_factor": Options(("consistent", "printed")),
-        "curvature": Options(("fisher", "exact")),
-        "init": Options(("ridge", "zero")),
-        "w_steps": Integer(1),
-        "max_iter": Integer(1),
-        "tol": Real(0.0, low_open=True),
-        "relevance_max": Real(0.0, low_open=True),
-        "fit_intercept": Boolean(),
-        "form": Options(("auto", "primal", "dual")),
-        "final_width_ratio": Real(0.0, low_open=True, allow_none=True),
-        "solver": Options(("pruning", "sequential")),
+    _parameter_constraints = {
+        "kernel_width": WIDTH,
+        "likelihood": [StrOptions({"deviant", "proper"})],
+        "h_factor": [StrOptions({"consistent", "printed"})],
+        "curvature": [StrOptions({"fisher", "exact"})],
+        "init": [StrOptions({"ridge", "zero"})],
+        "w_steps": [AT_LEAST_ONE],
+        "max_iter": [AT_LEAST_ONE],
+        "tol": [POSITIVE],
+        "relevance_max": [POSITIVE],
+        "fit_intercept": ["boolean"],
+        "form": [StrOptions({"auto", "primal", "dual"})],
+        "final_width_ratio": [POSITIVE, None],
+        "solver": [StrOptions({"pruning", "sequential"})],
     }
 
     def __init__(

@@ -7,14 +7,15 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso, enet_path
+from sklearn.utils._param_validation import StrOptions
 
 from ._base import (
-    Boolean,
-    Integer,
-    KernelWidth,
-    Options,
-    Real,
+    AT_LEAST_ONE,
+    NON_NEGATIVE,
+    POSITIVE,
+    WIDTH,
     RegressorBase,
+    check_params,
     check_sample_weight,
     weighted_median,
 )
@@ -67,7 +68,7 @@ def mcc_l1_alpha_max(X, y, kernel_width, fit_intercept=True, sample_weight=None)
     y = np.asarray(y, dtype=float)
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"X must be 2-D and y 1-D of matching length; got {X.shape} and {y.shape}")
-    KernelWidth().check("kernel_width", kernel_width)
+    check_params({"kernel_width": WIDTH}, {"kernel_width": kernel_width}, "mcc_l1_alpha_max")
     sw = check_sample_weight(sample_weight, X)
     if is_auto(kernel_width):
         kernel_width = WidthSchedule(y, weights=sw).h
@@ -238,15 +239,15 @@ class MCCL1Regressor(RegressorBase):
     True
     """
 
-    _constraints = {
-        "kernel_width": KernelWidth(),
-        "alpha": Real(0.0),
-        "solver": Options(("cd", "lasso", "em")),
-        "working_set": Boolean(),
-        "max_iter": Integer(1),
-        "tol": Real(0.0, low_open=True),
-        "zero_tol": Real(0.0),
-        "fit_intercept": Boolean(),
+    _parameter_constraints = {
+        "kernel_width": WIDTH,
+        "alpha": [NON_NEGATIVE],
+        "solver": [StrOptions({"cd", "lasso", "em"})],
+        "working_set": ["boolean"],
+        "max_iter": [AT_LEAST_ONE],
+        "tol": [POSITIVE],
+        "zero_tol": [NON_NEGATIVE],
+        "fit_intercept": ["boolean"],
     }
 
     def __init__(self, kernel_width=1.0, alpha=0.1, *, solver="cd", working_set=True,

@@ -93,16 +93,15 @@ class MCCL1RegressorCV(SearchCV):
     _fitted = ("coef_", "intercept_", "active_", "outlier_weights_", "objective_", "n_iter_",
                "converged_")
     _parameter_constraints = {
+        **{k: v for k, v in MCCL1Regressor._parameter_constraints.items()
+           if k not in ("kernel_width", "alpha", "zero_tol")},
+        **SearchCV._parameter_constraints,
         "kernel_widths": ["array-like"],
         "alphas": ["array-like", None],
         "n_alphas": [Interval(Integral, 1, None, closed="left")],
         "eps": [Interval(Real, 0, 1, closed="neither")],
-        "cv": ["cv_object"],
-        "scoring": [None, str, callable],
-        "n_jobs": [None, Integral],
         "path": [StrOptions({"width", "penalty", "none"})],
         "solver": [StrOptions({"cd", "lasso"})],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, kernel_widths=DEFAULT_KERNEL_WIDTHS, *, alphas=None, n_alphas=30,

@@ -17,6 +17,7 @@ import contextlib
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -26,7 +27,7 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import check_sample_weight
+from ._base import check_params, check_sample_weight
 
 __all__ = ["FIT_ERRORS", "Search", "SearchCV", "choose", "fit_one", "quiet", "race_survivors",
            "search_results"]
@@ -201,6 +202,8 @@ class SearchCV(RegressorMixin, BaseEstimator):
 
     _estimator: type
     _fitted: tuple[str, ...] = ()
+    _parameter_constraints: dict = {"cv": ["cv_object"], "scoring": [None, str, callable],
+                                    "n_jobs": [None, Integral], "verbose": ["verbose"]}
 
     def _base(self, **params):
         """The estimator with this one's shared parameters, and ``params``."""
@@ -227,8 +230,9 @@ class SearchCV(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
-        self._base()._validate_params()  # the shared parameters, before any fit
+        check_params(self._parameter_constraints, self.get_params(deep=False),
+                     type(self).__name__)
+        self._base()._validate_params()  # the pairs of shared parameters, before any fit
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2,
                              reset=True)
         X = np.ascontiguousarray(X)
