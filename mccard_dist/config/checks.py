@@ -8,7 +8,6 @@ import numbers
 import re
 from collections.abc import Mapping
 
-import numpy as np
 
 from ..errors import UsageError
 
@@ -219,7 +218,14 @@ def freeze(value):
         return FrozenMap({k: freeze(v) for k, v in value.items()})
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
-    return value.item() if isinstance(value, np.generic) else value
+    return _python(value)
+
+
+def _python(value):
+    """A numpy scalar as the Python number it holds (numpy is not imported to tell: the command
+    line checks its config without it)."""
+    return value.item() if type(value).__module__ == "numpy" and hasattr(value, "item") \
+        else value
 
 
 def to_plain(value):
@@ -228,7 +234,7 @@ def to_plain(value):
         return {k: to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_plain(v) for v in value]
-    return value.item() if isinstance(value, np.generic) else value
+    return _python(value)
 
 
 def _set(obj, **values) -> None:

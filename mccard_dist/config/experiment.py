@@ -47,13 +47,6 @@ class ExperimentSpec(Sealed):
         if isinstance(self.methods, tuple):  # already selected (a copy of a spec)
             self._seal()
             return
-        for name in self.experiment.methods:
-            if name not in self.methods:
-                close = difflib.get_close_matches(name, list(self.methods), n=1)
-                fail("experiment.methods", f"unknown method {name!r}; known methods are "
-                     f"{', '.join(self.methods)}" + (f"; did you mean {close[0]}?" if close
-                                                     else ""),
-                     list(self.experiment.methods))
         checked = {name: method.checked(name) for name, method in self.methods.items()}
         object.__setattr__(self, "methods",
                            tuple(checked[name] for name in self.experiment.methods))
@@ -293,6 +286,19 @@ def _schema_of(section: str, value) -> type:
     return CLUSTER_SCHEMAS[kind]
 
 
+def _check_listed(listed, methods: Mapping) -> None:
+    """Every name in ``experiment.methods`` is a method of ``methods`` (checked on the plain
+    config, before the sections are built, so that a misspelt name is refused at once)."""
+    if not isinstance(listed, list):
+        return  # its shape is the section's check
+    for name in listed:
+        if isinstance(name, str) and name not in methods:
+            close = difflib.get_close_matches(name, list(methods), n=1)
+            fail("experiment.methods", f"unknown method {name!r}; known methods are "
+                 f"{', '.join(methods)}" + (f"; did you mean {close[0]}?" if close else ""),
+                 listed)
+
+
 def spec_from_dict(d: Mapping) -> ExperimentSpec:
     """Check a resolved config (plain Python: ``OmegaConf.to_container(cfg, resolve=True)``, or
     :meth:`ExperimentSpec.to_dict`) and build the :class:`ExperimentSpec`.
@@ -325,6 +331,7 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
         if not isinstance(method, Mapping):
             fail(f"methods.{name}", "must be a mapping", method)
         _shape(MethodSpec, method, f"methods.{name}")
+    _check_listed(d["experiment"].get("methods"), d["methods"])
     schemas = {"experiment": ExperimentSection, "cv": CVSpec, "run": RunSpec,
                "store": StoreSpec, "data": _schema_of("data", d["data"]),
                "cluster": _schema_of("cluster", d["cluster"])}
