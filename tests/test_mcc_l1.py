@@ -71,7 +71,7 @@ def test_working_set_and_full_sweeps_reach_the_same_fit(fit_intercept):
 def test_working_set_step_satisfies_the_weighted_lasso_optimality_conditions():
     # one weighted-Lasso step with an ample sweep budget, checked against the KKT conditions
     # on every column of the explicitly weighted, centred design
-    from mccard_dist.models.mcc_l1 import _working_set_lasso
+    from mccard_dist.models._lasso import working_set_lasso
 
     rng = np.random.default_rng(2)
     n, d = 50, 200
@@ -85,7 +85,7 @@ def test_working_set_step_satisfies_the_weighted_lasso_optimality_conditions():
     Xs = (X - x_mean) * root[:, None]
     alpha = 0.1 * np.max(np.abs(Xs.T @ z)) / n
     start = np.zeros(d)
-    coef = _working_set_lasso(X, x_mean, root, z, alpha, start, sweeps=5000)
+    coef = working_set_lasso(X, x_mean, root, z, alpha, start, sweeps=5000)
     assert not start.any()  # the start is not modified
     grad = Xs.T @ (z - Xs @ coef) / n
     nz = coef != 0
@@ -100,12 +100,12 @@ def test_working_set_step_satisfies_the_weighted_lasso_optimality_conditions():
 def test_cd_stops_on_the_objective_and_does_not_alias_the_previous_coefficients():
     # the inner descent works in place on its start; the outer loop's previous coefficients
     # must survive it (they did not once, which silently disabled the coefficient test)
-    from mccard_dist.models.mcc_l1 import _lasso_sweeps
+    from mccard_dist.models._lasso import lasso_sweeps
 
     X, y, _ = contaminated(d=60, seed=4)
     Xs = np.asfortranarray(X - X.mean(0))
     start = np.full(60, 0.01)
-    coef, n_iter = _lasso_sweeps(Xs, y - y.mean(), 0.05, start, sweeps=50)
+    coef, n_iter = lasso_sweeps(Xs, y - y.mean(), 0.05, start, sweeps=50)
     assert np.all(start == 0.01) and not np.allclose(coef, start) and 1 <= n_iter <= 50
     # cd stops on the relative decrease of F; the lasso route and EM also need w to settle
     model = MCCL1Regressor(1.0, 0.1)

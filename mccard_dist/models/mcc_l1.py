@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import Lasso, enet_path
+from sklearn.linear_model import Lasso
 from sklearn.utils._param_validation import StrOptions
 
 from ._base import (
@@ -19,6 +19,7 @@ from ._base import (
     check_sample_weight,
     weighted_median,
 )
+from ._lasso import lasso_sweeps, working_set_lasso
 from ._likelihoods import kernel
 from ._linalg import loo_from_leverage, weighted_ridge
 from ._width import WidthSchedule, is_auto
@@ -79,73 +80,6 @@ def mcc_l1_alpha_max(X, y, kernel_width, fit_intercept=True, sample_weight=None)
         kappa = kappa * sw
     total = X.shape[0] if sw is None else float(sw.sum())
     return float(np.max(np.abs(X.T @ (kappa * r)), initial=0.0) / total)
-
-
-def _lasso_sweeps(X, z, alpha, coef, sweeps):
-    """At most ``sweeps`` coordinate-descent sweeps of scikit-learn's ``enet_path`` on
-    ``(1/2N) ||z - X w||^2 + alpha ||w||_1`` from ``coef`` (``X`` Fortran-ordered); returns the
-    coefficients and the number of sweeps run. ``coef`` is not modified (the descent works in
-    place on its ``coef_init``, hence the copy)."""
-    with warnings.catch_warnings():  # the sweep cap is deliberate
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        _, path_coef, _, n_iter = enet_path(
-            X, z, l1_ratio=1.0, alphas=[alpha], precompute=False, coef_init=coef.copy(),
-            max_iter=sweeps, tol=1e-8, check_input=False, copy_X=False, return_n_iter=True)
-    return path_coef[:, 0].copy(), int(n_iter[0])
-
-
-def _working_set_lasso(X, x_mean, root, z, alpha, coef, sweeps, screen_alpha=None):
-    """:func:`_lasso_sweeps` on the weighted, centred design ``(X - x_mean) * root[:, None]``,
-    restricted to a working set of its columns.
-
-    The working set holds the non-zero coefficients and every column that violates the Lasso's
-    optimality condition for a zero coefficient, ``|x_j^T r| / N > alpha`` (``r`` the residual).
-    Coordinate descent runs on those columns only; then the condition is checked on all columns
-    and the violators join the set, until there are none or the sweep budget is spent. A zero
-    coefficient that satisfies the condition would stay zero in a full sweep as well, so the
-    sweeps do the same kind of updates on fewer columns. Only the working set's columns are
-    weighted; the check uses ``x_j^T r = X_j^T (root r) - x_mean_j sum(root r)``.
-
-    ``screen_alpha`` (a path's sequential strong rule, Tibshirani et al. 2012, eq. 7): the first
-    round also takes in every column with ``|x_j^T r| / N >= screen_alpha`` (``2 alpha -
-    alpha_previous``: the columns likely to enter at this penalty), so the checks that follow
-    rarely find a violator; they still run on all columns, so the screening never drops one.
-    """
-    n_samples = X.shape[0]
-    threshold = alpha * n_samples
-    first_threshold = threshold if screen_alpha is None else min(threshold,
-                                                                 screen_alpha * n_samples)
-    coef = coef.copy()
-    inside = coef != 0.0
-
-    def design(cols):
-        Xc = X[:, cols] if x_mean is None else X[:, cols] - x_mean[cols]
-        return np.asfortranarray(Xc * root[:, None])
-
-    fitted = X @ coef
-    if x_mean is not None:
-        fitted -= x_mean @ coef
-    residual = z - root * fitted
-    used = 0
-    while used < sweeps:
-        scaled = root * residual
-        grad = scaled @ X
-        if x_mean is not None:
-            grad -= x_mean * scaled.sum()
-        limit = first_threshold if used == 0 else threshold
-        violators = np.flatnonzero((np.abs(grad) > limit) & ~inside)
-        if used and violators.size == 0:
-            break
-        inside[violators] = True
-        cols = np.flatnonzero(inside)
-        if cols.size == 0:
-            break
-        Xw = design(cols)
-        sub, n_iter = _lasso_sweeps(Xw, z, alpha, coef[cols], sweeps - used)
-        used += max(n_iter, 1)
-        coef[cols] = sub
-        residual = z - Xw @ sub
-    return coef
 
 
 def _active_set_leverage(Z, weight, fit_intercept):
@@ -419,7 +353,7 @@ class MCCL1Regressor(RegressorBase):
             if self.working_set:
                 screen_alpha = (None if previous is None else
                                 (2.0 * self.alpha - previous) * size / total)
-                new_coef = _working_set_lasso(X, x_mean, root, z, alpha, coef, sweeps=50,
+                new_coef = working_set_lasso(X, x_mean, root, z, alpha, coef, sweeps=50,
                                               screen_alpha=screen_alpha)
             else:
                 if self.fit_intercept:
@@ -427,7 +361,7 @@ class MCCL1Regressor(RegressorBase):
                     np.multiply(Xs, root[:, None], out=Xs)
                 else:
                     np.multiply(X, root[:, None], out=Xs)
-                new_coef = _lasso_sweeps(Xs, z, alpha, coef, sweeps=50)[0]
+                new_coef = lasso_sweeps(Xs, z, alpha, coef, sweeps=50)[0]
             return new_coef, (y_mean - float(x_mean @ new_coef) if self.fit_intercept else 0.0)
 
         return step
