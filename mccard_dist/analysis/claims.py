@@ -9,7 +9,16 @@ import numpy as np
 
 from .compare import paired_interval
 from .markup import Paragraph, Strong, Table, markdown
-from .values import _LABELS, _NAMES, ROLES, _num, cell_values, n_relevant, scenario
+from .values import (
+    _LABELS,
+    _NAMES,
+    ROLES,
+    MissingCells,
+    StoreCells,
+    _num,
+    n_relevant,
+    scenario,
+)
 
 # ------------------------------------------------------------------------------------------------
 # claims
@@ -66,58 +75,6 @@ class ClaimResult:
 
 
 
-class _Missing(Exception):
-    """The store lacks a method, tau or psi that a comparison needs."""
-
-
-class _Cells:
-    """Finished per-cell values of a store, indexed by real coordinate values (cached)."""
-
-    def __init__(self, ds):
-        self.ds = ds
-        self._values = {}
-        self.methods = [str(m) for m in ds["model"].values]
-        self.taus = ds["tau"].values.astype(float)
-        self.psis = ds["psi"].values.astype(float)
-        self.n_seed = ds.sizes["seed"]
-
-    def metric(self, name):
-        if name not in self._values:
-            if name not in self.ds:
-                raise _Missing(f"the store has no variable {name!r}")
-            self._values[name] = cell_values(self.ds, name).transpose(
-                "model", "tau", "psi", "seed").values
-        return self._values[name]
-
-    def _index(self, coords, value, dim):
-        hit = np.flatnonzero(np.isclose(coords, value, rtol=0, atol=1e-9))
-        if not hit.size:
-            raise _Missing(f"{dim} = {value:g} is not in the store")
-        return int(hit[0])
-
-    def psi_positive(self):
-        psis = [float(p) for p in self.psis if p > 0]
-        if not psis:
-            raise _Missing("the store has no psi > 0")
-        return psis
-
-    def values(self, name, method, tau, psis):
-        """``(n_psi, n_seed)`` values; NaN where a cell is not finished."""
-        if method not in self.methods:
-            raise _Missing(f"method {method} is not in the store")
-        mi = self.methods.index(method)
-        ti = self._index(self.taus, tau, "tau")
-        pi = [self._index(self.psis, p, "psi") for p in psis]
-        return self.metric(name)[mi, ti][pi]
-
-    def psi_mean(self, name, method, tau, psis, transform=None):
-        """Per-seed mean over ``psis`` (NaN for a seed with any unfinished cell)."""
-        v = self.values(name, method, tau, psis)
-        if transform is not None:
-            v = transform(v)
-        return v.mean(axis=0)
-
-
 def _psi_text(psis) -> str:
     if not psis:
         return "ψ (none in the store)"
@@ -144,13 +101,13 @@ def _part(cells, claim, part, quantity, kind, compute, level, tol, better=None) 
 
     ``compute()`` returns the per-seed differences (NaN for a seed with an unfinished cell) and,
     for "similar", also the per-seed level (mean of the two methods) the tolerance refers to; it
-    raises ``_Missing`` when the store lacks a method, tau or psi. ``better="lower"`` (similar
+    raises ``MissingCells`` when the store lacks a method, tau or psi. ``better="lower"`` (similar
     only): a difference below the band favours the method the paper proposes, so it is "better
     than claimed", not a failure.
     """
     try:
         out = compute()
-    except _Missing as exc:
+    except MissingCells as exc:
         return ClaimPart(claim, part, quantity, _rule(kind, level, tol, better=better), NOT_IN_GRID,
                          note=str(exc))
     if kind == "similar":
@@ -306,7 +263,7 @@ def _claim3(cells, level, tol, k):
         for other in ("ls_ard", "mcc_l1"):
             def count(tau=tau, other=other):
                 if k is None:
-                    raise _Missing("the true number of relevant features is unknown")
+                    raise MissingCells("the true number of relevant features is unknown")
                 psis = cells.psi_positive()
                 dist = lambda v: np.abs(v - k)  # noqa: E731
                 return (cells.psi_mean("n_selected", other, tau, psis, dist)
@@ -435,7 +392,7 @@ def check_claims(ds, level: float = 0.95, similar_tolerance: float = SIMILAR_TOL
         return [ClaimResult(c, _STATEMENTS[c], NOT_APPLICABLE, (), note) for c in _STATEMENTS]
     if roles:
         ds = with_roles(ds, roles)
-    cells = _Cells(ds)
+    cells = StoreCells(ds)
     k = n_relevant(ds)
     parts = {
         "1": _claim1(cells, level, similar_tolerance),

@@ -314,3 +314,55 @@ def method_style(method: str, methods=(), ds=None) -> dict:
     i = others.index(method) if method in others else 0
     return {"label": label or method, "color": _SPARE_COLORS[i % len(_SPARE_COLORS)],
             "marker": _SPARE_MARKERS[i % len(_SPARE_MARKERS)]}
+
+
+class MissingCells(Exception):
+    """The store lacks a method, tau or psi that a comparison needs."""
+
+
+class StoreCells:
+    """Finished per-cell values of a store, indexed by real coordinate values (cached)."""
+
+    def __init__(self, ds):
+        self.ds = ds
+        self._values = {}
+        self.methods = [str(m) for m in ds["model"].values]
+        self.taus = ds["tau"].values.astype(float)
+        self.psis = ds["psi"].values.astype(float)
+        self.n_seed = ds.sizes["seed"]
+
+    def metric(self, name):
+        if name not in self._values:
+            if name not in self.ds:
+                raise MissingCells(f"the store has no variable {name!r}")
+            self._values[name] = cell_values(self.ds, name).transpose(
+                "model", "tau", "psi", "seed").values
+        return self._values[name]
+
+    def _index(self, coords, value, dim):
+        hit = np.flatnonzero(np.isclose(coords, value, rtol=0, atol=1e-9))
+        if not hit.size:
+            raise MissingCells(f"{dim} = {value:g} is not in the store")
+        return int(hit[0])
+
+    def psi_positive(self):
+        psis = [float(p) for p in self.psis if p > 0]
+        if not psis:
+            raise MissingCells("the store has no psi > 0")
+        return psis
+
+    def values(self, name, method, tau, psis):
+        """``(n_psi, n_seed)`` values; NaN where a cell is not finished."""
+        if method not in self.methods:
+            raise MissingCells(f"method {method} is not in the store")
+        mi = self.methods.index(method)
+        ti = self._index(self.taus, tau, "tau")
+        pi = [self._index(self.psis, p, "psi") for p in psis]
+        return self.metric(name)[mi, ti][pi]
+
+    def psi_mean(self, name, method, tau, psis, transform=None):
+        """Per-seed mean over ``psis`` (NaN for a seed with any unfinished cell)."""
+        v = self.values(name, method, tau, psis)
+        if transform is not None:
+            v = transform(v)
+        return v.mean(axis=0)
