@@ -1,4 +1,5 @@
-"""The store's schema: its template, and where each cell's results lie in it.
+"""The store's schema: where the store lies (:func:`store_path`), and where each cell's
+results lie in it.
 
 - ``cv_score`` (model, tau, psi, seed, candidate, fold): each method's CV candidates lie along
   ``candidate`` in the order of :func:`mccard_dist.grid.cv_candidates`; their values are
@@ -14,13 +15,16 @@ bytes changed is refused when decoded, not read as other numbers.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from .. import grid
 from ..config import ExperimentSpec
+from ..errors import StoreAccessError
 from ..records import SCALARS
 
-__all__ = ["CELL_DIMS", "COEF_DIMS", "Layout"]
+__all__ = ["CELL_DIMS", "COEF_DIMS", "Layout", "check_writable", "store_path"]
 
 CELL_DIMS = ("model", "tau", "psi", "seed")
 COEF_DIMS = CELL_DIMS + ("feature",)
@@ -94,3 +98,45 @@ class Layout:
             filters = [numcodecs.VLenUTF8()] if var.dtype == object else []
             out[name] = {"filters": filters + [numcodecs.CRC32C()]}
         return out
+
+
+def store_path(spec: ExperimentSpec) -> Path:
+    """``store.path`` if set, else ``<store.root>/<name>-<grid_hash[:10]>.zarr``.
+
+    Deterministic from the grid, so rerunning the same command finds (and resumes) the same
+    store. Relative paths are relative to the current directory (Hydra does not chdir).
+    """
+    if spec.store.path is not None:
+        return Path(spec.store.path)
+    return Path(spec.store.root) / f"{spec.name}-{grid.grid_hash(spec)[:10]}.zarr"
+
+
+def check_writable(path: Path, key: str = "store",
+                   fix: str = "set store.root (or store.path) to a writable folder") -> None:
+    """Refuse a store location this process cannot write, before anything is created.
+
+    A probe file is created and removed in the store (if it exists) or in its nearest existing
+    parent folder: permission bits, read-only file systems and paths through a file all fail
+    here, whoever runs the process.
+    """
+    import os
+    import tempfile
+
+    path = Path(path)
+    target = path if path.exists() else next(p for p in path.parents if p.exists())
+    what = "store" if target == path and key == "store" else "folder"
+    if not target.is_dir():
+        raise StoreAccessError(f"{key}: cannot use {path}: {target} is a file, not a folder; {fix}")
+    try:
+        fd, probe = tempfile.mkstemp(dir=target, prefix=".mccard-write-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        import errno
+
+        # a folder that exists but refuses new files with ENOENT is a kernel's (/proc): say so,
+        # rather than "No such file or directory" for a folder that is there
+        why = ("it accepts no new files" if exc.errno == errno.ENOENT and target.is_dir()
+               else exc.strerror or exc)
+        raise StoreAccessError(f"{key}: cannot write to the {what} {target} ({why}); {fix}") \
+            from None

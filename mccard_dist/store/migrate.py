@@ -69,7 +69,7 @@ def refuse_unmigrated(spec) -> None:
     results, and the migrated store takes the name this run looks for."""
     from ..config import spec_from_dict
     from ..grid import GRID_VERSION, grid_hash
-    from .writer import store_path
+    from .layout import store_path
 
     if spec.store.path is not None or store_path(spec).exists():
         return

@@ -45,56 +45,14 @@ from ..records import (
     done_cell_values,
 )
 from .integrity import StoreDamagedError, open_group
-from .layout import Layout
+from .layout import Layout, store_path
 from .migrate import refuse_earlier
 from .reuse import code_fingerprint, fill_from_siblings, package_versions
 
-__all__ = ["ResultsStore", "StoreDamagedError", "StoreMismatchError", "check_writable",
-           "package_versions", "store_path"]
+__all__ = ["ResultsStore", "StoreDamagedError", "StoreMismatchError", "package_versions"]
 
-
-def store_path(spec: ExperimentSpec) -> Path:
-    """``store.path`` if set, else ``<store.root>/<name>-<grid_hash[:10]>.zarr``.
-
-    Deterministic from the grid, so rerunning the same command finds (and resumes) the same
-    store. Relative paths are relative to the current directory (Hydra does not chdir).
-    """
-    if spec.store.path is not None:
-        return Path(spec.store.path)
-    return Path(spec.store.root) / f"{spec.name}-{grid.grid_hash(spec)[:10]}.zarr"
 
 log = logging.getLogger(__name__)
-
-
-def check_writable(path: Path, key: str = "store",
-                   fix: str = "set store.root (or store.path) to a writable folder") -> None:
-    """Refuse a store location this process cannot write, before anything is created.
-
-    A probe file is created and removed in the store (if it exists) or in its nearest existing
-    parent folder: permission bits, read-only file systems and paths through a file all fail
-    here, whoever runs the process.
-    """
-    import os
-    import tempfile
-
-    path = Path(path)
-    target = path if path.exists() else next(p for p in path.parents if p.exists())
-    what = "store" if target == path and key == "store" else "folder"
-    if not target.is_dir():
-        raise StoreAccessError(f"{key}: cannot use {path}: {target} is a file, not a folder; {fix}")
-    try:
-        fd, probe = tempfile.mkstemp(dir=target, prefix=".mccard-write-probe-")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        import errno
-
-        # a folder that exists but refuses new files with ENOENT is a kernel's (/proc): say so,
-        # rather than "No such file or directory" for a folder that is there
-        why = ("it accepts no new files" if exc.errno == errno.ENOENT and target.is_dir()
-               else exc.strerror or exc)
-        raise StoreAccessError(f"{key}: cannot write to the {what} {target} ({why}); {fix}") \
-            from None
 
 
 class StoreMismatchError(ValueError, UsageError):
@@ -406,9 +364,9 @@ class ResultsStore:
     def _n_finished(self) -> int:
         return int((self.status() != STATUS_PENDING).sum())
 
-    def start_run(self, started: str) -> str:
+    def start_run(self, started: str | None = None) -> str:
         """Record a run as started (``ended: "running"``, with host and PID, and how many cells
-        were finished then); returns the record's ``id``.
+        were finished then; ``started``: its time, now by default); returns the record's ``id``.
 
         A previous record still ``running`` belongs to a driver that ended without saying how
         (killed, or its machine lost): it is marked so, with the cells it wrote counted from the
@@ -420,7 +378,7 @@ class ResultsStore:
 
         with self._writing():
             n_finished = self._n_finished()
-        record = {"id": uuid.uuid4().hex[:12], "started": started, "finished": None,
+        record = {"id": uuid.uuid4().hex[:12], "started": started or _now(), "finished": None,
                   "blocks": 0, "cells": 0, "ended": "running", "host": socket.gethostname(),
                   "pid": os.getpid(), "finished_cells_at_start": n_finished}
 
