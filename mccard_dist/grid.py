@@ -44,6 +44,8 @@ __all__ = [
     "grid_description",
     "grid_hash",
     "make_blocks",
+    "resolve_unit",
+    "submission_order",
 ]
 
 #: Bumped when the meaning of a grid description or the store's layout changes (stores of an
@@ -335,3 +337,27 @@ def diff_descriptions(a: dict, b: dict) -> list[str]:
         for k in keys
         if fa.get(k, _ABSENT) != fb.get(k, _ABSENT)
     ]
+
+
+def submission_order(blocks):
+    """Blocks sorted seed-major: every method, tau and psi of the first seeds before later seeds.
+
+    An interrupted or still-running grid then holds complete seeds (the same data for every
+    method), which is what paired comparisons across methods need.
+    """
+    return sorted(blocks, key=lambda b: (b.cells[0].index[3], b.cells[0].index[0],
+                                         b.cells[0].index[1], b.cells[0].index[2]))
+
+
+def resolve_unit(spec: ExperimentSpec, n_cells: int, n_workers: int) -> str:
+    """``cell`` or ``fit``: ``spec.run.unit``, with ``auto`` decided by the cells to run per
+    worker (:data:`~mccard_dist.config.FIT_UNIT_CELLS_PER_WORKER`) and whether the CV allows fit
+    units (plain K-fold)."""
+    unit = spec.run.unit
+    if unit != "auto":
+        return unit
+    splittable = spec.cv.scheme == "kfold" and spec.cv.race is None
+    from .config import FIT_UNIT_CELLS_PER_WORKER
+
+    few = n_cells < FIT_UNIT_CELLS_PER_WORKER * n_workers
+    return "fit" if splittable and few else "cell"

@@ -25,7 +25,6 @@ error's first line). A record still ``running`` at the next start is marked as e
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import logging
 import time
 import uuid
@@ -35,9 +34,17 @@ from pathlib import Path
 import numpy as np
 
 from .cluster import Completed, broadcast, connect, preflight
-from .config import FIT_UNIT_CELLS_PER_WORKER, ExperimentSpec
+from .config import ExperimentSpec
 from .errors import StoreAccessError
-from .grid import cell_block, cv_candidates, cv_units, grid_hash, make_blocks
+from .grid import (
+    cell_block,
+    cv_candidates,
+    cv_units,
+    grid_hash,
+    make_blocks,
+    resolve_unit,
+    submission_order,
+)
 from .grid import cells as all_cells
 from .lock import StoreLock
 from .records import STATUS_FAILED
@@ -46,7 +53,7 @@ from .store import store_path as default_store_path
 from .store.migrate import refuse_unmigrated
 from .tasks import cv_fit, finish_cell, run_block
 
-__all__ = ["Interrupted", "RunReport", "run_experiment", "run_serial", "submission_order"]
+__all__ = ["Interrupted", "RunReport", "run_experiment", "run_serial"]
 
 log = logging.getLogger(__name__)
 
@@ -72,20 +79,6 @@ class RunReport:
     @property
     def complete(self) -> bool:
         return not self.stopped_early and not self.block_errors
-
-
-def submission_order(blocks):
-    """Blocks sorted seed-major: every method, tau and psi of the first seeds before later seeds.
-
-    An interrupted or still-running grid then holds complete seeds (the same data for every
-    method), which is what paired comparisons across methods need.
-    """
-    return sorted(blocks, key=lambda b: (b.cells[0].index[3], b.cells[0].index[0],
-                                         b.cells[0].index[1], b.cells[0].index[2]))
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def _progress(total: int, enabled: bool):
@@ -192,18 +185,6 @@ def _signals_interrupt():
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def resolve_unit(spec: ExperimentSpec, n_cells: int, n_workers: int) -> str:
-    """``cell`` or ``fit``: ``spec.run.unit``, with ``auto`` decided by the cells to run per
-    worker (:data:`~mccard_dist.config.FIT_UNIT_CELLS_PER_WORKER`) and whether the CV allows fit
-    units (plain K-fold)."""
-    unit = spec.run.unit
-    if unit != "auto":
-        return unit
-    splittable = spec.cv.scheme == "kfold" and spec.cv.race is None
-    few = n_cells < FIT_UNIT_CELLS_PER_WORKER * n_workers
-    return "fit" if splittable and few else "cell"
 
 
 def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress):
@@ -441,7 +422,7 @@ def _recorded(store, report: RunReport, start: float):
     ``outcome["ended"]``, or as its exception says (interrupted, failed: <first line>). A store
     that can no longer be written (often the error that stopped the run) leaves the record
     ``running``, and the next run counts it."""
-    run_id = store.start_run(_now())
+    run_id = store.start_run()
     outcome = {"ended": "interrupted"}
     try:
         yield outcome
@@ -454,7 +435,7 @@ def _recorded(store, report: RunReport, start: float):
     finally:
         report.seconds = time.perf_counter() - start
         try:
-            store.end_run(run_id, _now(), report.n_blocks_written, outcome["ended"],
+            store.end_run(run_id, report.n_blocks_written, outcome["ended"],
                           n_cells=report.n_cells_written)
         except StoreAccessError as exc:
             log.warning("the run's end could not be recorded: %s", exc)

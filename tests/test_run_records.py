@@ -35,7 +35,7 @@ def test_a_run_that_ends_records_its_cells_and_the_report_shows_them(smoke_spec,
     index = store.start_run("t0")
     blocks = make_blocks(spec, store.pending_cells())
     store.write_block(blocks[0], run_block(spec, blocks[0], None))
-    store.end_run(index, "t1", 1, "interrupted")
+    store.end_run(index, 1, "interrupted", finished="t1")
     run = store.runs()[0]
     assert (run["blocks"], run["cells"], run["ended"]) == (1, len(blocks[0]), "interrupted")
     text = write_report(open_results(spec.store.path), tmp_path / "report").path.read_text()
@@ -81,8 +81,8 @@ def test_two_drivers_records_are_merged_not_overwritten(smoke_spec):
     second = ResultsStore(spec.store.path, spec)  # opened before the first run's record
     a = first.start_run("t0")
     b = second.start_run("t1")  # takes the first for a driver that ended unrecorded
-    first.end_run(a, "t2", 0, "finished")
-    second.end_run(b, "t3", 0, "finished")
+    first.end_run(a, 0, "finished", finished="t2")
+    second.end_run(b, 0, "finished", finished="t3")
     runs = ResultsStore(spec.store.path, spec).runs()
     assert [(r["started"], r["finished"], r["ended"]) for r in runs] == [
         ("t0", "t2", "finished"), ("t1", "t3", "finished")]

@@ -1,7 +1,7 @@
 """Runner pieces that need no cluster."""
 
 from mccard_dist import grid
-from mccard_dist.runner import submission_order
+from mccard_dist.grid import submission_order
 
 
 def test_submission_order_is_seed_major(smoke_spec):

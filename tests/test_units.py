@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mccard_dist.config import ConfigError, from_dictconfig
-from mccard_dist.runner import resolve_unit
+from mccard_dist.grid import resolve_unit
 
 TIMINGS = ("cell_seconds", "fit_seconds")
 

@@ -30,7 +30,8 @@ def bench_units(n_train=2000, n_features=4000, widths=4, folds=5, out=sys.stdout
     from ..cluster import connect
     from ..config import cluster_spec
     from ..grid import cells
-    from ..runner import resolve_unit, run_experiment
+    from ..grid import resolve_unit
+    from ..runner import run_experiment
     from ..store import open_results
     from .common import _blas_report
 

@@ -393,11 +393,13 @@ class ResultsStore:
         self._update_runs(change)
         return record["id"]
 
-    def end_run(self, run_id: str, finished: str, n_blocks: int, ended: str,
-                n_cells: int | None = None) -> None:
+    def end_run(self, run_id: str, n_blocks: int, ended: str, n_cells: int | None = None,
+                finished: str | None = None) -> None:
         """Say how the run ``run_id`` ended: ``finished``, ``interrupted``, ``stopped early``,
         ``failed: <first line of the error>``..., with the blocks and cells it wrote (``n_cells``,
-        or counted from the store: the cells finished since it started)."""
+        or counted from the store: the cells finished since it started), at ``finished`` (now by
+        default)."""
+        finished = finished or _now()
         with self._writing():
             n_finished = self._n_finished() if n_cells is None else None
 
