@@ -71,6 +71,7 @@ def test_an_earlier_store_is_refused_in_one_line_naming_the_command(old_store, s
     assert files(path) == before  # refused without a write
 
 
+@pytest.mark.slow  # migrates a store and resumes its grid
 def test_a_migrated_store_keeps_every_value_and_resumes_with_nothing_to_run(
         old_store, smoke_spec, monkeypatch):
     from mccard_dist.runner import run_serial
@@ -119,6 +120,7 @@ def test_a_migrated_store_keeps_every_value_and_resumes_with_nothing_to_run(
     assert fits == []
 
 
+@pytest.mark.slow  # migrates a store and resumes its grid
 def test_the_command_migrates_to_a_copy_and_refuses_a_second_migration(old_store, tmp_path,
                                                                         capsys):
     path, _ = old_store
@@ -134,6 +136,7 @@ def test_the_command_migrates_to_a_copy_and_refuses_a_second_migration(old_store
         main([str(path), "--to", str(copy)])
 
 
+@pytest.mark.slow  # migrates a store and resumes its grid
 def test_a_store_of_the_oldest_names_migrates_to_the_same_values(tmp_path):
     """The oldest stores named ``model`` ``method``, ``alpha_ratio`` ``lam`` and
     ``chosen_alpha_ratio`` ``chosen_lam``; migrated, they equal the store without those names."""
@@ -156,6 +159,7 @@ def test_a_store_of_the_oldest_names_migrates_to_the_same_values(tmp_path):
     xr.testing.assert_identical(migrated["oldest"], migrated["plain"])
 
 
+@pytest.mark.slow  # migrates a store and resumes its grid
 def test_the_same_command_points_at_an_earlier_store_of_its_grid_instead_of_starting_anew(
         tmp_path):
     """A store named by the grid carries the hash of its version: the plain rerun of its command
