@@ -189,6 +189,26 @@ class PosteriorPredictive:
     joint precision ``P`` of intercept and kept coefficients.
     """
 
+    def _keep_fit(self, X, fit: ARDFit, weights):
+        """The fitted attributes an ARD fit gives: coefficients, intercept, relevances, active
+        set, the posterior (with the final sample precisions ``weights``) and how it ended."""
+        from ._linalg import posterior_covariance
+
+        n_features = X.shape[1]
+        Xa = X[:, fit.active]
+        self.coef_ = np.zeros(n_features)
+        self.coef_[fit.active] = fit.coef
+        self.intercept_ = float(fit.intercept) if self.fit_intercept else 0.0
+        self.relevance_ = np.full(n_features, np.inf)
+        self.relevance_[fit.active] = fit.relevance
+        self.active_ = np.zeros(n_features, dtype=bool)
+        self.active_[fit.active] = True
+        self.sigma_ = posterior_covariance(Xa, weights, fit.relevance,
+                                           fit_intercept=self.fit_intercept)
+        self._keep_predictive(Xa, weights)
+        self.n_iter_ = fit.n_iter
+        self.converged_ = fit.converged
+
     def _keep_predictive(self, Xa, weights):
         """Store the weighted column means and the intercept variance of the final fit."""
         total = float(np.sum(weights))

@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import StrOptions
 
 from ._base import AT_LEAST_ONE, POSITIVE, PosteriorPredictive, RegressorBase
-from ._linalg import hat_diagonal, posterior_covariance
+from ._linalg import hat_diagonal
 
 __all__ = ["LSARDRegressor"]
 
@@ -171,21 +171,7 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
 
     def _finish(self, X, fit):
         """The fitted attributes, from either solver's :class:`ARDFit`."""
-        n_samples, n_features = X.shape
-        active, coef, relevance, noise_var = fit.active, fit.coef, fit.relevance, fit.noise_var
-        Xa = X[:, active]
-        weights = self._weights(n_samples, noise_var)
-        self.coef_ = np.zeros(n_features)
-        self.coef_[active] = coef
-        self.intercept_ = float(fit.intercept) if self.fit_intercept else 0.0
-        self.relevance_ = np.full(n_features, np.inf)
-        self.relevance_[active] = relevance
-        self.active_ = np.zeros(n_features, dtype=bool)
-        self.active_[active] = True
-        self.noise_var_ = float(noise_var)
+        self._keep_fit(X, fit, self._weights(X.shape[0], fit.noise_var))
+        self.noise_var_ = float(fit.noise_var)
         self.noise_var_collapsed_ = bool(fit.degenerate)
-        self.sigma_ = posterior_covariance(Xa, weights, relevance, fit_intercept=self.fit_intercept)
-        self._keep_predictive(Xa, weights)
-        self.n_iter_ = fit.n_iter
-        self.converged_ = fit.converged
         return self

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from ._base import AT_LEAST_ONE, POSITIVE, WIDTH, PosteriorPredictive, RegressorBase
 from ._likelihoods import irls_weight, kernel, log_density
-from ._linalg import hat_diagonal, posterior_covariance
+from ._linalg import hat_diagonal
 from ._width import WidthSchedule, is_auto
 
 __all__ = ["MCCARDRegressor"]
@@ -308,7 +308,6 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
 
     def _finish(self, X, y, fit, schedule):
         """Warnings, then the fitted attributes, from either solver's :class:`ARDFit`."""
-        n_features = X.shape[1]
         active, coef, relevance, h = fit.active, fit.coef, fit.relevance, fit.kernel_width
         Xa = X[:, active]
         if fit.degenerate:
@@ -333,25 +332,15 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
                 stacklevel=3,
             )
 
-        self.coef_ = np.zeros(n_features)
-        self.coef_[active] = coef
-        self.intercept_ = float(fit.intercept) if self.fit_intercept else 0.0
-        self.relevance_ = np.full(n_features, np.inf)
-        self.relevance_[active] = relevance
-        self.active_ = np.zeros(n_features, dtype=bool)
-        self.active_[active] = True
+        intercept = float(fit.intercept) if self.fit_intercept else 0.0
+        e = y - intercept - Xa @ coef
+        weights = self._precisions(e, h)
+        self._keep_fit(X, fit, weights)
         self.kernel_width_ = float(h)
         self.kernel_width_path_ = np.array(schedule.path if schedule else [h], dtype=float)
-        e = y - self.intercept_ - Xa @ coef
         self.outlier_weights_ = kernel(e, h)
-        weights = self._precisions(e, h)
         self.noise_precisions_ = weights
-        self.sigma_ = posterior_covariance(Xa, weights, relevance,
-                                           fit_intercept=self.fit_intercept)
-        self._keep_predictive(Xa, weights)
         self.objective_ = self._objective(e, coef, relevance, h)
-        self.n_iter_ = fit.n_iter
-        self.converged_ = fit.converged
         self.n_curvature_fallbacks_ = fit.n_fallbacks
         self.degenerate_ = bool(fit.degenerate)
         return self
