@@ -47,10 +47,10 @@ def _exact_gamma(model, Xa, e, relevance, gamma_fisher, h):
     return gamma, int(bad.sum())
 
 
-def _relevance_change(new, old, keep) -> float:
+def _relevance_change(new, before, keep) -> float:
     """The largest change, in log, of the relevances that stay."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return float(np.max(np.abs(np.log(new[keep] / old[keep])), initial=0.0))
+        return float(np.max(np.abs(np.log(new[keep] / before[keep])), initial=0.0))
 
 
 def fit_robust(model, X, y, schedule) -> ARDFit:
