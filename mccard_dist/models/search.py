@@ -106,8 +106,10 @@ class Search:
         failed = 0
         if race is None:
             jobs = [(u, f) for u in range(len(self.units)) for f in range(len(splits))]
+            caches = [{} for _ in splits]  # one per training fold (shared where jobs run here)
             results = parallel(delayed(self.unit_scores)(
-                self.units[u], X, y, *splits[f], scorer, sample_weight) for u, f in jobs)
+                self.units[u], X, y, *splits[f], scorer, sample_weight, None, caches[f])
+                for u, f in jobs)
             for (u, f), (out, n_failed) in zip(jobs, results):
                 scores[list(self.units[u]), f] = out
                 failed += n_failed
