@@ -94,8 +94,10 @@ def test_a_second_driver_on_a_running_store_is_refused(tmp_path, compose):
     from mccard_dist.runner import run_serial
 
     store = tmp_path / "store.zarr"
-    # 20 seeds on one worker: the first driver is still running when the second one starts
-    overrides = ["experiment=smoke", "experiment.seeds.count=20", "run.progress=false",
+    # the first driver is stopped as soon as its lock is in the store, so it holds the lock while
+    # the second starts; 5 seeds on one worker (40 blocks) keep it from finishing in the 0.2 s
+    # between two looks
+    overrides = ["experiment=smoke", "experiment.seeds.count=5", "run.progress=false",
                  "run.fits_per_block=1", "cluster.n_workers=1"]
     args = [sys.executable, "-m", "mccard_dist.cli", *overrides, f"store.path={store}"]
     first = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
