@@ -353,11 +353,11 @@ def resolve_unit(spec: ExperimentSpec, n_cells: int, n_workers: int) -> str:
     """``cell`` or ``fit``: ``spec.run.unit``, with ``auto`` decided by the cells to run per
     worker (:data:`~mccard_dist.config.FIT_UNIT_CELLS_PER_WORKER`) and whether the CV allows fit
     units (plain K-fold)."""
+    from .config import FIT_UNIT_CELLS_PER_WORKER  # the grid imports no config code at load
+
     unit = spec.run.unit
     if unit != "auto":
         return unit
     splittable = spec.cv.scheme == "kfold" and spec.cv.race is None
-    from .config import FIT_UNIT_CELLS_PER_WORKER
-
     few = n_cells < FIT_UNIT_CELLS_PER_WORKER * n_workers
     return "fit" if splittable and few else "cell"
