@@ -153,3 +153,26 @@ def test_floor_flops_has_the_orders_of_dense_linear_algebra():
     dual = floor_flops([("kernel", 300, 300), ("solve", "dual", 300, 300, False)])
     assert 0.5 < dual / primal < 2.0
 
+
+
+def test_trace_solves_counts_the_same_fit_alike_in_a_fresh_process():
+    # a solver module imported during the first traced fit must not keep the tracer afterwards
+    code = """
+import numpy as np
+from mccard_dist.bench.flops import trace_solves
+from mccard_dist.models import LSARDRegressor
+X = np.random.default_rng(0).standard_normal((30, 8))
+y = X[:, 0] + 0.1 * np.random.default_rng(1).standard_normal(30)
+counts = []
+for _ in range(2):
+    with trace_solves() as events:
+        LSARDRegressor(max_iter=5).fit(X, y)
+    counts.append(sum(e[0] == "solve" for e in events))
+print(counts)
+"""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, second = eval(out.stdout.strip())
+    assert first == second > 0

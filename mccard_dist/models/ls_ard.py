@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import StrOptions
 
+from . import _pruning_fits, _sequential_fits
 from ._base import AT_LEAST_ONE, POSITIVE, PosteriorPredictive, RegressorBase
 from ._linalg import hat_diagonal
 
@@ -146,11 +147,8 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         self._validate_params()
         X, y, sw = self._validate_fit_data(X, y, sample_weight)
         self._fit_weights = sw
-        if self.solver == "sequential":
-            from ._sequential_fits import fit_gaussian
-        else:
-            from ._pruning_fits import fit_gaussian
-        fit = fit_gaussian(self, X, y)
+        solver = _sequential_fits if self.solver == "sequential" else _pruning_fits
+        fit = solver.fit_gaussian(self, X, y)
         if fit.degenerate:
             warnings.warn(
                 f"LS-ARD: the noise variance collapsed ({fit.noise_var:.3g}) with "

@@ -9,6 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import StrOptions
 
 from ._base import AT_LEAST_ONE, POSITIVE, WIDTH, PosteriorPredictive, RegressorBase
+from . import _pruning_fits, _sequential_fits
 from ._likelihoods import irls_weight, kernel, log_density
 from ._linalg import hat_diagonal
 from ._width import WidthSchedule, is_auto
@@ -300,11 +301,8 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         X, y, self._fit_weights = self._validate_fit_data(X, y, sample_weight)
         schedule = WidthSchedule(y, weights=self._fit_weights) if is_auto(self.kernel_width) \
             else None
-        if self.solver == "sequential":
-            from ._sequential_fits import fit_robust
-        else:
-            from ._pruning_fits import fit_robust
-        return self._finish(X, y, fit_robust(self, X, y, schedule), schedule)
+        solver = _sequential_fits if self.solver == "sequential" else _pruning_fits
+        return self._finish(X, y, solver.fit_robust(self, X, y, schedule), schedule)
 
     def _finish(self, X, y, fit, schedule):
         """Warnings, then the fitted attributes, from either solver's :class:`ARDFit`."""
