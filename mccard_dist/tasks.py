@@ -20,17 +20,20 @@ fit: the cell's status becomes "failed" with the message); the block goes on.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 import traceback
+import warnings
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
 from .config import CVSpec, ExperimentSpec
 from .grid import Block, Cell, cv_candidates, cv_units
 from .metrics import evaluate
-from .models.search import FIT_ERRORS, Search, choose, quiet
+from .models.search import FIT_ERRORS, Search, choose
 from .records import STATUS_DONE, STATUS_FAILED, CellResult
 
 __all__ = ["cv_fit", "cv_loss", "finish_cell", "kfold_scores", "run_block", "run_cell", "search"]
@@ -52,6 +55,16 @@ def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
     if cv.score == "correntropy":
         return float(1.0 - np.mean(np.exp(-e * e / (2.0 * cv.reference_width))))
     raise ValueError(f"cv.score must be one of mae, medae, rmse, correntropy; got {cv.score!r}")
+
+
+@contextlib.contextmanager
+def _quiet():
+    """No warning of a cell's fits is shown, convergence or floating-point (the store records
+    failed fits, the final fit's convergence and a degenerate fit)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
 
 
 def _scorer(cv: CVSpec):
@@ -78,8 +91,9 @@ def search(spec, method) -> Search:
 def kfold_scores(spec, method, X, y, seed):
     """(n_candidates, n_folds) validation losses (NaN where a fit failed, or where ``cv.race``
     dropped the candidate) and the failure count."""
-    scores, failed = search(spec, method).fold_scores(
-        X, y, folds(len(y), spec.cv.n_folds, seed), _scorer(spec.cv), race=spec.cv.race)
+    with _quiet():
+        scores, failed = search(spec, method).fold_scores(
+            X, y, folds(len(y), spec.cv.n_folds, seed), _scorer(spec.cv), race=spec.cv.race)
     return -scores, failed
 
 
@@ -112,7 +126,7 @@ def _select_alo(spec, method, X, y, candidates):
         try:
             est, _ = method.kind.build(method.params, candidates[c], X, y, penalty_cache)
             fit_start = time.perf_counter()
-            with quiet():
+            with _quiet():
                 est.fit(X, y)
             seconds = time.perf_counter() - fit_start
             scores[c, 0] = cv_loss(est.loo_residuals(X, y), spec.cv)
@@ -177,7 +191,7 @@ def _choose_and_refit(spec, method, data, scores, n_failures):
         chosen = cv.candidates[best]
     else:
         cv, best, chosen = Search([{}], [(0,)], cv.fit), 0, {}
-    with quiet():
+    with _quiet():
         est = cv.refit(best, data.X_train, data.y_train)
     return chosen, est, time.perf_counter() - fit_start
 
@@ -249,7 +263,7 @@ def cv_fit(spec: ExperimentSpec, cell: Cell, unit: int, fold: int, source=None):
     X, y = data.X_train, data.y_train
     train, val = folds(len(y), spec.cv.n_folds, cell.seed)[fold]
     cv = search(spec, method)
-    with threadpool_limits(limits=1):
+    with threadpool_limits(limits=1), _quiet():
         out, failed = cv.unit_scores(cv.units[unit], X, y, train, val, _scorer(spec.cv))
     return -out, failed, time.perf_counter() - start
 

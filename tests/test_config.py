@@ -863,3 +863,12 @@ def test_the_paper_scenario_settings_agree_wherever_they_are_listed():
     assert optional == ["outliers", "df", "leverage", "rho"]
     for key in optional:
         assert spec[key] == generator[key], key
+
+
+def test_a_numpy_array_where_a_list_goes_is_refused_naming_the_key():
+    import numpy as np
+
+    d = copy.deepcopy(OmegaConf.to_container(compose_config(["experiment=smoke"]), resolve=True))
+    d["experiment"]["psi"] = np.array([0.0, 0.2])
+    with pytest.raises(ConfigError, match=r"^experiment.psi: must be a list"):
+        spec_from_dict(d)

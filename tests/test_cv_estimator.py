@@ -101,3 +101,39 @@ def test_a_parameter_pair_no_fit_accepts_is_refused_before_the_cv():
     X, y = np.random.default_rng(0).standard_normal((30, 4)), np.arange(30.0)
     with pytest.raises(ValueError, match="curvature='exact' needs solver='pruning'"):
         MCCARDRegressorCV([1.0, 2.0], curvature="exact", solver="sequential", cv=3).fit(X, y)
+
+
+def test_what_scikit_learn_accepts_is_accepted():
+    # a generator of folds with parallel jobs (only the base estimator travels to the workers),
+    # verbose=True, and a single width or penalty given as a number
+    from sklearn.model_selection import KFold
+
+    from mccard_dist import MCCL1RegressorCV
+
+    d = data()
+    X, y = d.X_train, d.y_train
+    folds = (split for split in KFold(3).split(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = MCCARDRegressorCV([0.5, 2.0], cv=folds, n_jobs=2).fit(X, y)
+        assert model.kernel_width_ in (0.5, 2.0)
+        assert MCCARDRegressorCV(1.0, cv=3, verbose=True).fit(X, y).kernel_width_ == 1.0
+        l1 = MCCL1RegressorCV(1.0, alphas=0.01, cv=3, verbose=True).fit(X, y)
+    assert (l1.kernel_width_, l1.alpha_) == (1.0, 0.01)
+
+
+def test_a_cv_fits_runtime_warning_reaches_the_user(monkeypatch):
+    # the CV hides its fits' convergence warnings only; a floating-point or curvature warning
+    # (RuntimeWarning) of a fold's fit is shown, as a plain fit shows it
+    real_fit = MCCARDRegressor.fit
+
+    d = data()
+
+    def warning_fit(self, X, y, **kw):
+        if len(y) < len(d.y_train):  # a fold's fit, not the refit
+            warnings.warn("a fold's fit warns", RuntimeWarning)
+        return real_fit(self, X, y, **kw)
+
+    monkeypatch.setattr(MCCARDRegressor, "fit", warning_fit)
+    with pytest.warns(RuntimeWarning, match="a fold's fit warns"):
+        MCCARDRegressorCV([0.5, 2.0], cv=3).fit(d.X_train, d.y_train)

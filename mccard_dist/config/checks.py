@@ -224,7 +224,7 @@ def freeze(value):
 def _python(value):
     """A numpy scalar as the Python number it holds (numpy is not imported to tell: the command
     line checks its config without it)."""
-    return value.item() if type(value).__module__ == "numpy" and hasattr(value, "item") \
+    return value.item() if type(value).__module__ == "numpy" and getattr(value, "ndim", 1) == 0 \
         else value
 
 

@@ -18,7 +18,6 @@ from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max, mcc_l1_objective
 from .mcc_l1_cv import MCCL1RegressorCV
 from .mcc_l1_path import MCCL1Path, mcc_l1_path
 from .peers import HuberBaseline, LassoBaseline, lasso_alpha_max  # noqa: F401
-from .search import FIT_ERRORS  # noqa: F401
 
 __all__ = [
     "AuthorsLSARDRegressor",

@@ -90,10 +90,11 @@ WIDTH = [POSITIVE, StrOptions({"auto"})]
 
 def check_params(constraints: dict, params: dict, caller: str) -> None:
     """scikit-learn's check of ``params`` against ``constraints``; and a boolean is not a number
-    here (scikit-learn's intervals take ``True`` for 1)."""
+    here (scikit-learn's intervals take ``True`` for 1) except where ``"boolean"`` or
+    ``"verbose"`` allows one."""
     for name, value in params.items():
-        if isinstance(value, (bool, np.bool_)) and "boolean" not in constraints.get(
-                name, ["boolean"]):
+        rules = constraints.get(name, ["boolean"])
+        if isinstance(value, (bool, np.bool_)) and "boolean" not in rules and "verbose" not in rules:
             raise InvalidParameterError(f"The {name!r} parameter of {caller} must not be a "
                                         f"boolean. Got {value!r} instead.")
     validate_parameter_constraints(constraints, params, caller_name=caller)

@@ -370,7 +370,8 @@ class SequentialARD:
         The difference cancels as ``a_d Sigma_dd`` nears 1 (a feature about to leave), where the
         pruning solver's ``(Sigma G)_dd`` does not; that form needs ``Z^T B Z``, ``N k^2`` flops
         at every step of a solver whose steps cost ``k^2``. Here a cancelled ``gamma`` is a small
-        number (floored at ``tiny``) that only sends the feature out."""
+        number (floored at ``tiny``): it sends the feature out, and adds next to nothing to the
+        degrees of freedom of LS-ARD's variance update."""
         k = self.active.size
         tiny = np.finfo(float).tiny
         sdd = np.maximum(np.diag(self.sigma)[:k], tiny)

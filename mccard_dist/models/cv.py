@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from numbers import Real
 from functools import partial
 
 import numpy as np
@@ -90,7 +91,7 @@ form, solver
     _parameter_constraints = {
         **{k: v for k, v in MCCARDRegressor._parameter_constraints.items()
            if k not in ("kernel_width", "final_width_ratio")},
-        **SearchCV._parameter_constraints, "kernel_widths": ["array-like"]}
+        **SearchCV._parameter_constraints, "kernel_widths": ["array-like", Real]}
 
     def __init__(self, kernel_widths=DEFAULT_KERNEL_WIDTHS, *, cv=5,
                  scoring="neg_mean_absolute_error", n_jobs=None, likelihood="deviant", w_steps=10,
@@ -118,5 +119,5 @@ form, solver
         widths = check_widths(self.kernel_widths)
         candidates = [{"kernel_width": h} for h in widths]
         search = Search(candidates, [(c,) for c in range(len(widths))],
-                        partial(fit_one, self._base))
+                        partial(fit_one, self._base()))
         return search, {"param_kernel_width": np.asarray(widths)}

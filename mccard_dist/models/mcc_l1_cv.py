@@ -7,6 +7,7 @@ from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .search import Search, SearchCV
@@ -17,9 +18,10 @@ from .mcc_l1_path import fit_path, penalty_sequence
 __all__ = ["MCCL1RegressorCV"]
 
 
-def _fit_members(build, members, X, y, sample_weight=None, cache=None):
-    """:attr:`Search.fit`: the candidates ``members`` as one path (:func:`fit_path`)."""
-    return fit_path([build(**m) for m in members], X, y, sample_weight)
+def _fit_members(base, members, X, y, sample_weight=None, cache=None):
+    """:attr:`Search.fit`: the candidates ``members`` (clones of ``base`` with their parameters)
+    as one path (:func:`fit_path`)."""
+    return fit_path([clone(base).set_params(**m) for m in members], X, y, sample_weight)
 
 
 class MCCL1RegressorCV(SearchCV):
@@ -96,8 +98,8 @@ class MCCL1RegressorCV(SearchCV):
         **{k: v for k, v in MCCL1Regressor._parameter_constraints.items()
            if k not in ("kernel_width", "alpha", "zero_tol")},
         **SearchCV._parameter_constraints,
-        "kernel_widths": ["array-like"],
-        "alphas": ["array-like", None],
+        "kernel_widths": ["array-like", Real],
+        "alphas": ["array-like", Real, None],
         "n_alphas": [Interval(Integral, 1, None, closed="left")],
         "eps": [Interval(Real, 0, 1, closed="neither")],
         "path": [StrOptions({"width", "penalty", "none"})],
@@ -152,4 +154,4 @@ class MCCL1RegressorCV(SearchCV):
             units = [(c,) for c in range(len(candidates))]
         params = {"param_kernel_width": np.repeat(widths, n_alphas),
                   "param_alpha": alphas.ravel()}
-        return Search(candidates, units, partial(_fit_members, self._base)), params
+        return Search(candidates, units, partial(_fit_members, self._base())), params

@@ -21,7 +21,7 @@ from numbers import Integral
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
@@ -40,11 +40,10 @@ FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
 
 @contextlib.contextmanager
 def quiet():
-    """Convergence and floating-point warnings of the search's fits are not shown (a failed fit
-    scores NaN; the refit warns as a plain fit does)."""
+    """Convergence warnings of the search's fits are not shown (a fit that fails scores NaN; the
+    refit warns as a plain fit does)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        warnings.simplefilter("ignore", RuntimeWarning)
         yield
 
 
@@ -184,12 +183,12 @@ def search_results(scores, params: Mapping) -> dict:
     }
 
 
-def fit_one(build, members, X, y, sample_weight=None, cache=None):
-    """:attr:`Search.fit` of estimators fitted one candidate at a time (``build(**candidate)``:
-    the unfitted estimator)."""
+def fit_one(base, members, X, y, sample_weight=None, cache=None):
+    """:attr:`Search.fit` of estimators fitted one candidate at a time: a clone of ``base`` with
+    the candidate's parameters."""
     kw = {} if sample_weight is None else {"sample_weight": sample_weight}
     for candidate in members:
-        yield build(**candidate).fit(X, y, **kw)
+        yield clone(base).set_params(**candidate).fit(X, y, **kw)
 
 
 class SearchCV(RegressorMixin, BaseEstimator):
@@ -208,7 +207,8 @@ class SearchCV(RegressorMixin, BaseEstimator):
                                     "n_jobs": [None, Integral], "verbose": ["verbose"]}
 
     def _base(self, **params):
-        """The estimator with this one's shared parameters, and ``params``."""
+        """The estimator with this one's shared parameters, and ``params`` (what the search's
+        fits clone: the search carries it, not this estimator, to joblib's workers)."""
         own = self._estimator().get_params(deep=False)
         shared = {k: v for k, v in self.get_params(deep=False).items() if k in own}
         return self._estimator(**shared, **params)
