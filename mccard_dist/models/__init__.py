@@ -1,9 +1,6 @@
-"""Estimators: MCC-ARD (deviant and proper likelihood), LS-ARD and MCC-L1, their CV estimators
-and MCC-L1's paths; scikit-learn's Lasso and Huber regression as peer baselines.
-
-``__all__`` is what a user imports. The other names below are the pieces other rooms of the
-package use (the registry's penalty scale, the benchmarks' solves, the figures' densities);
-each is defined, documented and tested in its own module.
+"""Estimators: MCC-ARD, LS-ARD and MCC-L1, their CV estimators and MCC-L1's paths; scikit-learn's
+Lasso and Huber regression as peer baselines. ``__all__`` is what a user imports; the other names
+are pieces other rooms of the package use.
 """
 
 from ._likelihoods import log_density  # noqa: F401

@@ -7,13 +7,11 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils._param_validation import (
-    Interval,
-    InvalidParameterError,
-    StrOptions,
-    validate_parameter_constraints,
-)
+from sklearn.utils._param_validation import (Interval, InvalidParameterError, StrOptions,
+                                             validate_parameter_constraints)
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ._linalg import loo_from_leverage, posterior_covariance
 
 __all__ = ["ARDFit", "AT_LEAST_ONE", "NON_NEGATIVE", "POSITIVE", "WIDTH", "check_params",
            "PosteriorPredictive", "RegressorBase", "ard_relevance_step", "check_sample_weight",
@@ -21,11 +19,9 @@ __all__ = ["ARDFit", "AT_LEAST_ONE", "NON_NEGATIVE", "POSITIVE", "WIDTH", "check
 
 @dataclass
 class ARDFit:
-    """What an ARD fit ends with, by either solver: the kept features (indices, increasing),
-    their coefficients and relevances, the intercept, the last kernel width (robust fits, else
-    NaN) or noise variance (Gaussian fits, else NaN), and how the fit ended (``degenerate``: every
-    sample lost its weight, or the noise variance collapsed). ``engine``: the sequential
-    solver's final state (None for the pruning solver)."""
+    """An ARD fit by either solver: kept features (increasing), their coefficients and
+    relevances, the kernel width (robust) or noise variance (Gaussian; the other NaN), how it
+    ended, and the sequential solver's final ``engine``."""
 
     active: np.ndarray
     coef: np.ndarray
@@ -41,15 +37,13 @@ class ARDFit:
 
 
 def relative_change(coef, coef_prev) -> float:
-    """``max |coef - coef_prev| / max |coef|`` (the denominator at least 1e-12): the convergence
-    test of every solver's coefficients."""
+    """``max |coef - coef_prev| / max(max |coef|, 1e-12)``: the solvers' convergence test."""
     return float(np.max(np.abs(coef - coef_prev), initial=0.0)
                  / max(np.max(np.abs(coef), initial=0.0), 1e-12))
 
 
 def check_sample_weight(sample_weight, X):
-    """``None``, or a float64 copy of ``sample_weight`` (one finite weight ``>= 0`` per row of
-    ``X``, not all 0)."""
+    """``None``, or a checked float64 copy of ``sample_weight`` (finite, ``>= 0``, not all 0)."""
     if sample_weight is None:
         return None
     return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
@@ -57,8 +51,7 @@ def check_sample_weight(sample_weight, X):
 
 
 def weighted_var(y, sample_weight=None) -> float:
-    """``var(y)``, or its weighted form ``sum s (y - m)^2 / sum s`` with ``m`` the weighted mean
-    (an integer weight counts as that many copies of the sample)."""
+    """``var(y)``, or its weighted form ``sum s (y - m)^2 / sum s`` (``m`` the weighted mean)."""
     if sample_weight is None:
         return float(np.var(y))
     total = float(np.sum(sample_weight))
@@ -67,8 +60,8 @@ def weighted_var(y, sample_weight=None) -> float:
 
 
 def weighted_median(y, sample_weight=None) -> float:
-    """``median(y)``, or the weighted median: the mean of the lower and upper weighted medians,
-    which for integer weights is the median of the samples repeated that many times."""
+    """``median(y)``, or the mean of the lower and upper weighted medians (for integer weights,
+    the median of the repeated samples)."""
     if sample_weight is None:
         return float(np.median(y))
     keep = sample_weight > 0
@@ -89,12 +82,12 @@ WIDTH = [POSITIVE, StrOptions({"auto"})]
 
 
 def check_params(constraints: dict, params: dict, caller: str) -> None:
-    """scikit-learn's check of ``params`` against ``constraints``; and a boolean is not a number
-    here (scikit-learn's intervals take ``True`` for 1) except where ``"boolean"`` or
-    ``"verbose"`` allows one."""
+    """scikit-learn's check of ``params`` against ``constraints``, refusing a boolean (which its
+    intervals take for 1) except where ``"boolean"`` or ``"verbose"`` allows one."""
     for name, value in params.items():
         rules = constraints.get(name, ["boolean"])
-        if isinstance(value, (bool, np.bool_)) and "boolean" not in rules and "verbose" not in rules:
+        if isinstance(value, (bool, np.bool_)) and "boolean" not in rules \
+                and "verbose" not in rules:
             raise InvalidParameterError(f"The {name!r} parameter of {caller} must not be a "
                                         f"boolean. Got {value!r} instead.")
     validate_parameter_constraints(constraints, params, caller_name=caller)
@@ -113,13 +106,10 @@ class RegressorBase(RegressorMixin, BaseEstimator):
                      type(self).__name__)
 
     def _validate_fit_data(self, X, y, sample_weight=None):
-        """Validated ``X`` (C-ordered float64), ``y`` and ``sample_weight`` (``None`` or a
-        checked copy; see :func:`check_sample_weight`). At least 3 samples: the intercept takes
-        one degree of freedom, and with one left any feature fits the centred data exactly, so
-        nothing tells signal from noise."""
-        X, y = validate_data(
-            self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=3, reset=True
-        )
+        """Validated ``X`` (C-ordered float64), ``y`` and ``sample_weight``. At least 3 samples:
+        with an intercept and 2, any feature fits the centred data exactly."""
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=3,
+                             reset=True)
         X = np.ascontiguousarray(X)
         return X, np.asarray(y, dtype=np.float64), check_sample_weight(sample_weight, X)
 
@@ -146,8 +136,6 @@ class RegressorBase(RegressorMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        from ._linalg import loo_from_leverage
-
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         y = np.asarray(y, dtype=np.float64)
@@ -176,25 +164,17 @@ class RegressorBase(RegressorMixin, BaseEstimator):
 
 
 class PosteriorPredictive:
-    """``predict(X, return_std=True)`` for the ARD estimators, from the Gaussian posterior of their
-    final fit (``sigma_``, the covariance of the kept coefficients with the intercept profiled out).
+    """``predict(X, return_std=True)`` for the ARD estimators, from their final posterior.
 
-    The predictive variance of a row ``x`` is
-
-        ``(x_a - m)^T sigma_ (x_a - m) + 1 / sum(s) + noise``
-
-    with ``x_a`` the kept features, ``s`` the final fit's sample weights (precisions), ``m`` the
-    ``s``-weighted mean of the kept training columns and ``1 / sum(s)`` the intercept's variance
-    under its flat prior (both terms only with ``fit_intercept``); ``noise`` is the estimator's
-    :meth:`_noise_variance`. This equals ``z^T P^{-1} z + noise`` for ``z = [1, x_a]`` and the
-    joint precision ``P`` of intercept and kept coefficients.
+    The predictive variance of a row is ``(x_a - m)^T sigma_ (x_a - m) + 1 / sum(s) + noise``
+    (``x_a`` the kept features, ``s`` the final sample precisions, ``m`` the ``s``-weighted mean
+    of the kept training columns; ``m`` and ``1 / sum(s)``, the flat-prior intercept's variance,
+    only with ``fit_intercept``; ``noise`` from :meth:`_noise_variance`): ``z^T P^{-1} z + noise``
+    for ``z = [1, x_a]`` and the joint precision ``P`` of intercept and coefficients.
     """
 
     def _keep_fit(self, X, fit: ARDFit, weights):
-        """The fitted attributes an ARD fit gives: coefficients, intercept, relevances, active
-        set, the posterior (with the final sample precisions ``weights``) and how it ended."""
-        from ._linalg import posterior_covariance
-
+        """The fitted attributes of an ARD fit (posterior at the final precisions ``weights``)."""
         n_features = X.shape[1]
         Xa = X[:, fit.active]
         self.coef_ = np.zeros(n_features)
@@ -206,12 +186,8 @@ class PosteriorPredictive:
         self.active_[fit.active] = True
         self.sigma_ = posterior_covariance(Xa, weights, fit.relevance,
                                            fit_intercept=self.fit_intercept)
-        self._keep_predictive(Xa, weights)
         self.n_iter_ = fit.n_iter
         self.converged_ = fit.converged
-
-    def _keep_predictive(self, Xa, weights):
-        """Store the weighted column means and the intercept variance of the final fit."""
         total = float(np.sum(weights))
         if self.fit_intercept and total > 0:
             self._x_center = (weights @ Xa) / total
@@ -251,24 +227,8 @@ class PosteriorPredictive:
 
 
 def ard_relevance_step(gamma, coef, relevance_max):
-    """The fast ARD relevance update ``a_d = gamma_d / w_d^2`` and the pruning test.
-
-    Parameters
-    ----------
-    gamma : ndarray of shape (k,)
-        ``1 - a_d s_d^2`` for the active features, expected in (0, 1].
-    coef : ndarray of shape (k,)
-        Current coefficients of the active features.
-    relevance_max : float
-        Pruning threshold ``a_max``.
-
-    Returns
-    -------
-    relevance : ndarray of shape (k,)
-        New relevances (``inf`` where the coefficient is exactly 0).
-    keep : ndarray of bool, shape (k,)
-        Features whose relevance stays below ``relevance_max``.
-    """
+    """The ARD update ``a_d = gamma_d / w_d^2`` (``inf`` where not positive and finite) and
+    the mask of relevances below ``relevance_max``."""
     w2 = np.square(coef)
     with np.errstate(divide="ignore", invalid="ignore"):
         relevance = np.where(w2 > 0.0, gamma / w2, np.inf)

@@ -13,10 +13,8 @@ __all__ = ["lasso_sweeps", "working_set_lasso"]
 
 
 def lasso_sweeps(X, z, alpha, coef, sweeps):
-    """At most ``sweeps`` coordinate-descent sweeps of scikit-learn's ``enet_path`` on
-    ``(1/2N) ||z - X w||^2 + alpha ||w||_1`` from ``coef`` (``X`` Fortran-ordered); returns the
-    coefficients and the number of sweeps run. ``coef`` is not modified (the descent works in
-    place on its ``coef_init``, hence the copy)."""
+    """At most ``sweeps`` sweeps of ``enet_path`` on ``(1/2N) ||z - X w||^2 + alpha ||w||_1``
+    from ``coef`` (not modified; ``X`` Fortran-ordered); returns the coefficients and sweeps."""
     with warnings.catch_warnings():  # the sweep cap is deliberate
         warnings.simplefilter("ignore", ConvergenceWarning)
         _, path_coef, _, n_iter = enet_path(
@@ -27,21 +25,10 @@ def lasso_sweeps(X, z, alpha, coef, sweeps):
 
 def working_set_lasso(X, x_mean, root, z, alpha, coef, sweeps, screen_alpha=None):
     """:func:`lasso_sweeps` on the weighted, centred design ``(X - x_mean) * root[:, None]``,
-    restricted to a working set of its columns.
-
-    The working set holds the non-zero coefficients and every column that violates the Lasso's
-    optimality condition for a zero coefficient, ``|x_j^T r| / N > alpha`` (``r`` the residual).
-    Coordinate descent runs on those columns only; then the condition is checked on all columns
-    and the violators join the set, until there are none or the sweep budget is spent. A zero
-    coefficient that satisfies the condition would stay zero in a full sweep as well, so the
-    sweeps do the same kind of updates on fewer columns. Only the working set's columns are
-    weighted; the check uses ``x_j^T r = X_j^T (root r) - x_mean_j sum(root r)``.
-
-    ``screen_alpha`` (a path's sequential strong rule, Tibshirani et al. 2012, eq. 7): the first
-    round also takes in every column with ``|x_j^T r| / N >= screen_alpha`` (``2 alpha -
-    alpha_previous``: the columns likely to enter at this penalty), so the checks that follow
-    rarely find a violator; they still run on all columns, so the screening never drops one.
-    """
+    restricted to a working set: the non-zero coefficients and the columns violating the zero
+    coefficient's optimality condition ``|x_j^T r| / N > alpha``, re-checked on all columns
+    after each solve until none or the sweeps are spent. ``screen_alpha`` (the sequential strong
+    rule, Tibshirani et al. 2012) lowers the first round's threshold."""
     n_samples = X.shape[0]
     threshold = alpha * n_samples
     first_threshold = threshold if screen_alpha is None else min(threshold,

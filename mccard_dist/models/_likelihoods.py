@@ -1,16 +1,9 @@
 """Per-sample log-likelihood terms of the correntropy noise models and their derivatives.
 
-For a residual ``e`` and kernel width ``h`` let ``kappa = exp(-e^2 / 2h)`` (the Gaussian kernel).
-
-* deviant (the paper's eq. (22), C):   ``log C(e) = kappa``
-* proper  (the paper's eq. (40), C'): ``log C'(e) = log(exp(kappa) - 1)``
-
-Both have derivative ``d log p / de = -(e / h) * omega``, with ``omega = kappa`` (deviant) and
-``omega = kappa / (1 - exp(-kappa))`` (proper, from 1 at a gross outlier to e/(e-1) ~ 1.58 at a
-perfect inlier). The half-quadratic / IRLS w-step therefore uses sample weights ``omega / h``; the
-"printed" reading of the paper's w-step uses ``omega`` (see :class:`MCCARDRegressor`).
-
-Everything is computed without overflow, underflow to NaN, or ``log(0)``.
+With ``kappa = exp(-e^2 / 2h)``: ``log C(e) = kappa`` (deviant, eq. (22)) and
+``log C'(e) = log(exp(kappa) - 1)`` (proper, eq. (40)). Both have ``d log p / de = -(e/h) omega``
+with ``omega = kappa`` (deviant) or ``kappa / (1 - exp(-kappa))`` (proper), the w-step's weight
+up to ``1/h``. All are computed without overflow, NaN or ``log(0)``.
 """
 
 from __future__ import annotations
@@ -26,8 +19,7 @@ def kernel(e: np.ndarray, h: float) -> np.ndarray:
 
 
 def _omega_proper(kappa: np.ndarray) -> np.ndarray:
-    """``kappa / (1 - exp(-kappa))``, with its limit 1 near 0 (series
-    ``1 + kappa/2 + kappa^2/12``)."""
+    """``kappa / (1 - exp(-kappa))`` (series ``1 + kappa/2 + kappa^2/12`` near 0)."""
     out = np.empty_like(kappa)
     small = kappa < 1e-6
     ps = kappa[small]
@@ -49,11 +41,8 @@ def _omega_proper_derivative(kappa: np.ndarray) -> np.ndarray:
 
 
 def log_density(e: np.ndarray, h: float, likelihood: str) -> np.ndarray:
-    """``log C(e)`` (deviant) or ``log C'(e)`` (proper), elementwise.
-
-    For the proper likelihood ``log(expm1(kappa)) = -e^2/2h + log(expm1(kappa)/kappa)``, finite
-    even where ``kappa`` underflows.
-    """
+    """``log C(e)`` (deviant) or ``log C'(e)`` (proper, as ``-e^2/2h + log(expm1(kappa)/kappa)``,
+    finite where ``kappa`` underflows)."""
     u = np.square(e) / (2.0 * h)
     kappa = np.exp(-u)
     if likelihood == "deviant":

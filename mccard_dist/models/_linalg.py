@@ -1,31 +1,12 @@
 """Weighted ridge solves shared by the ARD and L1 estimators.
 
-Every estimator in :mod:`mccard_dist.models` reduces one iteration to the same problem: for sample
-weights ``s_n >= 0`` and per-feature relevances ``a_d > 0``, find
-
-.. math::
-
-    \\min_{w, b} \\sum_n s_n (t_n - b - x_n w)^2 + \\sum_d a_d w_d^2
-
-with an unpenalised intercept ``b`` (optional). The solution is
-``w = (X_c^T S X_c + A)^{-1} X_c^T S t_c`` where ``X_c`` and ``t_c`` are centred by their
-*weighted* means, which is the exact profile of the intercept (the Schur complement), not a
-plain mean-centring that outliers would move.
-
-Two algebraically equal forms are offered, both on the rescaled matrix ``B' = S^{1/2} X_c A^{-1/2}``:
-
-* primal: Cholesky of the ``k x k`` matrix ``I + B'^T B'`` (cheap when few features are active);
-* dual (Woodbury): Cholesky of the ``N x N`` matrix ``K = I + B' B'^T`` (cheap while more features
-  are active than samples).
-
-Both scalings keep the factorised matrix ``>= I``, so samples whose weight underflows to exactly
-zero simply drop out (no ``1 / s_n`` appears anywhere) and relevances near the pruning threshold do
-not spoil the conditioning.
-
-The ARD updates also need ``gamma_d = 1 - a_d Sigma_dd`` (the "well-determinedness" of ``w_d``).
-Computing it by that subtraction cancels catastrophically as ``a_d`` grows; it is obtained instead
-from expressions with no cancellation: ``gamma_d = ||L^{-1} b'_d||^2`` in the dual form and
-``gamma_d = (M'^{-1} B'^T B')_dd`` in the primal form.
+Each iteration solves ``min_{w,b} sum_n s_n (t_n - b - x_n w)^2 + sum_d a_d w_d^2`` with the
+intercept profiled out by *weighted* centring, on ``B' = S^{1/2} X_c A^{-1/2}``: primal (Cholesky
+of ``I + B'^T B'``, few active features) or dual (Woodbury, Cholesky of ``I + B' B'^T``, more
+features than samples). Both factorised matrices are ``>= I``, so zero weights drop out and
+relevances near the threshold keep the conditioning. ``gamma_d = 1 - a_d Sigma_dd`` is computed
+without that subtraction's cancellation: ``||L^{-1} b'_d||^2`` (dual), ``(M'^{-1} B'^T B')_dd``
+(primal).
 """
 
 from __future__ import annotations
@@ -35,37 +16,19 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-__all__ = ["RidgeSolution", "RidgeSteps", "weighted_ridge", "choose_form", "posterior_covariance",
+__all__ = ["RidgeSolution", "RidgeSteps", "weighted_ridge", "posterior_covariance",
            "hat_diagonal", "loo_from_leverage"]
 
 @dataclass(frozen=True)
 class RidgeSolution:
-    """Result of :func:`weighted_ridge` for the active columns it was given.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (k,)
-        Ridge coefficients ``w``.
-    intercept : float
-        Unpenalised intercept (0.0 without intercept, or when every weight is zero).
-    gamma : ndarray of shape (k,) or None
-        ``1 - a_d Sigma_dd`` without cancellation (``None`` if not requested).
-    form : {"primal", "dual"}
-        The form that was used.
-    leverage : ndarray of shape (N,) or None
-        Diagonal of the hat matrix of this solve (:func:`hat_diagonal`), if requested.
-    """
+    """A solve's coefficients and intercept (0.0 without one, or with every weight 0), its
+    ``gamma`` and hat diagonal ``leverage`` (``None`` unless requested) and the form used."""
 
     coef: np.ndarray
     intercept: float
     gamma: np.ndarray | None
     form: str
     leverage: np.ndarray | None = None
-
-
-def choose_form(n_samples: int, n_active: int) -> str:
-    """Return ``"dual"`` while more features are active than samples, else ``"primal"``."""
-    return "dual" if n_active > n_samples else "primal"
 
 
 def _centre(X, t, sample_weight, fit_intercept):
@@ -90,16 +53,10 @@ def inverse_lower(lower_factor: np.ndarray) -> np.ndarray:
 
 
 def _dual_with_gamma(L, B, z):
-    """Dual-form solution from the lower Cholesky factor ``L`` of ``K = I + B' B'^T`` (consumed):
-    the scaled coefficients ``B'^T K^{-1} z``, ``gamma_d = b'_d^T K^{-1} b'_d`` and
-    ``1 - (K^{-1})_nn``, the hat diagonal of the centred problem
-    (``B' (I + B'^T B')^{-1} B'^T = I - K^{-1}``).
-
-    ``K^{-1}`` is formed explicitly (LAPACK potri; ``K >= I``, so it is well conditioned) and
-    applied by one matrix product, ``C = K^{-1} B'``: twice the flops of the triangular solve
-    ``L^{-1} B'`` but at matrix-product speed. Then ``gamma = colsum(B' * C)`` and
-    ``B'^T K^{-1} z = C^T z``.
-    """
+    """From the lower Cholesky factor ``L`` of ``K = I + B' B'^T`` (consumed): ``B'^T K^{-1} z``,
+    ``gamma_d = b'_d^T K^{-1} b'_d`` and the centred hat diagonal ``1 - (K^{-1})_nn``.
+    ``K^{-1}`` (well conditioned, ``K >= I``) is formed explicitly: a matrix product is faster
+    than the triangular solve."""
     inv = inverse_lower(L)
     inv += np.tril(inv, -1).T  # the full symmetric inverse: a plain product is the fastest here
     C = inv @ B
@@ -108,68 +65,20 @@ def _dual_with_gamma(L, B, z):
 
 
 def _primal_hat(B, T):
-    """``diag(B' M'^{-1} B'^T)`` from the lower triangle ``T`` of ``M'^{-1}``, ``M' = I + B'^T B'``:
-    the hat diagonal of the centred problem (``N k^2`` flops)."""
+    """The centred hat diagonal ``diag(B' M'^{-1} B'^T)`` (``T``: lower triangle of ``M'^{-1}``)."""
     full = T + np.tril(T, -1).T
     return np.einsum("ij,ij->i", B @ full, B)
 
 
-def _with_base(hat, sample_weight, total, centre):
-    """Hat diagonal of the problem with its intercept: ``s_n / sum(s)`` more when centred."""
-    return hat + sample_weight / total if centre else hat
-
-
-def weighted_ridge(
-    X: np.ndarray,
-    t: np.ndarray,
-    sample_weight: np.ndarray,
-    relevance: np.ndarray,
-    *,
-    fit_intercept: bool = True,
-    form: str = "auto",
-    compute_gamma: bool = True,
-    compute_leverage: bool = False,
-) -> RidgeSolution:
-    """Solve the weighted ridge problem for the given (active) columns.
-
-    Parameters
-    ----------
-    X : ndarray of shape (N, k)
-        Design matrix restricted to the active features.
-    t : ndarray of shape (N,)
-        Targets.
-    sample_weight : ndarray of shape (N,)
-        Non-negative sample weights ``s_n`` (zeros allowed).
-    relevance : ndarray of shape (k,)
-        Positive, finite relevances ``a_d``.
-    fit_intercept : bool
-        Whether to profile out an unpenalised intercept.
-    form : {"auto", "primal", "dual"}
-        ``"auto"`` picks the dual form while ``k > N`` (:func:`choose_form`).
-    compute_gamma : bool
-        Whether to return ``gamma``.
-    compute_leverage : bool
-        Whether to return the hat diagonal (with ``compute_gamma`` only, which factors the
-        inverse it needs).
-
-    Returns
-    -------
-    RidgeSolution
-    """
+def weighted_ridge(X: np.ndarray, t: np.ndarray, sample_weight: np.ndarray,
+                   relevance: np.ndarray, *, fit_intercept: bool = True, form: str = "auto",
+                   compute_gamma: bool = True, compute_leverage: bool = False) -> RidgeSolution:
+    """The weighted ridge solve on the active columns ``X`` (N x k) for targets ``t``, weights
+    ``s_n >= 0`` and relevances ``a_d > 0``; ``form="auto"`` is dual while ``k > N``. The hat
+    diagonal (``compute_leverage``) comes only with ``compute_gamma``, which factors its inverse."""
     n_samples, n_active = X.shape
     if form == "auto":
-        form = choose_form(n_samples, n_active)
-    if n_active == 0:
-        xc, tc, _, t_mean = _centre(X, t, sample_weight, fit_intercept)
-        intercept = 0.0 if t_mean is None else float(t_mean)
-        empty = np.zeros(0)
-        leverage = None
-        if compute_gamma and compute_leverage:
-            total = float(np.sum(sample_weight))
-            leverage = _with_base(np.zeros(n_samples), sample_weight, total,
-                                  fit_intercept and total > 0.0)
-        return RidgeSolution(empty, intercept, empty if compute_gamma else None, form, leverage)
-
+        form = "dual" if n_active > n_samples else "primal"
     Xc, tc, x_mean, t_mean = _centre(X, t, sample_weight, fit_intercept)
     root_w = np.sqrt(sample_weight)
     inv_root_a = 1.0 / np.sqrt(relevance)
@@ -179,7 +88,11 @@ def weighted_ridge(
     z = tc * root_w
 
     gamma = hat = None
-    if form == "dual":
+    if n_active == 0:
+        coef_scaled = np.zeros(0)
+        if compute_gamma:
+            gamma, hat = np.zeros(0), np.zeros(n_samples)
+    elif form == "dual":
         K = B @ B.T
         K.flat[:: n_samples + 1] += 1.0
         L = linalg.cholesky(K, lower=True, overwrite_a=True, check_finite=False)
@@ -214,27 +127,16 @@ def weighted_ridge(
     leverage = None
     if compute_leverage and hat is not None:
         total = float(np.sum(sample_weight))
-        leverage = _with_base(hat, sample_weight, total, x_mean is not None)
+        leverage = hat + sample_weight / total if x_mean is not None else hat
     return RidgeSolution(coef, intercept, gamma, form, leverage)
 
 
 class RidgeSteps:
-    """Repeated weighted ridge solves on fixed columns and relevances, with changing weights.
-
-    The w-steps of one MCC-ARD iteration solve :func:`weighted_ridge` again and again with the same
-    active columns and relevances and new sample weights. This object keeps what does not depend on
-    the weights:
-
-    * dual form (``k > N``): the kernel ``P = X A^{-1} X^T`` is formed once (``N^2 k``); the
-      weighted centring is applied to it in ``O(N^2)``, ``Xc A^{-1} Xc^T = P - 1 c^T - c 1^T + q 1 1^T``
-      with ``c = P s / sum(s)`` and ``q = s^T P s / sum(s)^2``, so each solve costs one ``N x N``
-      Cholesky instead of ``N^2 k`` more;
-    * primal form: ``Xc^T S Xc + A`` as the symmetric product ``B^T B`` of ``B = S^{1/2} Xc``
-      (BLAS syrk, ``N k^2`` flops) and one LAPACK ``posv`` call (with ``gamma`` requested it
-      defers to :func:`weighted_ridge`).
-
-    The solutions are those of :func:`weighted_ridge` (same equations, rounding apart).
-    """
+    """:func:`weighted_ridge` repeated on fixed columns and relevances with changing weights
+    (one MCC-ARD iteration's w-steps). The dual form keeps the kernel ``P = X A^{-1} X^T`` and
+    centres it in ``O(N^2)`` (``P - 1 c^T - c 1^T + q``, ``c = P s / sum s``,
+    ``q = s^T P s / (sum s)^2``); the primal form solves ``B^T B + A`` (``B = S^{1/2} Xc``) by one
+    ``posv``, deferring to :func:`weighted_ridge` when ``gamma`` is requested."""
 
     def __init__(self, X: np.ndarray, relevance: np.ndarray, *, fit_intercept: bool = True,
                  form: str = "auto"):
@@ -242,18 +144,16 @@ class RidgeSteps:
         self.relevance = relevance
         self.fit_intercept = fit_intercept
         n_samples, n_active = X.shape
-        self.form = choose_form(n_samples, n_active) if form == "auto" else form
+        if form == "auto":
+            form = "dual" if n_active > n_samples else "primal"
+        self.form = form
         if self.form == "dual" and n_active:
             scaled = X * (1.0 / np.sqrt(relevance))
             self.P = scaled @ scaled.T  # X A^{-1} X^T (symmetric rank-k product)
 
     def solve(self, t: np.ndarray, sample_weight: np.ndarray, *,
               compute_gamma: bool = False, compute_leverage: bool = False) -> RidgeSolution:
-        """:func:`weighted_ridge` for targets ``t`` and these weights (the stored columns,
-        relevances and form). With ``compute_gamma`` the dual form still reuses the kernel for
-        the factorisation; ``gamma`` then costs one ``N x N`` inverse and one ``N^2 k`` matrix
-        product (:func:`_dual_with_gamma`). ``compute_leverage`` (with ``compute_gamma``) adds
-        the hat diagonal."""
+        """:func:`weighted_ridge` for targets ``t`` and these weights on the stored columns."""
         X, s = self.X, sample_weight
         n_samples, n_active = X.shape
         if n_active == 0 or (compute_gamma and self.form == "primal"):
@@ -286,7 +186,7 @@ class RidgeSteps:
                 coef, gamma, hat = _dual_with_gamma(factor, B, z)
                 coef *= inv_root_a
                 if compute_leverage:
-                    leverage = _with_base(hat, s, total, centre)
+                    leverage = hat + s / total if centre else hat
             else:
                 v, info = linalg.lapack.dpotrs(factor, z, lower=1)
                 if info != 0:
@@ -296,8 +196,6 @@ class RidgeSteps:
                     u = u - s * (u.sum() / total)  # Xc^T u = X^T (u - s sum(u)/sum(s))
                 coef = (X.T @ u) / self.relevance
         else:
-            # B = S^{1/2} Xc, so that M = B^T B + A is one symmetric rank-k product (BLAS syrk,
-            # half the flops of the general product Xc^T (S Xc)).
             root = np.sqrt(s)
             B = X - (s @ X) / total if centre else X.copy()
             B *= root[:, None]
@@ -316,13 +214,8 @@ class RidgeSteps:
         return RidgeSolution(coef, intercept, gamma, self.form, leverage)
 
 
-def posterior_covariance(
-    X: np.ndarray,
-    sample_weight: np.ndarray,
-    relevance: np.ndarray,
-    *,
-    fit_intercept: bool = True,
-) -> np.ndarray:
+def posterior_covariance(X: np.ndarray, sample_weight: np.ndarray, relevance: np.ndarray, *,
+                         fit_intercept: bool = True) -> np.ndarray:
     """Full ``Sigma = (X_c^T S X_c + A)^{-1}`` for the active columns (``k x k``)."""
     n_samples, n_active = X.shape
     if n_active == 0:
@@ -344,30 +237,11 @@ def posterior_covariance(
     return M_inv * inv_root_a[:, None] * inv_root_a[None, :]
 
 
-def hat_diagonal(
-    X: np.ndarray,
-    sample_weight: np.ndarray,
-    sigma: np.ndarray,
-    *,
-    fit_intercept: bool = True,
-) -> np.ndarray:
-    """Diagonal of the hat matrix of a weighted ridge fit, ``y_hat = H y``.
-
-    With ``Z = [1, X]`` and the penalty on ``w`` only, ``H = Z (Z^T S Z + P)^{-1} Z^T S``; profiling
-    out the intercept gives ``H_nn = s_n / sum(s) + s_n x~_n^T Sigma x~_n`` where ``x~`` is ``x``
-    centred by the weighted mean and ``Sigma = (X~^T S X~ + A)^{-1}`` (:func:`posterior_covariance`).
-
-    Parameters
-    ----------
-    X : ndarray of shape (N, k)
-        Active columns.
-    sample_weight : ndarray of shape (N,)
-        The weights ``s_n`` of the fit.
-    sigma : ndarray of shape (k, k)
-        ``Sigma`` for the same weights and columns.
-    fit_intercept : bool
-        Whether the fit had an intercept.
-    """
+def hat_diagonal(X: np.ndarray, sample_weight: np.ndarray, sigma: np.ndarray, *,
+                 fit_intercept: bool = True) -> np.ndarray:
+    """Hat diagonal of a weighted ridge fit on the active columns ``X`` with weights ``s``:
+    ``H_nn = s_n / sum(s) + s_n x~_n^T Sigma x~_n`` (the first term and the weighted centring
+    ``x~`` with an intercept only), ``sigma`` from :func:`posterior_covariance`."""
     s = np.asarray(sample_weight, dtype=float)
     total = s.sum()
     if fit_intercept and total > 0.0:
@@ -384,12 +258,8 @@ def hat_diagonal(
 def loo_from_leverage(residuals: np.ndarray, leverage: np.ndarray,
                       sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Leave-one-out residuals ``e_n / (1 - H_nn)`` of a linear smoother (``inf`` where
-    ``H_nn >= 1``: the fit interpolates that sample, its held-out error is unbounded).
-
-    With ``sample_weight`` ``c`` (in the smoother's weights), one unit of weight is left out, or
-    the whole sample when ``c_n < 1``: ``H_nn / max(c_n, 1)``, for ``c_n >= 1`` the leverage of
-    one of ``c_n`` copies of the sample, so integer weights give the residuals of the repeated
-    samples (a sample of weight 0 keeps its residual)."""
+    ``H_nn >= 1``). With ``sample_weight`` ``c``, one unit of weight is left out
+    (``H_nn / max(c_n, 1)``: integer weights act as repeated samples)."""
     e = np.asarray(residuals, dtype=float)
     leverage = np.asarray(leverage, dtype=float)
     if sample_weight is not None:

@@ -1,7 +1,5 @@
-"""MCC-ARD and LS-ARD fits by the pruning solver: every feature starts in the model, and the
-fixed-point w-steps (weighted ridge solves) and a-steps (``a_d = gamma_d / w_d^2``) prune a feature
-once its relevance reaches ``relevance_max``. The sequential solver's fits are in
-:mod:`._sequential_fits`; both return an :class:`~._base.ARDFit`.
+"""MCC-ARD and LS-ARD by the pruning solver: every feature starts in the model; w-steps (weighted
+ridge solves) and a-steps (``a_d = gamma_d / w_d^2``) prune a feature at ``relevance_max``.
 """
 
 from __future__ import annotations
@@ -17,11 +15,8 @@ __all__ = ["fit_gaussian", "fit_robust"]
 
 
 def _exact_gamma(model, Xa, e, relevance, gamma_fisher, h):
-    """``gamma_d = 1 - a_d s_d^2`` from the exact negative Hessian ``H = G + A`` (eq. (29)),
-    guarded; returns (gamma, n_bad).
-
-    It is computed as ``(H^{-1} G)_dd``, which equals ``1 - a_d (H^{-1})_dd`` but has no
-    ``1 - x`` cancellation as ``a_d`` grows (as the Fisher form in ``_linalg``)."""
+    """``gamma_d = 1 - a_d s_d^2`` from the exact negative Hessian ``H = G + A`` (eq. (29)) as
+    ``(H^{-1} G)_dd`` (no cancellation), the Fisher value where unusable; returns (gamma, n_bad)."""
     c = model._weight_scale(h) * h * neg_second_derivative(e, h, model.likelihood)
     if model._fit_weights is not None:
         c = c * model._fit_weights
@@ -54,11 +49,9 @@ def _relevance_change(new, before, keep) -> float:
 
 
 def fit_robust(model, X, y, schedule) -> ARDFit:
-    """MCC-ARD (:class:`~.mcc_ard.MCCARDRegressor` ``model``'s parameters and precisions) by
-    Algorithm 1: up to ``w_steps`` w-steps per iteration (stopping once ``w`` settles), then the
-    a-step and pruning. ``schedule``: the auto width's, or None for ``model.kernel_width``.
-    The fit has converged when no feature is pruned and neither ``w`` nor the relevances move
-    by more than ``tol`` (with the width settled)."""
+    """MCC-ARD by Algorithm 1: up to ``w_steps`` w-steps per iteration (until ``w`` settles),
+    the a-step and pruning. ``schedule``: the auto width's, or None. Converged when nothing is
+    pruned and neither ``w`` nor the relevances move by more than ``tol`` (width settled)."""
     n_samples, n_features = X.shape
     sw = model._fit_weights
     h = schedule.h if schedule else model.kernel_width
@@ -79,30 +72,22 @@ def fit_robust(model, X, y, schedule) -> ARDFit:
         coef_prev = coef
         # an unsettled auto width needs the last w-step's hat diagonal (leave-one-out)
         update_width = schedule is not None and not schedule.settled
-        # w-steps: the last returns gamma from its factorisation; the earlier ones skip it
-        # and stop once w settles (RidgeSteps keeps what the fixed relevances determine)
+        # w-steps until w settles; the last (one more once settled) also gives gamma
         steps = RidgeSteps(Xa, relevance, **ridge)
+        last = False
         for step in range(model.w_steps):
             e = y - intercept - Xa @ coef
             s = model._precisions(e, h)
             if not s.any():
                 degenerate = True
                 break
-            last = step == model.w_steps - 1
+            last = last or step == model.w_steps - 1
             sol = steps.solve(y, s, compute_gamma=last, compute_leverage=last and update_width)
             settled = relative_change(sol.coef, coef) <= model.tol
             coef, intercept = sol.coef, sol.intercept
             if last:
                 break
-            if settled:
-                e = y - intercept - Xa @ coef
-                s = model._precisions(e, h)
-                if not s.any():
-                    degenerate = True
-                    break
-                sol = steps.solve(y, s, compute_gamma=True, compute_leverage=update_width)
-                coef, intercept = sol.coef, sol.intercept
-                break
+            last = settled
         if degenerate:
             break
         gamma = np.clip(sol.gamma, 0.0, 1.0)
@@ -136,12 +121,9 @@ def fit_robust(model, X, y, schedule) -> ARDFit:
 
 
 def fit_gaussian(model, X, y) -> ARDFit:
-    """LS-ARD (:class:`~.ls_ard.LSARDRegressor` ``model``) by MacKay's fixed-point updates: a
-    weighted ridge solve at the current relevances and noise variance, then
-    ``a_d = gamma_d / mu_d^2`` (pruning) and ``sigma^2 = ||t - X mu||^2 / (N - sum gamma)``,
-    until neither moves by more than ``tol``; the coefficients are the posterior mean under the
-    final hyper-parameters. A variance below ``1e-12 var(y)`` has collapsed (the model
-    interpolates): it stays there and the fit says so (``degenerate``)."""
+    """LS-ARD by MacKay's updates: a weighted ridge solve, ``a_d = gamma_d / mu_d^2`` (pruning)
+    and ``sigma^2 = ||t - X mu||^2 / (N - sum gamma)`` until neither moves by ``tol``, then the
+    posterior mean. A variance below ``1e-12 var(y)`` has collapsed (``degenerate``)."""
     n_samples, n_features = X.shape
     sw = model._fit_weights
     ridge = dict(fit_intercept=model.fit_intercept, form=model.form)

@@ -1,28 +1,15 @@
 """The sequential sparse Bayesian solver (Tipping & Faul, 2003) with per-sample noise precisions.
 
-For fixed noise precisions ``beta_n`` (one per sample: MCC-ARD's half-quadratic weights, or one
-value for Gaussian noise) the ARD evidence ``log N(t | 0, B^-1 + Phi A^-1 Phi^T)`` is maximised
-over the relevances ``a`` one feature at a time, starting from an empty model. For every feature
-the sparsity and quality factors
+For fixed precisions ``B = diag(beta)`` the ARD evidence is maximised over the relevances one
+feature at a time from an empty model. The sparsity and quality factors
+``S_d = x_d^T B x_d - x_d^T B Z Sigma Z^T B x_d``, ``Q_d = x_d^T B t - x_d^T B Z mu`` (``Z`` the
+active columns and, with an intercept, a flat-prior column of ones; ``s = S``, ``q = Q`` outside
+the model, ``s = gamma_d / Sigma_dd``, ``q = mu_d / Sigma_dd`` inside) give the best relevance
+``a_d = s^2 / (q^2 - s)`` if ``q^2 > s``, else ``inf``. Each step takes the addition,
+re-estimation or deletion of largest evidence gain (their eqs. 27-29 with ``B`` for ``beta I``),
+updating the active set's posterior in ``O(D K^2)``.
 
-    ``S_d = x_d^T B x_d - x_d^T B Z Sigma Z^T B x_d``,  ``Q_d = x_d^T B t - x_d^T B Z mu``
-
-(``Z`` the active columns and, with an intercept, a column of ones whose prior is flat;
-``Sigma = (A + Z^T B Z)^-1``, ``mu = Sigma Z^T B t``) give, with ``s = S``, ``q = Q`` outside the
-model and ``s = gamma_d / Sigma_dd``, ``q = mu_d / Sigma_dd`` inside it
-(``gamma_d = 1 - a_d Sigma_dd``; Tipping & Faul's ``a S / (a - S)`` without its cancellation), the
-relevance that maximises the evidence in ``a_d`` alone: ``a_d = s^2 / (q^2 - s)`` if
-``q^2 > s``, else ``a_d = inf`` (the feature leaves the model). Each step takes the addition,
-re-estimation or deletion with the largest gain of the evidence (their eqs. 27-29, here with
-``B`` in place of ``beta I``) and refreshes the posterior of the active set only, so a step costs
-``O(D K^2)`` for ``K`` active features (``O(N D)`` more to add one), never a solve in ``N`` or
-``D``.
-
-References
-----------
-M. E. Tipping and A. C. Faul. "Fast marginal likelihood maximisation for sparse Bayesian
-models", AISTATS 2003. M. E. Tipping. "Sparse Bayesian learning and the relevance vector
-machine", JMLR 1, 2001 (non-Gaussian likelihoods through per-sample precisions, Section 4).
+References: M. E. Tipping and A. C. Faul, AISTATS 2003; M. E. Tipping, JMLR 1, 2001 (Section 4).
 """
 
 from __future__ import annotations
@@ -43,29 +30,10 @@ _REFRESH = 25
 
 
 class SequentialARD:
-    """The evidence maximisation of one fit: the active set, its relevances and posterior.
-
-    Parameters
-    ----------
-    X : ndarray of shape (N, D)
-        Training data (C-contiguous).
-    fit_intercept : bool
-        Whether a column of ones with a flat prior is always in the model.
-    relevance_max : float
-        A re-estimated relevance at or above this removes the feature (the pruning threshold of
-        the other solver).
-
-    Attributes
-    ----------
-    active : ndarray of int
-        Active features, in the order they entered.
-    relevance : ndarray
-        Their relevances ``a``.
-    mu : ndarray
-        Posterior mean of the active coefficients (then the intercept, if any).
-    sigma : ndarray
-        Posterior covariance of the same.
-    """
+    """The evidence maximisation of one fit on C-contiguous ``X``: ``active`` (features in the
+    order they entered), their ``relevance``, and the posterior ``mu``, ``sigma`` of their
+    coefficients (then the intercept, if any). A relevance reaching ``relevance_max`` removes
+    its feature."""
 
     def __init__(self, X: np.ndarray, *, fit_intercept: bool, relevance_max: float):
         self.X = X
@@ -76,10 +44,8 @@ class SequentialARD:
         self.sigma, self.mu = np.zeros((0, 0)), np.zeros(0)
         self._beta = None
 
-    # -- the precisions and what depends on them ----------------------------------------------
     def set_precisions(self, beta: np.ndarray, t: np.ndarray) -> None:
-        """New noise precisions ``beta`` (and targets ``t``): the weighted cross products of
-        every feature with the active columns, the intercept and the targets, ``O(N D K)``."""
+        """New precisions ``beta`` and targets ``t``, and the weighted cross products they give."""
         X = self.X
         self._beta, self._t = beta, t
         self._d = np.zeros(X.shape[1])
@@ -111,9 +77,8 @@ class SequentialARD:
         return G, b
 
     def _posterior(self, factors: bool = True, gram=None) -> None:
-        """Sigma, mu and the log evidence of the current active set (``O(K^3)``; ``gram``: the
-        :meth:`_gram` of this active set, if already made), and with ``factors`` the factors S,
-        Q of every feature (``O(D K^2)``)."""
+        """Sigma, mu and the log evidence of the active set (``gram``: its :meth:`_gram`, if
+        made), and with ``factors`` every feature's S and Q."""
         P = self._P
         G, b = self._gram() if gram is None else gram
         n = G.shape[0]
@@ -144,10 +109,8 @@ class SequentialARD:
             self._S, self._Q = self._d.copy(), self._bx.copy()
             self.log_evidence = 0.0
 
-    # -- one step ------------------------------------------------------------------------------
     def _actions(self):
-        """For every feature, the gain of the (doubled) log evidence of its best action and the
-        relevance that action gives it (``inf``: out of the model)."""
+        """Every feature's best action: its gain of doubled log evidence and new relevance."""
         S, Q = self._S, self._Q
         D = S.size
         tiny = np.finfo(float).tiny
@@ -184,9 +147,8 @@ class SequentialARD:
         return gain, new
 
     def _take(self, d: int, a_new: float) -> None:
-        """Add feature ``d``, re-estimate its relevance, or delete it (``a_new = inf``), with
-        rank-one updates of Sigma, mu, S, Q and the log evidence (``O(D K)``, and ``O(N D)`` for
-        the new column of an addition; Tipping & Faul's appendix, with ``B`` for ``beta I``)."""
+        """Add, re-estimate or delete (``a_new = inf``) feature ``d`` by rank-one updates
+        (Tipping & Faul's appendix)."""
         where = np.flatnonzero(self.active == d)
         P, sigma, mu = self._P, self.sigma, self.mu
         if where.size:
@@ -240,9 +202,8 @@ class SequentialARD:
             self.relevance = np.append(self.relevance, a_new)
 
     def _inside(self, capped: bool = True):
-        """The relevance that maximises the evidence in each active feature alone (``inf``: it
-        leaves the model; with ``capped``, also where it reaches ``relevance_max``), from the
-        active set's posterior only."""
+        """Each active feature's evidence-maximising relevance (``inf``: leave; with ``capped``
+        also at ``relevance_max``)."""
         k = self.active.size
         tiny = np.finfo(float).tiny
         sdd = np.maximum(np.diag(self.sigma)[:k], tiny)
@@ -255,20 +216,10 @@ class SequentialARD:
             a_new[a_new >= self.relevance_max] = np.inf
         return a_new
 
-    def _state(self):
-        return (self.active, self.relevance.copy(), self._P, self.sigma, self.mu, self._S,
-                self._Q, self.log_evidence)
-
-    def _restore(self, state) -> None:
-        (self.active, self.relevance, self._P, self.sigma, self.mu, self._S, self._Q,
-         self.log_evidence) = state
-
     def _reestimate_all(self, tol: float, max_rounds: int) -> int:
-        """Re-estimate every active relevance at once (each to its own optimum given the
-        others), round after round, with the active set fixed: ``O(K^3)`` a round, no factor of
-        an inactive feature. Stops when a feature should leave, when no relevance moves by more
-        than ``tol`` in log, or when a round would lower the evidence (undone). Returns the
-        rounds kept; ``S`` and ``Q`` are then stale (refresh with :meth:`_posterior`)."""
+        """Re-estimate every active relevance at once, round after round on the fixed active set,
+        until a feature should leave, none moves by ``tol`` in log, or a round would lower the
+        evidence (undone). Returns the rounds kept; ``S`` and ``Q`` are then stale."""
         gram = self._gram()
         for rounds in range(max_rounds):
             a_new = self._inside()
@@ -285,18 +236,12 @@ class SequentialARD:
         return max_rounds
 
     def run(self, max_steps: int, tol: float) -> tuple[bool, int]:
-        """Take the best action until none gains, or until no feature is to be added or deleted
-        and no relevance would move by more than ``tol`` in log; returns (whether it got there
-        within ``max_steps``, steps taken).
+        """Take the best action until none gains, or none adds or deletes and no relevance
+        moves by ``tol`` in log; returns (whether within ``max_steps``, steps taken).
 
-        When the best action re-estimates a relevance, all of them are re-estimated together
-        until they settle (:meth:`_reestimate_all`, on the active set alone) before the factors
-        of every feature are refreshed. An addition after which the feature's own optimum is to
-        leave again (its outside factors were rounding: those of a feature that nearly repeats
-        active ones are differences of close numbers) is undone and the feature is left out for
-        the rest of this call. The rank-one updates of :meth:`_take` are replaced by a fresh
-        factorisation every ``_REFRESH`` steps.
-        """
+        A best re-estimation re-estimates all relevances (:meth:`_reestimate_all`). An addition
+        whose feature then asks to leave (its outside factors were rounding) is undone and the
+        feature barred for this call. A fresh factorisation every ``_REFRESH`` updates."""
         barred = np.zeros(self.X.shape[1], dtype=bool)
         updates = 0
         for n_steps in range(max_steps + 1):
@@ -327,21 +272,20 @@ class SequentialARD:
                 if self._reestimate_all(tol, max_rounds=50):
                     self._posterior()
                     continue
-            before = self._state()
+            before = (self.active, self.relevance.copy(), self._P, self.sigma, self.mu,
+                      self._S, self._Q, self.log_evidence)
             self._take(best, float(new[best]))
             if not inside[best] and not np.isfinite(self._inside()[-1]):
-                # the feature, once in, asks to leave: its outside factors were rounding
-                self._restore(before)
+                (self.active, self.relevance, self._P, self.sigma, self.mu, self._S, self._Q,
+                 self.log_evidence) = before
                 barred[best] = True
             updates += 1
             if updates % _REFRESH == 0:
                 self._posterior()
         return False, max_steps
 
-    # -- results -------------------------------------------------------------------------------
     def in_feature_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The active features, their coefficients and relevances, by feature index (the engine
-        keeps them in the order they entered)."""
+        """The active features, their coefficients and relevances, by feature index."""
         order = np.argsort(self.active)
         return self.active[order], self.coef[order], self.relevance[order]
 
@@ -364,14 +308,9 @@ class SequentialARD:
         return self._beta * np.einsum("ij,ij->i", Z @ self.sigma, Z)
 
     def gamma(self) -> np.ndarray:
-        """``gamma_d = 1 - a_d Sigma_dd`` of the active features (their well-determinedness),
-        in ``[tiny, 1]``: the one form every step of this solver uses.
-
-        The difference cancels as ``a_d Sigma_dd`` nears 1 (a feature about to leave), where the
-        pruning solver's ``(Sigma G)_dd`` does not; that form needs ``Z^T B Z``, ``N k^2`` flops
-        at every step of a solver whose steps cost ``k^2``. Here a cancelled ``gamma`` is a small
-        number (floored at ``tiny``): it sends the feature out, and adds next to nothing to the
-        degrees of freedom of LS-ARD's variance update."""
+        """``gamma_d = 1 - a_d Sigma_dd`` of the active features in ``[tiny, 1]``. It cancels
+        for a feature about to leave, which a small value sends out anyway; the pruning
+        solver's cancellation-free form would cost ``N k^2`` per step."""
         k = self.active.size
         tiny = np.finfo(float).tiny
         sdd = np.maximum(np.diag(self.sigma)[:k], tiny)
@@ -379,9 +318,8 @@ class SequentialARD:
 
 
 def ard_evidence(X, t, precisions, features, relevances, fit_intercept: bool = True) -> float:
-    """``log N(t | 0, B^-1 + Z A^-1 Z^T)`` of the columns ``features`` of ``X`` with relevances
-    ``relevances`` (and an intercept under a flat prior), ``B = diag(precisions)``, up to a
-    constant that depends on ``B`` only: values at one ``B`` compare two models."""
+    """``log N(t | 0, B^-1 + Z A^-1 Z^T)`` of the columns ``features`` with ``relevances`` (and
+    a flat-prior intercept), ``B = diag(precisions)``, up to a constant that depends on ``B``."""
     engine = SequentialARD(np.ascontiguousarray(X, dtype=float), fit_intercept=fit_intercept,
                            relevance_max=np.inf)
     engine.active = np.asarray(features, dtype=np.intp)

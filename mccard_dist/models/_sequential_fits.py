@@ -1,12 +1,6 @@
-"""MCC-ARD and LS-ARD fits by the sequential solver: outer loops around :class:`SequentialARD`.
-
-The outer loop of a robust fit refreshes the per-sample noise precisions (the half-quadratic
-weights, and the auto width) from the residuals; that of a Gaussian fit re-estimates the noise
-variance. Each runs the evidence maximisation of :mod:`._sequential` for the precisions it holds.
-
-The fit leaves the process's BLAS threads as the caller set them (a limit is process-wide, so
-an estimator that set one would change every other thread's fits too); the pipeline's workers
-run with one BLAS thread each.
+"""MCC-ARD and LS-ARD by the sequential solver: outer loops (the robust fit's precisions and
+width, the Gaussian fit's noise variance) around :class:`SequentialARD`. BLAS threads are left as
+the caller set them.
 """
 
 from __future__ import annotations
@@ -24,9 +18,8 @@ _LOOSE = 0.1
 
 
 def _changes(engine: SequentialARD, coef_prev: np.ndarray, active_prev):
-    """The engine's coefficients (all features) and sorted active set, the change of the
-    coefficients since ``coef_prev`` (:func:`relative_change`), and whether the active set is
-    ``active_prev``."""
+    """The engine's coefficients (all features), sorted active set, the coefficients' change
+    since ``coef_prev`` and whether the active set is ``active_prev``."""
     coef = np.zeros(coef_prev.size)
     coef[engine.active] = engine.coef
     active = np.sort(engine.active)
@@ -42,39 +35,20 @@ def _result(engine, kernel_width, noise_var, n_iter, converged, degenerate) -> A
                   float(noise_var), n_iter, converged, degenerate, engine=engine)
 
 
-def _inner_tol(dw: float, tol: float, moved: bool) -> float:
-    """How far the relevances are settled for the next precisions: loosely while the outer
-    loop still moves (the width, or coefficients by more than ``10 tol``), ``tol`` near its end.
-    A maximisation for precisions that the next iteration replaces needs no more accuracy than
-    the change it is about to see; the fit converges only after one at ``tol``."""
-    if moved:
-        return _LOOSE
-    return float(min(max(tol, 0.1 * dw), _LOOSE))
-
-
 def _max_steps(n_features: int) -> int:
-    """Steps of one inner maximisation: enough to add every feature a well-posed problem keeps
-    several times over; an outer iteration that stops early resumes where it stopped."""
+    """Steps of one inner maximisation (an outer iteration that stops early resumes there)."""
     return 200 + 4 * min(n_features, 1000)
 
 
 def fit_robust(model, X, y, schedule) -> ARDFit:
-    """MCC-ARD (:class:`~.mcc_ard.MCCARDRegressor` ``model``'s parameters) by the sequential
-    solver: an outer loop that refreshes the per-sample precisions ``model._precisions(e, h)``
-    from the residuals (the half-quadratic step) around the evidence maximisation for fixed
-    precisions.
+    """MCC-ARD by the sequential solver: the precisions ``model._precisions(e, h)`` refreshed
+    from the residuals around the evidence maximisation.
 
-    The model starts empty, so its residuals start as large as ``y``: at a width far below
-    ``var(y)`` every sample would have weight ~0. A fixed width is therefore reached by halving
-    from ``var(y)`` (a continuation over the width: the wide kernels see every sample as an
-    inlier and the first features entered are the ones the clean samples agree on); the auto
-    width (``schedule``) anneals from ``var(y)`` by its own rule and is widened by
-    the model's final width ratio once settled. The fit has converged when the width has
-    reached its value, the inner maximisation has settled at ``tol`` (:func:`_inner_tol`), the
-    active set is that of the previous iteration and no coefficient moved by more than ``tol``
-    times the largest. The precisions carry the samples' weights; they also weight ``var(y)``
-    and the median of the start.
-    """
+    The empty start's residuals are as large as ``y``, so a fixed width is reached by halving
+    from ``var(y)`` (the wide kernels see every sample as an inlier); the auto width
+    (``schedule``) anneals from ``var(y)`` and is widened once settled. Converged when the width
+    is reached, the inner maximisation settled at ``tol``, the active set unchanged and no
+    coefficient moved by more than ``tol`` relative."""
     precisions, tol, sample_weight = model._precisions, model.tol, model._fit_weights
     kernel_width = None if schedule is not None else model.kernel_width
     scale = weighted_var(y, sample_weight)
@@ -110,23 +84,17 @@ def fit_robust(model, X, y, schedule) -> ARDFit:
         converged = bool(settled and inner_tol <= tol and same and dw <= tol and not moved)
         if converged:
             break
-        inner_tol = _inner_tol(dw, tol, moved)
+        # loose while the outer loop moves: the next precisions replace these anyway
+        inner_tol = _LOOSE if moved else float(min(max(tol, 0.1 * dw), _LOOSE))
     return _result(engine, h, float("nan"), n_iter, converged, degenerate)
 
 
 def fit_gaussian(model, X, y) -> ARDFit:
-    """LS-ARD (:class:`~.ls_ard.LSARDRegressor` ``model``'s parameters) by the sequential solver: the evidence maximisation in the relevances for a fixed
-    noise variance, then ``sigma^2 = ||t - Z mu||^2 / (N - sum gamma)`` (one degree of freedom
-    fewer with an intercept), until the variance, the active set and the coefficients settle.
-    The variance starts at ``var(y)``.
-
-    With more features than samples the evidence can grow without bound as the variance falls
-    and features are added until the model interpolates the training data: the fit stops there
-    (``degenerate``), at ``K = N - 2`` active features (``N - 1`` with no intercept).
-
-    Sample weights ``c``: the precisions are ``c_n / sigma^2``, ``||.||^2`` is weighted and
-    ``N`` is ``sum c`` in the variance; the interpolation limit counts the samples of weight > 0.
-    """
+    """LS-ARD by the sequential solver: the evidence maximisation at a fixed noise variance,
+    then ``sigma^2 = ||t - Z mu||^2 / (N - sum gamma)`` (one fewer with an intercept), from
+    ``var(y)`` until variance, active set and coefficients settle. It stops (``degenerate``)
+    when the model interpolates, at ``N - 2`` features (``N - 1`` without intercept). Weights
+    ``c``: precisions ``c_n / sigma^2``, ``N = sum c``, the limit counts weights > 0."""
     tol, fit_intercept, sample_weight = model.tol, model.fit_intercept, model._fit_weights
     n = X.shape[0]
     c = np.ones(n) if sample_weight is None else sample_weight
@@ -160,6 +128,5 @@ def fit_gaussian(model, X, y) -> ARDFit:
         noise_var = new_var
         if converged:
             break
-    # the posterior at the final variance
     engine.set_precisions(c / noise_var, y)
     return _result(engine, float("nan"), noise_var, n_iter, converged, collapsed)

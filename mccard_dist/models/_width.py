@@ -1,29 +1,12 @@
 """The kernel width chosen inside the fit (``kernel_width="auto"``).
 
-The kernel ``exp(-e^2 / 2h)`` is Welsch's loss with ``c^2 = 2h``. For Gaussian inlier noise of
-variance ``sigma^2``, Welsch's M-estimator reaches 95% efficiency at ``c = 2.9846 sigma``, i.e.
-``h = (2.9846^2 / 2) sigma^2`` (:data:`WELSCH_95`). The rule therefore reduces to an estimate of
-the inlier residual variance, made from the fit itself:
-
-1. the approximate leave-one-out residuals ``r_n = e_n / (1 - H_nn)`` of the current weighted fit
-   (training residuals of a fit with D > N are far too small; the held-out ones are not);
-2. a kernel-weighted variance at width ``s^2``, ``v = sum p r^2 / sum p`` with
-   ``p = exp(-r^2 / 2 s^2)``, which ignores gross outliers. For Gaussian residuals of variance
-   ``sigma^2`` the weighting shrinks it to ``v = sigma^2 s^2 / (sigma^2 + s^2)``; solving for
-   ``sigma^2`` removes that truncation bias: ``sigma^2 = v s^2 / (s^2 - v)``
-   (:func:`inlier_variance`).
-
-:class:`WidthSchedule` anneals ``h`` from ``var(y)`` (every sample an inlier) towards
-``WELSCH_95 * sigma^2``, falling by at most a factor ``max_fall`` per update, and reports when it
-has settled.
-
-The rule has a fixed point wherever the fit it makes leaves residuals that give back the same width,
-and there can be several: under heavy contamination the first one reached from ``var(y)`` can be a
-wide width whose fit still follows part of the outliers, so its inliers' residuals are large and
-keep the width wide (a fit annealed further down would leave them small). The schedule therefore
-probes below the first fixed point ``h1``: it lowers the width by ``max_fall`` per update to
-``h1 / probe`` and runs the rule again from there, free to rise. Where ``h1`` was the only fixed
-point the rule climbs back to it; where a lower one exists the fit ends there.
+``exp(-e^2 / 2h)`` is Welsch's loss with ``c^2 = 2h``, 95% efficient for Gaussian inliers of
+variance ``sigma^2`` at ``h = WELSCH_95 sigma^2``. ``sigma^2`` is estimated from the fit's
+leave-one-out residuals by a kernel-weighted variance with its truncation bias removed
+(:func:`inlier_variance`). :class:`WidthSchedule` anneals ``h`` from ``var(y)`` towards that
+value; as the rule can have several fixed points (a wide one whose fit still follows part of
+the outliers), it probes below the first one, ``h1``, descending to ``h1 / probe`` and running
+the rule again from there.
 """
 
 from __future__ import annotations
@@ -49,14 +32,9 @@ def is_auto(kernel_width) -> bool:
 
 
 def inlier_variance(residuals: np.ndarray, width: float, weights=None) -> float:
-    """Variance of the inlier part of ``residuals``, kernel-weighted at ``width`` (a variance),
-    with the truncation bias of the weighting removed.
-
-    Returns ``2 * width`` when the weighted variance is at least ``0.9 * width`` (the residuals are
-    too wide for this width to tell inliers from outliers, and the correction would blow up), or
-    when no residual carries weight. Non-finite residuals (samples the fit interpolates) are
-    ignored. ``weights``: the samples' weights (``sample_weight``), multiplying the kernel's.
-    """
+    """Inlier variance of ``residuals``: ``v = sum p r^2 / sum p`` with ``p = exp(-r^2 / 2
+    width)`` (times ``weights``), debiased to ``v width / (width - v)``; ``2 * width`` when
+    ``v >= 0.9 width`` or nothing carries weight. Non-finite residuals are ignored."""
     r2 = np.square(np.asarray(residuals, dtype=float))
     finite = np.isfinite(r2)
     r2 = r2[finite]
@@ -73,36 +51,10 @@ def inlier_variance(residuals: np.ndarray, width: float, weights=None) -> float:
 
 
 class WidthSchedule:
-    """The annealed kernel width of one fit.
-
-    Parameters
-    ----------
-    y : ndarray
-        Training targets; ``var(y)`` is the starting width and sets the floor.
-    factor : float
-        ``h / sigma^2`` (default :data:`WELSCH_95`).
-    max_fall : float
-        Largest factor by which one update may lower ``h``.
-    settle : float
-        ``h`` has settled once an update changes ``log h`` by at most this.
-    floor : float
-        Smallest ``h``, as a fraction of ``var(y)``.
-    probe : float
-        After the rule first settles at ``h1``, lower the width to ``h1 / probe`` and run the rule
-        again from there (see the module notes); ``1`` settles at ``h1``.
-    weights : ndarray, optional
-        The samples' weights (``sample_weight``): ``var(y)`` and the inlier variance are weighted.
-
-    Attributes
-    ----------
-    h : float
-        The current width.
-    path : list of float
-        Every width used, the start first.
-    settled : bool
-        Whether the last update moved ``h`` by at most ``settle`` (then ``update`` no longer
-        changes it).
-    """
+    """The annealed kernel width ``h`` of one fit, from ``var(y)`` (weighted by ``weights``),
+    with every width used in ``path``. An update lowers ``h`` by at most ``max_fall``, not below
+    ``floor * var(y)``; ``h`` has ``settled`` once an update moves ``log h`` by at most
+    ``settle`` (after the probe to ``h1 / probe``; ``probe=1`` settles at ``h1``)."""
 
     def __init__(self, y, *, factor: float = WELSCH_95, max_fall: float = 2.0,
                  settle: float = 0.02, floor: float = 1e-3, probe: float = 9.0, weights=None):

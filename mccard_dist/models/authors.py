@@ -1,12 +1,8 @@
-"""The paper authors' published MCC-ARD and LS-ARD, as their own code runs them.
-
-The authors published MATLAB implementations with a follow-up paper (Li et al., 2025, "Robust
-sparse Bayesian learning based on minimum error entropy"): MCC-ARD as "SBCL" and LS-ARD as "SBL".
-These estimators follow that algorithm step by step (a description of it, not a copy of the code),
-so that it can run next to this package's own reading (:class:`MCCARDRegressor`) on the same cells.
-They are estimators of their own rather than options of :class:`MCCARDRegressor` because they
-differ in nearly every step: standardised data and no intercept, a zero start, the w-step exactly
-as printed, the exact Hessian, an unguarded a-step and another stopping rule.
+"""The paper authors' published MCC-ARD ("SBCL") and LS-ARD ("SBL"), as their MATLAB code (with
+Li et al., 2025) runs them: a description of that algorithm, not a copy, to run next to this
+package's reading. Separate estimators, as they differ in nearly every step: standardised data
+without intercept, a zero start, the printed w-step, the exact Hessian, an unguarded a-step and
+another stopping rule.
 """
 
 from __future__ import annotations
@@ -20,8 +16,7 @@ __all__ = ["AuthorsLSARDRegressor", "AuthorsMCCARDRegressor"]
 
 
 class _Standardised(RegressorBase):
-    """Fit on data standardised with the training mean and sample std (ddof=1), no intercept;
-    ``coef_`` and ``intercept_`` are mapped back so that ``predict`` takes raw ``X``."""
+    """Fit on standardised data without intercept, mapped back so ``predict`` takes raw ``X``."""
 
     def fit(self, X, y):
         """Standardise ``X`` and ``y`` with their training mean and sample std, fit, map back.
@@ -56,8 +51,8 @@ class _Standardised(RegressorBase):
         raise NotImplementedError(f"{type(self).__name__} has no leave-one-out residuals")
 
     def _stop(self, iteration, a_old, a_new, n_before, n_after):
-        """The authors' rule: from the second iteration on, every active relevance moved by less
-        than ``a_tol`` relative and pruning removed nothing."""
+        """The authors' rule: from iteration 2, every relevance moved by under ``a_tol`` relative
+        and nothing was pruned."""
         flag = bool(np.max(np.abs(a_new - a_old) / a_old, initial=0.0) < self.a_tol)
         return iteration >= 2 and flag and n_before == n_after
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import numbers
-from numbers import Real
 from functools import partial
+from numbers import Real
 
 import numpy as np
 
@@ -24,12 +23,10 @@ def check_widths(kernel_widths) -> list[float]:
     if widths.ndim != 1 or widths.size == 0:
         raise ValueError(f"kernel_widths must be a non-empty sequence of positive numbers, "
                          f"got {kernel_widths!r}")
-    out = []
     for h in widths:
-        if isinstance(h, bool) or not isinstance(h, numbers.Real) or not np.isfinite(h) or h <= 0:
+        if isinstance(h, bool) or not isinstance(h, Real) or not np.isfinite(h) or h <= 0:
             raise ValueError(f"kernel_widths must hold positive finite numbers, got {h!r}")
-        out.append(float(h))
-    return out
+    return [float(h) for h in widths]
 
 
 class MCCARDRegressorCV(SearchCV):

@@ -69,19 +69,17 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
     Notes
     -----
     ``predict(X, return_std=True)`` gives the predictive spread of a new target: the posterior of
-    the kept coefficients and the intercept plus ``noise_var_`` (as scikit-learn's
-    ``ARDRegression``). It is only as good as ``noise_var_``: with more features than samples
-    the noise estimate can collapse (see below), and the band with it.
+    the kept coefficients and the intercept plus ``noise_var_`` (as ``ARDRegression``), only as
+    good as ``noise_var_``, which can collapse with more features than samples.
 
-    Each iteration: ``Sigma = (X^T X / sigma^2 + A)^{-1}``, ``mu = Sigma X^T t / sigma^2`` (paper
-    eq. for the posterior of ``w``); ``gamma_d = 1 - a_d Sigma_dd``; ``a_d = gamma_d / mu_d^2``;
-    ``sigma^2 = ||t - X mu||^2 / (N - sum_d gamma_d)`` (minus one more degree of freedom with an
+    Each iteration: ``Sigma = (X^T X / sigma^2 + A)^{-1}``, ``mu = Sigma X^T t / sigma^2``;
+    ``gamma_d = 1 - a_d Sigma_dd``; ``a_d = gamma_d / mu_d^2``;
+    ``sigma^2 = ||t - X mu||^2 / (N - sum_d gamma_d)`` (one more degree of freedom with an
     intercept); features with ``a_d >= relevance_max`` are pruned. The start is
     ``sigma^2 = var(t)``, ``a = 1``, as in :class:`sklearn.linear_model.ARDRegression`, which
-    runs the same updates (with Gamma hyper-priors; with those set to zero,
-    ``threshold_lambda=relevance_max`` and ``fit_intercept=False`` the two agree: with an
-    intercept, LS-ARD counts it as a degree of freedom of the noise variance and scikit-learn
-    does not). With far more features than samples the
+    runs the same updates (with Gamma hyper-priors; with those zero,
+    ``threshold_lambda=relevance_max`` and ``fit_intercept=False`` the two agree; scikit-learn
+    does not count an intercept as a degree of freedom). With far more features than samples the
     noise variance collapses and many features survive: that is the behaviour of LS-ARD itself.
 
     Examples
@@ -112,7 +110,7 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         self.solver = solver
 
     def _leverage(self, X, e):
-        """Hat diagonal of the posterior mean (weights ``1/sigma^2``, final relevances)."""
+        """Hat diagonal of the posterior mean (weights ``c / sigma^2``, final relevances)."""
         weights = self._weights(X.shape[0], self.noise_var_)
         return hat_diagonal(X[:, self.active_], weights, self.sigma_,
                             fit_intercept=self.fit_intercept)
@@ -122,8 +120,7 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         return self.noise_var_
 
     def _weights(self, n_samples, noise_var):
-        """The per-sample noise precisions ``c_n / sigma^2`` (``c`` the fit's ``sample_weight``,
-        1 when not given)."""
+        """The noise precisions ``c_n / sigma^2`` (``c``: the fit's weights, 1 when not given)."""
         if self._fit_weights is None:
             return np.full(n_samples, 1.0 / noise_var)
         return self._fit_weights / noise_var
@@ -150,25 +147,15 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         solver = _sequential_fits if self.solver == "sequential" else _pruning_fits
         fit = solver.fit_gaussian(self, X, y)
         if fit.degenerate:
-            warnings.warn(
-                f"LS-ARD: the noise variance collapsed ({fit.noise_var:.3g}) with "
-                f"{fit.active.size} features: the model interpolates the training data "
-                "(noise_var_collapsed_); with more features than samples the evidence grows "
-                "without bound as the variance falls.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
+            warnings.warn(f"LS-ARD: the noise variance collapsed ({fit.noise_var:.3g}) with "
+                          f"{fit.active.size} features: the model interpolates the training data "
+                          "(noise_var_collapsed_); with more features than samples the evidence "
+                          "grows without bound as the variance falls.", ConvergenceWarning,
+                          stacklevel=2)
         elif not fit.converged:
-            warnings.warn(
-                f"LS-ARD did not converge in max_iter={self.max_iter} iterations "
-                f"(tol={self.tol!r}); increase max_iter or tol.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        return self._finish(X, fit)
-
-    def _finish(self, X, fit):
-        """The fitted attributes, from either solver's :class:`ARDFit`."""
+            warnings.warn(f"LS-ARD did not converge in max_iter={self.max_iter} iterations "
+                          f"(tol={self.tol!r}); increase max_iter or tol.", ConvergenceWarning,
+                          stacklevel=2)
         self._keep_fit(X, fit, self._weights(X.shape[0], fit.noise_var))
         self.noise_var_ = float(fit.noise_var)
         self.noise_var_collapsed_ = bool(fit.degenerate)

@@ -24,10 +24,11 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     """Robust sparse linear regression by MCC-ARD (Li et al., IJCNN 2023, Algorithm 1).
 
     The noise model is the correntropy-induced density ``C(e|0,h) = exp(exp(-e^2/2h))``
-    ("deviant", the paper's proposal) or its normalisable shift ``C'(e|0,h) = exp(exp(-e^2/2h)) - 1``
-    ("proper", the paper's Discussion). An ARD prior ``w_d ~ N(0, 1/a_d)`` with a Jeffreys
-    hyper-prior on each relevance ``a_d`` prunes irrelevant features: a feature whose relevance
-    reaches ``relevance_max`` has its coefficient set to zero and is removed from later updates.
+    ("deviant", the paper's proposal) or its normalisable shift
+    ``C'(e|0,h) = exp(exp(-e^2/2h)) - 1`` ("proper", the paper's Discussion). An ARD prior
+    ``w_d ~ N(0, 1/a_d)`` with a Jeffreys hyper-prior on each relevance ``a_d`` prunes irrelevant
+    features: a feature whose relevance reaches ``relevance_max`` has its coefficient set to zero
+    and is removed from later updates.
 
     Parameters
     ----------
@@ -125,20 +126,20 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
 
     Notes
     -----
-    ``predict(X, return_std=True)`` gives the spread of a new *inlier* target: the Gaussian
-    posterior of the kept coefficients and the intercept (the Laplace approximation at the final
-    fit, :class:`~mccard_dist.models._base.PosteriorPredictive`; pruned features count as exactly
-    0) plus the inlier noise variance ``h`` (``kernel_width_``; 1 for ``h_factor="printed"``).
-    It assumes that ``h`` is the inliers' noise variance: a width chosen larger (as CV does under
-    heavy contamination) widens the band accordingly, and outliers are not covered by it.
+    ``predict(X, return_std=True)`` gives the spread of a new *inlier* target: the Laplace
+    posterior of the kept coefficients and the intercept (pruned features exactly 0) plus the
+    inlier noise variance ``h`` (``kernel_width_``; 1 for ``h_factor="printed"``). A width larger
+    than the inliers' variance (as CV chooses under heavy contamination) widens the band;
+    outliers are not covered by it.
 
     One outer iteration (Algorithm 1):
 
     1. w-step: sample weights ``omega_n / h`` from the current residuals (``omega = kappa`` for
        the deviant density, ``kappa / (1 - exp(-kappa))`` for the proper one), then the weighted
        ridge solve with the current relevances. An intercept is profiled out with the same weights.
-    2. a-step: ``a_d <- gamma_d / w_d^2`` with ``gamma_d = 1 - a_d s_d^2`` (the paper's fast update),
-       ``s_d^2`` the inverse curvature's diagonal; ``gamma_d`` is computed without cancellation.
+    2. a-step: ``a_d <- gamma_d / w_d^2`` with ``gamma_d = 1 - a_d s_d^2`` (the paper's fast
+       update), ``s_d^2`` the inverse curvature's diagonal; ``gamma_d`` computed without
+       cancellation.
     3. prune features with ``a_d >= relevance_max``.
 
     The stopping rule is tested only after an a-step, so a ridge start (already a fixed point of
@@ -157,25 +158,20 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     - The w-step's ``h`` factor, the Fisher curvature, the number of w-steps per iteration, the
       ridge start and the stopping rule are the parameters above, with their defaults' reasons.
 
-    ``kernel_width="auto"`` (the paper leaves the choice of ``h`` open). The kernel
-    ``exp(-e^2/2h)`` is Welsch's loss with ``c^2 = 2h``; Welsch's estimator has 95% Gaussian
-    efficiency at ``c = 2.9846 sigma``, so the rule sets ``h = 4.454 sigma^2`` with ``sigma^2``
-    the inlier noise variance, estimated after every a-step from the leave-one-out residuals
-    ``e_n / (1 - H_nn)`` of the last w-step (the training residuals of a fit with more features
-    than samples understate the noise), kernel-weighted and corrected for the weighting's
-    truncation bias (:mod:`mccard_dist.models._width`). The width starts at ``var(y)``, where
-    every sample is an inlier, and falls by at most 2x per update; while it moves, relevances
-    that reach ``relevance_max`` are held there instead of pruned (features pruned at a wide
-    width may be needed at the final one). When it first settles it is lowered to a ninth and
-    the rule runs again from there, free to rise, so that a fixed point whose fit still follows
-    part of the outliers is left (:class:`~mccard_dist.models._width.WidthSchedule`). Once it
-    settles again the outliers carry ~0 weight and the fit goes on as a fixed-width fit at
-    ``final_width_ratio`` times that width: under the consistent reading ``h`` is also the
-    noise variance of ARD's evidence, and at the Welsch width ARD keeps small spurious
-    features, which a wider final width prunes while gross outliers, many ``sigma`` away, stay
-    out. The proper likelihood gives every sample a weight of at least ``1/h`` and needs the
-    wider ratio.
-    The ratios were set on development seeds that the comparisons in docs/results/ do not use.
+    ``kernel_width="auto"`` (the paper leaves ``h`` open). The kernel is Welsch's loss with
+    ``c^2 = 2h``, 95% efficient for Gaussian noise at ``c = 2.9846 sigma``, so the rule sets
+    ``h = 4.454 sigma^2``, ``sigma^2`` the inlier noise variance estimated after every a-step from
+    the last w-step's leave-one-out residuals ``e_n / (1 - H_nn)`` (training residuals understate
+    the noise when D > N), kernel-weighted and debiased (:mod:`mccard_dist.models._width`). The
+    width starts at ``var(y)`` and falls by at most 2x per update; while it moves, relevances
+    reaching ``relevance_max`` are held there instead of pruned. When it first settles it is
+    lowered to a ninth and the rule runs again, free to rise, to leave a fixed point whose fit
+    still follows part of the outliers. Once settled again the fit goes on at
+    ``final_width_ratio`` times that width: ``h`` is also the noise variance of ARD's evidence,
+    and a wider final width prunes the small spurious features ARD keeps at the Welsch width
+    while gross outliers stay out (the proper likelihood, whose weights are at least ``1/h``,
+    needs a wider ratio). The ratios were set on development seeds that the comparisons in
+    docs/results/ do not use.
 
     References
     ----------
@@ -207,23 +203,10 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         "solver": [StrOptions({"pruning", "sequential"})],
     }
 
-    def __init__(
-        self,
-        kernel_width="auto",
-        *,
-        likelihood="deviant",
-        h_factor="consistent",
-        curvature="fisher",
-        init="ridge",
-        w_steps=10,
-        max_iter=300,
-        tol=1e-4,
-        relevance_max=1e6,
-        fit_intercept=True,
-        form="auto",
-        final_width_ratio=None,
-        solver="pruning",
-    ):
+    def __init__(self, kernel_width="auto", *, likelihood="deviant", h_factor="consistent",
+                 curvature="fisher", init="ridge", w_steps=10, max_iter=300, tol=1e-4,
+                 relevance_max=1e6, fit_intercept=True, form="auto", final_width_ratio=None,
+                 solver="pruning"):
         self.kernel_width = kernel_width
         self.likelihood = likelihood
         self.h_factor = h_factor
@@ -242,14 +225,14 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         if self.final_width_ratio is None:
             return FINAL_WIDTH_RATIO[self.likelihood]
         return self.final_width_ratio
-    # -- pieces of the iteration ------------------------------------------------------------
+
     def _weight_scale(self, h):
         """Factor between ``omega`` and the w-step's sample weight: 1/h or 1 (printed)."""
         return 1.0 / h if self.h_factor == "consistent" else 1.0
 
     def _precisions(self, e, h):
-        """The w-step's per-sample precisions ``c_n omega_n / h`` (``c_n omega_n`` for
-        ``h_factor="printed"``), ``c`` the fit's ``sample_weight`` (1 when not given)."""
+        """The w-step's precisions ``c_n omega_n / h`` (``c_n omega_n`` if printed; ``c``: the
+        fit's weights)."""
         s = self._weight_scale(h) * irls_weight(e, h, self.likelihood)
         return s if self._fit_weights is None else s * self._fit_weights
 
@@ -271,11 +254,9 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         return hat_diagonal(X[:, self.active_], self._precisions(e, self.kernel_width_),
                             self.sigma_, fit_intercept=self.fit_intercept)
 
-    # -- fit --------------------------------------------------------------------------------
     def _noise_variance(self) -> float:
-        """The predictive noise: the inlier variance of the correntropy density, whose core
-        ``log C(e) ~ 1 - e^2 / 2h`` is a Gaussian of variance ``h`` (``kernel_width_``); 1 under
-        ``h_factor="printed"``, whose w-step treats the inlier noise variance as 1."""
+        """The predictive noise: the inlier variance ``h`` of the density's Gaussian core
+        ``log C(e) ~ 1 - e^2 / 2h`` (1 under ``h_factor="printed"``)."""
         return self.kernel_width_ if self.h_factor == "consistent" else 1.0
 
     def fit(self, X, y, sample_weight=None):
@@ -299,39 +280,25 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         """
         self._validate_params()
         X, y, self._fit_weights = self._validate_fit_data(X, y, sample_weight)
-        schedule = WidthSchedule(y, weights=self._fit_weights) if is_auto(self.kernel_width) \
-            else None
+        auto = is_auto(self.kernel_width)
+        schedule = WidthSchedule(y, weights=self._fit_weights) if auto else None
         solver = _sequential_fits if self.solver == "sequential" else _pruning_fits
-        return self._finish(X, y, solver.fit_robust(self, X, y, schedule), schedule)
-
-    def _finish(self, X, y, fit, schedule):
-        """Warnings, then the fitted attributes, from either solver's :class:`ARDFit`."""
+        fit = solver.fit_robust(self, X, y, schedule)
         active, coef, relevance, h = fit.active, fit.coef, fit.relevance, fit.kernel_width
-        Xa = X[:, active]
         if fit.degenerate:
-            warnings.warn(
-                f"every training sample has zero weight at kernel_width={h!r}: the residuals are "
-                "far too large for this width; all features were pruned. Use a larger kernel_width.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+            warnings.warn(f"every training sample has zero weight at kernel_width={h!r}: the "
+                          "residuals are far too large for this width; all features were pruned. "
+                          "Use a larger kernel_width.", ConvergenceWarning, stacklevel=2)
         elif not fit.converged and active.size > 0:
-            warnings.warn(
-                f"MCC-ARD did not converge in max_iter={self.max_iter} iterations "
-                f"(tol={self.tol!r}); increase max_iter or tol.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+            warnings.warn(f"MCC-ARD did not converge in max_iter={self.max_iter} iterations "
+                          f"(tol={self.tol!r}); increase max_iter or tol.", ConvergenceWarning,
+                          stacklevel=2)
         if fit.n_fallbacks:
-            warnings.warn(
-                f"the exact curvature was unusable (indefinite, or gamma outside (0, 1]) "
-                f"{fit.n_fallbacks} times; the Fisher curvature was used there.",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-
+            warnings.warn(f"the exact curvature was unusable (indefinite, or gamma outside "
+                          f"(0, 1]) {fit.n_fallbacks} times; the Fisher curvature was used there.",
+                          RuntimeWarning, stacklevel=2)
         intercept = float(fit.intercept) if self.fit_intercept else 0.0
-        e = y - intercept - Xa @ coef
+        e = y - intercept - X[:, active] @ coef
         weights = self._precisions(e, h)
         self._keep_fit(X, fit, weights)
         self.kernel_width_ = float(h)

@@ -9,16 +9,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso
 from sklearn.utils._param_validation import StrOptions
 
-from ._base import (
-    AT_LEAST_ONE,
-    NON_NEGATIVE,
-    POSITIVE,
-    WIDTH,
-    RegressorBase,
-    check_params,
-    check_sample_weight,
-    weighted_median,
-)
+from ._base import (AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, WIDTH, RegressorBase, check_params,
+                    check_sample_weight, relative_change, weighted_median)
 from ._lasso import lasso_sweeps, working_set_lasso
 from ._likelihoods import kernel
 from ._linalg import loo_from_leverage, weighted_ridge
@@ -83,9 +75,7 @@ def mcc_l1_alpha_max(X, y, kernel_width, fit_intercept=True, sample_weight=None)
 
 
 def _active_set_leverage(Z, weight, fit_intercept):
-    """Hat diagonal of the weighted least-squares fit on the columns ``Z`` (plus an intercept):
-    the leave-one-out formula of the Lasso, whose active coefficients move like an unpenalised
-    fit because the L1 penalty is locally linear there."""
+    """Hat diagonal of the weighted least-squares fit on the columns ``Z`` (plus an intercept)."""
     root = np.sqrt(weight)
     if fit_intercept:
         Z = np.hstack([np.ones((Z.shape[0], 1)), Z])
@@ -114,27 +104,21 @@ class MCCL1Regressor(RegressorBase):
     alpha : float, default=0.1
         L1 penalty (``>= 0``); see :func:`mcc_l1_alpha_max` for the scale.
     solver : {"cd", "lasso", "em"}, default="cd"
-        ``"cd"``: half-quadratic outer loop (sample weights ``kappa_n`` from the residuals) around a
-        weighted-Lasso solve by coordinate descent (scikit-learn's ``enet_path`` on the weighted,
-        centred columns of a working set, see ``working_set``; warm-started from the previous
-        outer iteration, at most 50 sweeps per outer iteration: each sweep lowers the surrogate,
-        so ``F`` still decreases monotonically, and the outer loop does not wait for exact inner
-        solves while the weights are still moving). ``"lasso"``: the same loop through
-        scikit-learn's ``Lasso`` estimator with ``sample_weight``, a reference route with
-        scikit-learn's own inner solver and stopping test (it re-validates and copies the data at
-        every outer iteration, so it is slower, and it stops at slightly different points).
-        ``"em"``: the EM method of Figueiredo (2003) cited by the paper; each iteration
-        majorises both the correntropy term (weights ``kappa_n``) and ``|w_d|`` (by
-        ``w_d^2 / 2|w_d'| + |w_d'|/2``) and solves the resulting weighted ridge problem, so ``F``
-        decreases monotonically; coefficients whose magnitude falls below ``zero_tol * max |w|``
-        are set to exactly zero (EM reaches zeros only in the limit).
+        ``"cd"``: half-quadratic outer loop (sample weights ``kappa_n`` from the residuals) around
+        a weighted-Lasso solve by coordinate descent (``enet_path`` on the weighted, centred
+        columns of a working set), warm-started, at most 50 sweeps per outer iteration: each
+        sweep lowers the surrogate, so ``F`` still decreases monotonically. ``"lasso"``: the same
+        loop through scikit-learn's ``Lasso`` with ``sample_weight``, a slower reference route
+        with scikit-learn's own inner solver and stopping test (it stops at slightly different
+        points). ``"em"``: the EM method of Figueiredo (2003) cited by the paper, majorising the
+        correntropy term (weights ``kappa_n``) and ``|w_d|`` (by ``w_d^2 / 2|w_d'| + |w_d'|/2``)
+        into a weighted ridge problem, so ``F`` decreases monotonically; coefficients below
+        ``zero_tol * max |w|`` are set to exactly zero (EM reaches zeros only in the limit).
     working_set : bool, default=True
-        ``"cd"`` only: sweep only the columns of a working set (the non-zero coefficients and
-        the columns that violate the optimality condition of a zero coefficient, checked on all
-        columns after each inner solve). A zero coefficient that satisfies the condition stays
-        zero in a full sweep too, so this is the same descent on fewer columns (faster while few
-        coefficients are non-zero). ``False`` sweeps every column, for checking that the
-        working set changes nothing.
+        ``"cd"`` only: sweep only a working set's columns (the non-zero coefficients and the
+        columns violating a zero coefficient's optimality condition, checked on all columns
+        after each inner solve): the same descent on fewer columns. ``False`` sweeps every
+        column, for checking that the working set changes nothing.
     max_iter : int, default=500
         Maximum outer iterations (EM: MM iterations).
     tol : float, default=1e-6
@@ -203,14 +187,12 @@ class MCCL1Regressor(RegressorBase):
 
     def _leverage(self, X, e):
         """Hat diagonal of the weighted least-squares refit on the active set (weights ``kappa``):
-        the L1 penalty is locally linear there, so the active coefficients and the intercept
-        move like an unpenalised weighted fit (the leave-one-out formula for the Lasso)."""
+        the L1 penalty is locally linear there (the Lasso's leave-one-out formula)."""
         return _active_set_leverage(X[:, self.active_], self._kappa(e, self.kernel_width_),
                                     self.fit_intercept)
 
     def _kappa(self, e, h):
-        """The half-quadratic weights ``c_n exp(-e_n^2 / 2h)`` (``c`` the fit's
-        ``sample_weight``, 1 when not given)."""
+        """The half-quadratic weights ``c_n exp(-e_n^2 / 2h)`` (``c``: the fit's weights)."""
         kappa = kernel(e, h)
         return kappa if self._fit_weights is None else kappa * self._fit_weights
 
@@ -235,32 +217,23 @@ class MCCL1Regressor(RegressorBase):
         return self._fit_arrays(X, y, sample_weight=sw)
 
     def _fit_arrays(self, X, y, start=None, alpha_previous=None, sample_weight=None):
-        """:meth:`fit` on validated arrays (``sample_weight``: ``None`` or checked). ``start``:
-        ``(coef, intercept)`` of a fit at a larger ``alpha_previous`` (a path's warm start,
-        ``"cd"``/``"lasso"`` at a fixed width): the outer loop starts from it and its kernel
-        weights instead of ``w = 0`` and weights 1, and the first inner solve screens columns by
-        the strong rule."""
+        """:meth:`fit` on validated arrays. ``start``: ``(coef, intercept)`` of a path's previous
+        fit at ``alpha_previous``, from which the outer loop starts (and whose penalty the first
+        inner solve's strong rule screens from)."""
         self._fit_weights = sample_weight
         auto = is_auto(self.kernel_width)
         schedule = WidthSchedule(y, weights=sample_weight) if auto else None
-        if self.solver == "cd":
-            step = self._cd_step(X, y, alpha_previous)
-            coef, intercept, n_iter, converged = self._fit_half_quadratic(X, y, step, schedule,
-                                                                          start)
-        elif self.solver == "lasso":
-            step = self._lasso_step(X, y)
-            coef, intercept, n_iter, converged = self._fit_half_quadratic(X, y, step, schedule,
-                                                                          start)
-        else:
+        if self.solver == "em":
             coef, intercept, n_iter, converged = self._fit_em(X, y)
+        else:
+            step = (self._cd_step(X, y, alpha_previous) if self.solver == "cd"
+                    else self._lasso_step(X, y))
+            coef, intercept, n_iter, converged = self._fit_half_quadratic(X, y, step, schedule,
+                                                                          start)
         h = schedule.h if auto else self.kernel_width
         if not converged:
-            warnings.warn(
-                f"MCC-L1 ({self.solver}) did not converge in max_iter={self.max_iter} iterations "
-                f"(tol={self.tol!r}).",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+            warnings.warn(f"MCC-L1 ({self.solver}) did not converge in max_iter={self.max_iter} "
+                          f"iterations (tol={self.tol!r}).", ConvergenceWarning, stacklevel=3)
         self.coef_ = coef
         self.intercept_ = float(intercept) if self.fit_intercept else 0.0
         self.active_ = coef != 0.0
@@ -277,17 +250,12 @@ class MCCL1Regressor(RegressorBase):
         df = (f_old - f_new) / max(abs(f_new), 1e-300)
         if self.solver == "cd":
             return df <= self.tol
-        scale = max(np.max(np.abs(coef_new), initial=0.0), 1e-12)
-        dw = np.max(np.abs(coef_new - coef_old), initial=0.0) / scale
-        return df <= self.tol and dw <= self.tol
+        return df <= self.tol and relative_change(coef_new, coef_old) <= self.tol
 
     def _fit_half_quadratic(self, X, y, lasso_step, schedule=None, start=None):
-        """Outer loop of ``cd``/``lasso``: sample weights ``kappa`` from the residuals, then the
-        weighted Lasso step ``lasso_step(kappa, total, coef) -> (coef, intercept)``.
-
-        With a :class:`WidthSchedule` the width is updated after each step from the step's
-        leave-one-out residuals until it settles; the objective changes with ``h``, so the loop
-        does not stop while ``h`` moves. ``start``: see :meth:`_fit_arrays`."""
+        """Outer loop of ``cd``/``lasso``: weights ``kappa`` from the residuals, then
+        ``lasso_step(kappa, total, coef) -> (coef, intercept)``. A :class:`WidthSchedule`'s width
+        is updated from each step's leave-one-out residuals; the loop goes on while it moves."""
         n_samples, n_features = X.shape
         sw = self._fit_weights
         h = schedule.h if schedule is not None else self.kernel_width
@@ -324,22 +292,17 @@ class MCCL1Regressor(RegressorBase):
         return coef, intercept, self.max_iter, False
 
     def _cd_step(self, X, y, alpha_previous=None):
-        """Weighted Lasso step by scikit-learn's coordinate-descent path, at most 50 sweeps.
-        With ``alpha_previous`` (a path), the first step's working set also takes the columns
-        the sequential strong rule keeps."""
+        """Weighted Lasso step by coordinate descent, at most 50 sweeps (the first screened by
+        the strong rule from ``alpha_previous``, on a path)."""
         n_samples, n_features = X.shape
-        # N of the objective's 1/N: the number of rows, or the sum of the sample weights
         size = n_samples if self._fit_weights is None else float(self._fit_weights.sum())
-        screen = [alpha_previous]  # used once: later steps start from a solution at this alpha
-        # without a working set: the weighted, centred design, rewritten in place at every step
-        # (Fortran order: the column layout the coordinate descent reads without a copy)
+        screen = [alpha_previous]  # the first step only
+        # without a working set: the weighted, centred design, rewritten in place (Fortran order)
         Xs = None if self.working_set else np.empty((n_samples, n_features), order="F")
 
         def step(kappa, total, coef):
             # (1/2M) sum kappa e^2 + alpha |w|_1 = (total/M) [(1/2N) sum s e^2 + alpha' |w|_1]
-            # with M = size, s = kappa N / total (mean 1) and alpha' = alpha M / total; the
-            # intercept is profiled out by centring with the weights (exact), the rows scaled
-            # by sqrt(s).
+            # with M = size, s = kappa N / total and alpha' = alpha M / total
             s = kappa * (n_samples / total)
             root = np.sqrt(s)
             if self.fit_intercept:
@@ -367,7 +330,7 @@ class MCCL1Regressor(RegressorBase):
         return step
 
     def _lasso_step(self, X, y):
-        """Weighted Lasso step through scikit-learn's Lasso estimator (warm-started)."""
+        """Weighted Lasso step through scikit-learn's warm-started Lasso."""
         size = X.shape[0] if self._fit_weights is None else float(self._fit_weights.sum())
         lasso = Lasso(alpha=1.0, fit_intercept=self.fit_intercept, warm_start=True,
                       max_iter=50, tol=1e-8, selection="cyclic")
@@ -388,12 +351,10 @@ class MCCL1Regressor(RegressorBase):
         sw = self._fit_weights
         size = n_samples if sw is None else float(sw.sum())
         penalty = size * self.alpha  # sum kappa e^2 + N alpha sum_d w_d^2 / |w_d'|
-        # start: ridge with the sample weights and the penalty's scale
         start = weighted_ridge(X, y, np.ones(n_samples) if sw is None else sw,
                                np.full(n_features, max(penalty, 1e-12)),
                                fit_intercept=self.fit_intercept, compute_gamma=False)
-        coef = start.coef
-        intercept = start.intercept
+        coef, intercept = start.coef, start.intercept
         f_old = mcc_l1_objective(X, y, coef, intercept, h, self.alpha, sw)
         for n_iter in range(1, self.max_iter + 1):
             kappa = self._kappa(y - intercept - X @ coef, h)
@@ -401,10 +362,8 @@ class MCCL1Regressor(RegressorBase):
                 return coef, intercept, n_iter, False
             magnitude = np.abs(coef)
             active = np.flatnonzero(magnitude > 0.0)
-            if penalty == 0.0:
-                relevance = np.full(active.size, 1e-12)
-            else:
-                relevance = penalty / magnitude[active]
+            relevance = (np.full(active.size, 1e-12) if penalty == 0.0
+                         else penalty / magnitude[active])
             sol = weighted_ridge(X[:, active], y, kappa, relevance,
                                  fit_intercept=self.fit_intercept, compute_gamma=False)
             new_coef = np.zeros(n_features)

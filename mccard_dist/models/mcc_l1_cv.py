@@ -13,24 +13,22 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .search import Search, SearchCV
 from .cv import DEFAULT_KERNEL_WIDTHS, check_widths
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max
-from .mcc_l1_path import fit_path, penalty_sequence
+from .mcc_l1_path import check_alphas, fit_path, penalty_sequence
 
 __all__ = ["MCCL1RegressorCV"]
 
 
 def _fit_members(base, members, X, y, sample_weight=None, cache=None):
-    """:attr:`Search.fit`: the candidates ``members`` (clones of ``base`` with their parameters)
-    as one path (:func:`fit_path`)."""
+    """:attr:`Search.fit`: clones of ``base`` with ``members``' parameters, as one path."""
     return fit_path([clone(base).set_params(**m) for m in members], X, y, sample_weight)
 
 
 class MCCL1RegressorCV(SearchCV):
     """MCC-L1 whose kernel width and L1 penalty are chosen by cross-validation, then refitted.
 
-    Every fold fits the candidates as warm-started paths (``path``): one joblib task per path
-    and fold, so ``n_jobs`` runs them in parallel and ``with joblib.parallel_backend("dask"):``
-    sends them to a Dask cluster. The refit on all the data walks the chosen candidate's path
-    down to it, so it is the kind of fit the CV scored.
+    Every fold fits the candidates as warm-started paths (``path``), one joblib task per path
+    and fold (``n_jobs``, or ``joblib.parallel_backend("dask")``). The refit walks the chosen
+    candidate's path down to it, so it is the kind of fit the CV scored.
 
     Parameters
     ----------
@@ -56,9 +54,8 @@ class MCCL1RegressorCV(SearchCV):
         starting from the previous one (a continuation from near-Lasso fits). ``"penalty"``: one
         path per kernel width over the penalties, largest first, as ``LassoCV`` does
         (:func:`mcc_l1_path`). ``"none"``: every (width, penalty, fold) fitted from ``w = 0``, as
-        :class:`~sklearn.model_selection.GridSearchCV` over :class:`MCCL1Regressor` does (the
-        same scores and choice). The objective is not convex, so at small widths the routes can
-        end at different fits (:func:`mcc_l1_path`).
+        :class:`~sklearn.model_selection.GridSearchCV` over :class:`MCCL1Regressor` does. The
+        objective is not convex: at small widths the routes can end at different fits.
     solver : {"cd", "lasso"}, default="cd"
     max_iter, tol, working_set, fit_intercept
         Passed to every :class:`MCCL1Regressor` fit.
@@ -130,16 +127,9 @@ class MCCL1RegressorCV(SearchCV):
             return np.vstack([penalty_sequence(
                 mcc_l1_alpha_max(X, y, h, self.fit_intercept, sample_weight), self.n_alphas,
                 self.eps) for h in widths])
-        alphas = np.atleast_1d(np.asarray(self.alphas, dtype=float))
-        if alphas.ndim != 1 or alphas.size == 0 or not np.all(np.isfinite(alphas)) \
-                or np.any(alphas < 0):
-            raise ValueError(f"alphas must be a non-empty 1-D sequence of finite numbers >= 0, "
-                             f"got {self.alphas!r}")
-        return np.tile(np.sort(alphas)[::-1], (len(widths), 1))
+        return np.tile(np.sort(check_alphas(self.alphas))[::-1], (len(widths), 1))
 
     def _search(self, X, y, sample_weight):
-        """Candidates width-major, penalties decreasing; a unit per column of ``alphas_``
-        (widths decreasing), per width, or per candidate, as ``path`` says."""
         widths = check_widths(self.kernel_widths)
         self.alphas_ = alphas = self._penalties(X, y, widths, sample_weight)
         n_widths, n_alphas = alphas.shape

@@ -14,20 +14,17 @@ from ._base import check_sample_weight
 from ._width import is_auto
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max
 
-__all__ = ["MCCL1Path", "fit_path", "iter_path", "mcc_l1_path", "penalty_sequence"]
+__all__ = ["MCCL1Path", "check_alphas", "fit_path", "iter_path", "mcc_l1_path",
+           "penalty_sequence"]
 
 
 def iter_path(model, X, y, widths, alphas, warm_start=True, sample_weight=None):
     """Fit ``model`` (an :class:`MCCL1Regressor`, ``"cd"`` or ``"lasso"``) at each
-    ``(widths[k], alphas[k])`` in turn (``X, y`` validated arrays, ``sample_weight`` ``None`` or
-    checked), yielding it after each fit: the same object, refitted, so copy what you keep.
+    ``(widths[k], alphas[k])`` on validated arrays, yielding it (the same object) after each fit.
 
-    With ``warm_start`` each fit starts from the previous one's coefficients and intercept (its
-    kernel weights recomputed at its width), and at an unchanged width the first inner solve
-    screens columns by the strong rule from the previous penalty. Over decreasing penalties at
-    one width this is :func:`mcc_l1_path`; over decreasing widths it is a continuation: a fit
-    from ``w = 0`` jumps from weights 1 (an infinite width, the Lasso) to its width in one step,
-    this path gets there through the wider kernels, whose objectives are closer to convex."""
+    With ``warm_start`` each fit starts from the previous one's coefficients and intercept, and
+    at an unchanged width the first inner solve screens columns by the strong rule. Over
+    decreasing widths this is a continuation through wider, closer-to-convex objectives."""
     start, previous, last_width = None, None, None
     for h, alpha in zip(widths, alphas):
         model.set_params(kernel_width=float(h), alpha=float(alpha))
@@ -40,8 +37,8 @@ def iter_path(model, X, y, widths, alphas, warm_start=True, sample_weight=None):
 
 
 def fit_path(models, X, y, sample_weight=None):
-    """:func:`iter_path` through the widths and penalties of ``models`` (:class:`MCCL1Regressor`
-    of the same other parameters, in the path's order), refitting the first."""
+    """:func:`iter_path` through the widths and penalties of ``models`` (in the path's order,
+    the same other parameters), refitting the first."""
     return iter_path(models[0], X, y, [m.kernel_width for m in models],
                      [m.alpha for m in models], sample_weight=sample_weight)
 
@@ -72,10 +69,18 @@ class MCCL1Path:
         return np.asarray(X, dtype=float) @ self.coefs + self.intercepts
 
 
+def check_alphas(alphas) -> np.ndarray:
+    """``alphas`` as a float array; ValueError unless non-empty, 1-D, finite and ``>= 0``."""
+    given = np.atleast_1d(np.asarray(alphas, dtype=float))
+    if given.ndim != 1 or given.size == 0 or not np.all(np.isfinite(given)) or np.any(given < 0):
+        raise ValueError(f"alphas must be a non-empty 1-D sequence of finite numbers >= 0, "
+                         f"got {alphas!r}")
+    return given
+
+
 def penalty_sequence(alpha_max: float, n_alphas: int = 100, eps: float = 1e-3) -> np.ndarray:
     """``n_alphas`` penalties log-spaced from ``alpha_max`` down to ``eps * alpha_max`` (as
-    scikit-learn's ``lasso_path`` chooses them); ``n_alphas`` zeros where ``alpha_max`` is 0
-    (a constant ``y``: every penalty gives the same fit)."""
+    ``lasso_path``); zeros where ``alpha_max`` is 0 (a constant ``y``)."""
     if isinstance(n_alphas, bool) or not isinstance(n_alphas, numbers.Integral) or n_alphas < 1:
         raise ValueError(f"n_alphas must be an integer >= 1, got {n_alphas!r}")
     if not (isinstance(eps, numbers.Real) and 0.0 < eps < 1.0):
@@ -90,16 +95,14 @@ def mcc_l1_path(X, y, kernel_width, *, alphas=None, n_alphas=100, eps=1e-3, warm
     """Fit MCC-L1 at a fixed kernel width for a sequence of penalties.
 
     The penalties are fitted from the largest down. With ``warm_start`` (the default) each fit
-    starts where the previous one ended: its coefficients, intercept and kernel weights, and the
-    first inner Lasso solve takes its working set from the sequential strong rule (Tibshirani et
-    al., 2012), then checks the optimality condition of every other column as a cold fit does.
-    The objective is not convex, so a warm fit can end at another stationary point than a fit
-    from ``w = 0``; the two agree within the solver's tolerance when both reach the same one,
-    as they do at widths large against the inliers' residuals. At small widths the warm path
-    follows the sparse fits of the large penalties, whose kernel weights treat most samples as
-    outliers, and can end at another stationary point than a fit from ``w = 0`` (whose first
-    step, an unweighted Lasso, starts it among the fits of most samples), at a lower or a higher
-    objective. ``warm_start=False`` makes every fit from ``w = 0``.
+    starts where the previous one ended (coefficients, intercept, kernel weights), and the first
+    inner Lasso solve takes its working set from the sequential strong rule (Tibshirani et al.,
+    2012), then checks every other column's optimality condition as a cold fit does. The
+    objective is not convex: at widths large against the inliers' residuals warm and cold fits
+    agree within the solver's tolerance, but at small widths the warm path follows the sparse
+    fits of the large penalties, whose kernel weights treat most samples as outliers, and can
+    end at another stationary point than a fit from ``w = 0``, at a lower or higher objective.
+    ``warm_start=False`` makes every fit from ``w = 0``.
 
     Parameters
     ----------
@@ -149,10 +152,7 @@ def mcc_l1_path(X, y, kernel_width, *, alphas=None, n_alphas=100, eps=1e-3, warm
     if alphas is None:
         alpha_max = mcc_l1_alpha_max(X, y, kernel_width, model.fit_intercept, sample_weight)
         alphas = penalty_sequence(alpha_max, n_alphas, eps)
-    given = np.atleast_1d(np.asarray(alphas, dtype=float))
-    if given.ndim != 1 or given.size == 0 or not np.all(np.isfinite(given)) or np.any(given < 0):
-        raise ValueError(f"alphas must be a non-empty 1-D sequence of finite numbers >= 0, "
-                         f"got {alphas!r}")
+    given = check_alphas(alphas)
     order = np.argsort(-given, kind="stable")
     n_features = X.shape[1]
     coefs = np.zeros((n_features, given.size))

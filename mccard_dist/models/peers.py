@@ -1,7 +1,5 @@
-"""scikit-learn's Lasso and Huber regression as peer baselines of the pipeline.
-
-They are scikit-learn's estimators unchanged (same parameters, same fits); the subclasses only add
-what the pipeline records of every fit: ``converged_`` (the solver stopped before ``max_iter``).
+"""scikit-learn's Lasso and Huber regression, unchanged, as the pipeline's peer baselines; they
+only add ``converged_`` (the solver stopped before ``max_iter``), which the pipeline records.
 """
 
 from __future__ import annotations

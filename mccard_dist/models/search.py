@@ -1,14 +1,10 @@
-"""Cross-validated search over candidates ``{parameter: value}``: the one engine of
-:class:`~mccard_dist.models.MCCARDRegressorCV`, :class:`~mccard_dist.models.MCCL1RegressorCV` and
-the pipeline's K-fold tasks.
+"""Cross-validated search over candidates ``{parameter: value}``: the engine of the CV
+estimators and the pipeline's K-fold tasks.
 
-A search fits its candidates in *units*: one candidate, or several fitted as one warm-started
-path in the unit's order (each fit starting from the previous one). Every (unit, fold) fit is
-scored on the fold's held-out rows by a scikit-learn scorer (higher is better). A fit that raises
-one of :data:`FIT_ERRORS` scores NaN, and on a path so does every candidate after it (counted as
-failed). The choice is the best mean over the folds, the first in candidate order among equals;
-a candidate with a NaN fold is never chosen. The refit on all the data walks the chosen
-candidate's unit down to it, so it is the kind of fit the search scored.
+Candidates are fitted in *units* (one candidate, or a warm-started path of several). A fit that
+raises one of :data:`FIT_ERRORS` scores NaN, and so does every later candidate of its path. The
+choice is the best mean score over folds (the first among equals, never one with a NaN fold); the
+refit walks the chosen candidate's unit down to it.
 """
 
 from __future__ import annotations
@@ -32,16 +28,13 @@ from ._base import check_params, check_sample_weight
 __all__ = ["FIT_ERRORS", "Search", "SearchCV", "choose", "fit_one", "quiet", "race_survivors",
            "search_results"]
 
-#: what a fit that fails on its data raises (a singular system, an overflow, an input the
-#: estimator refuses): a candidate that raises one of these scores NaN and counts as failed;
-#: anything else is a bug and propagates
+#: what a fit that fails on its data raises (it scores NaN); anything else is a bug
 FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
 
 
 @contextlib.contextmanager
 def quiet():
-    """Convergence warnings of the search's fits are not shown (a fit that fails scores NaN; the
-    refit warns as a plain fit does)."""
+    """Hide the convergence warnings of the search's fits (the refit warns as a plain fit)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         yield
@@ -49,20 +42,10 @@ def quiet():
 
 @dataclass(frozen=True)
 class Search:
-    """Candidates and how to fit them.
-
-    Attributes
-    ----------
-    candidates : sequence of mapping
-        ``{parameter: value}``, in the order ties are broken in.
-    units : sequence of tuple of int
-        Indices into ``candidates``; a unit of several is one path, fitted in its order.
-    fit : callable
-        ``fit(members, X, y, sample_weight, cache)``: the candidates ``members`` fitted on
-        ``X, y``, yielding the fitted estimator after each (it may be one object, refitted).
-        ``cache`` is a dict shared by the units of one training fold (for what depends only on
-        the training data, such as a penalty's scale).
-    """
+    """Candidates (``{parameter: value}``, in tie-break order), units (tuples of indices into
+    them, a path fitted in its order) and ``fit(members, X, y, sample_weight, cache)``, which
+    yields the fitted estimator after each member (``cache``: a dict shared by one training
+    fold's units)."""
 
     candidates: Sequence[Mapping]
     units: Sequence[tuple[int, ...]]
@@ -70,9 +53,8 @@ class Search:
 
     def unit_scores(self, unit, X, y, train, test, scorer, sample_weight=None, scored=None,
                     cache=None):
-        """The validation scores of ``unit``'s candidates on one fold (NaN where a fit failed,
-        was not reached, or where ``scored``, a boolean mask over the candidates, is False) and
-        the number of failed fits."""
+        """``unit``'s validation scores on one fold (NaN where a fit failed or was not reached,
+        or ``scored``, a mask over the candidates, is False) and the number of failed fits."""
         out = np.full(len(unit), np.nan)
         fit_sw, score_kw = None, {}
         if sample_weight is not None:
@@ -92,47 +74,34 @@ class Search:
 
     def fold_scores(self, X, y, splits, scorer, *, sample_weight=None, race=None, n_jobs=None,
                     verbose=0):
-        """``(scores, failed fits)``: the candidates x folds validation scores of every unit on
-        every fold of ``splits`` (one joblib task per unit and fold).
-
-        ``race``: after each fold but the last, only the candidates whose mean loss (minus the
-        score, for the scorers of losses, ``neg_*``) is within ``1 + race`` times the lowest are
-        scored on the next folds (:func:`race_survivors`); a path is still fitted from its start
-        to its last candidate in the race, so each fit starts where it does without racing."""
+        """``(scores, failed fits)``: candidates x folds scores, one joblib task per unit and fold.
+        ``race``: after each fold, only the :func:`race_survivors` of the losses (minus the
+        scores) are scored on the next; a path is still fitted from its start."""
         n = len(self.candidates)
         scores = np.full((n, len(splits)), np.nan)
         parallel = Parallel(n_jobs=n_jobs, verbose=verbose)
-        failed = 0
-        if race is None:
-            jobs = [(u, f) for u in range(len(self.units)) for f in range(len(splits))]
-            caches = [{} for _ in splits]  # one per training fold (shared where jobs run here)
-            results = parallel(delayed(self.unit_scores)(
-                self.units[u], X, y, *splits[f], scorer, sample_weight, None, caches[f])
-                for u, f in jobs)
-            for (u, f), (out, n_failed) in zip(jobs, results):
-                scores[list(self.units[u]), f] = out
-                failed += n_failed
-            return scores, failed
+        caches = [{} for _ in splits]  # one per training fold (shared where jobs run here)
         alive = np.ones(n, dtype=bool)
-        for f, (train, test) in enumerate(splits):
-            units = []
+        failed = 0
+        rounds = [range(len(splits))] if race is None else [[f] for f in range(len(splits))]
+        for folds in rounds:
+            jobs = []
             for unit in self.units:
                 last = max((i for i, c in enumerate(unit) if alive[c]), default=None)
                 if last is not None:
-                    units.append(unit[: last + 1])
-            cache: dict = {}
+                    jobs += [(unit[: last + 1], f) for f in folds]
             results = parallel(delayed(self.unit_scores)(
-                unit, X, y, train, test, scorer, sample_weight, alive, cache) for unit in units)
-            for unit, (out, n_failed) in zip(units, results):
+                unit, X, y, *splits[f], scorer, sample_weight, alive, caches[f])
+                for unit, f in jobs)
+            for (unit, f), (out, n_failed) in zip(jobs, results):
                 scores[list(unit), f] = out
                 failed += n_failed
-            if f < len(splits) - 1:
-                alive = race_survivors(-scores[:, : f + 1], alive, race)
+            if race is not None and folds[-1] < len(splits) - 1:
+                alive = race_survivors(-scores[:, : folds[-1] + 1], alive, race)
         return scores, failed
 
     def refit(self, best, X, y, sample_weight=None):
-        """The chosen candidate ``best`` fitted on all of ``X, y``: its unit walked from the start
-        down to it (the steps before it without warnings)."""
+        """``best`` fitted on all of ``X, y``: its unit walked down to it (quietly before it)."""
         unit = next(u for u in self.units if best in u)
         members = [self.candidates[c] for c in unit[: unit.index(best) + 1]]
         fits = self.fit(members, X, y, sample_weight, {})
@@ -143,9 +112,8 @@ class Search:
 
 
 def race_survivors(losses_so_far: np.ndarray, alive: np.ndarray, margin: float) -> np.ndarray:
-    """Candidates still in a race after the folds in ``losses_so_far`` (candidates x folds
-    done, lower is better): those alive, with no failed fold, whose mean loss is at most
-    ``(1 + margin)`` times the lowest mean among them."""
+    """The candidates alive, with no failed fold in ``losses_so_far`` (candidates x folds),
+    whose mean loss is at most ``(1 + margin)`` times the lowest among them."""
     with np.errstate(invalid="ignore"):
         mean = np.mean(losses_so_far, axis=1)
     alive = alive & np.isfinite(mean)
@@ -155,8 +123,8 @@ def race_survivors(losses_so_far: np.ndarray, alive: np.ndarray, margin: float) 
 
 
 def choose(scores, failed: int | None = None) -> int:
-    """The index of the best mean score over folds (the first among equals); ValueError if every
-    candidate has a NaN fold (``failed``: the failed fits, for the message)."""
+    """The index of the best mean score (the first among equals); ValueError if every candidate
+    has a NaN fold (``failed``: the failed fits, for the message)."""
     with np.errstate(invalid="ignore"):
         mean = np.mean(scores, axis=1)
     if np.all(np.isnan(mean)):
@@ -167,9 +135,8 @@ def choose(scores, failed: int | None = None) -> int:
 
 
 def search_results(scores, params: Mapping) -> dict:
-    """``cv_results_`` as :class:`~sklearn.model_selection.GridSearchCV` has them, from
-    ``scores`` (candidates x folds, higher is better, NaN for a failed fit) and the candidates'
-    ``params`` columns (a candidate with a failed fold ranks last)."""
+    """``cv_results_`` as ``GridSearchCV`` has them, from ``scores`` (candidates x folds, NaN
+    for a failed fit, which ranks last) and the ``params`` columns."""
     with np.errstate(invalid="ignore"):
         mean = scores.mean(axis=1)
         std = scores.std(axis=1)
@@ -192,14 +159,11 @@ def fit_one(base, members, X, y, sample_weight=None, cache=None):
 
 
 class SearchCV(RegressorMixin, BaseEstimator):
-    """What the CV estimators share: the search over :meth:`_search`'s candidates, the choice,
-    the refit and prediction with it.
+    """The search over :meth:`_search`'s candidates, the choice, the refit and prediction.
 
-    A subclass has the parameters ``cv``, ``scoring``, ``n_jobs`` and ``verbose``, the
-    parameters of its estimator (:attr:`_estimator`), which every fit gets from
-    :meth:`get_params` as :class:`~sklearn.linear_model.LassoCV` passes its own on, and
-    :meth:`_search`; ``_fitted`` names the refitted estimator's attributes it shows.
-    """
+    A subclass has ``cv``, ``scoring``, ``n_jobs``, ``verbose`` and its :attr:`_estimator`'s
+    parameters (passed on to every fit, as ``LassoCV`` does); ``_fitted`` names the refit's
+    attributes it shows."""
 
     _estimator: type
     _fitted: tuple[str, ...] = ()
@@ -207,8 +171,7 @@ class SearchCV(RegressorMixin, BaseEstimator):
                                     "n_jobs": [None, Integral], "verbose": ["verbose"]}
 
     def _base(self, **params):
-        """The estimator with this one's shared parameters, and ``params`` (what the search's
-        fits clone: the search carries it, not this estimator, to joblib's workers)."""
+        """The estimator with this one's shared parameters and ``params`` (what the fits clone)."""
         own = self._estimator().get_params(deep=False)
         shared = {k: v for k, v in self.get_params(deep=False).items() if k in own}
         return self._estimator(**shared, **params)
