@@ -1,23 +1,14 @@
 """The check of a ``mccard-run`` command line before Hydra's main sees it.
 
-Hydra can be told on its command line to import and call code (``hydra.callbacks``, the factories
-of its logging setup), to open or write files (a logging handler; ``hydra.job.name`` and
-``hydra.output_subdir`` name files Hydra writes), to set the environment of the run and of its
-Dask workers (``hydra.job.env_set``: a ``PYTHONPATH`` makes every worker import a
-``sitecustomize.py``) or to load configs from other folders (``hydra.searchpath``,
-``--config-dir``, a group option that is a path). The command line is parsed (Hydra's public
-``OverridesParser``, and :func:`args_parser`, Hydra's flags), nothing is composed, and only this
-reaches Hydra:
-
-- overrides of the config's own keys (the schema checks them while Hydra composes);
-- a config group's option by its name (``experiment=smoke``), every value of a sweep too;
-- of Hydra's own settings, the few of :data:`ALLOWED`: where the outputs go and how the job is
-  named, ``hydra.job.name`` and ``hydra.output_subdir`` as plain names inside the run's folder;
-- Hydra's flags, but ``--config-dir``, ``--config-path`` and ``--config-name`` only naming the
-  config folder, and no ``--experimental-rerun``.
-
-Anything else is refused in one line. A user who means it sets ``MCCARD_TRUST_HYDRA_OVERRIDES=1``,
-or puts the settings in a config folder of their own (``MCCARD_CONFIG_DIR``).
+Hydra's command line can make it import and call code, open or write files, set the environment
+of the run and its workers, or load configs from other folders. The command line is parsed
+(Hydra's public ``OverridesParser``, and :func:`args_parser` for Hydra's flags), nothing is
+composed, and only this reaches Hydra: overrides of the config's own keys (the schema checks
+them); a config group's option by its name (every value of a sweep too); of Hydra's settings,
+those of :data:`ALLOWED`; Hydra's flags, but ``--config-dir``, ``--config-path`` and
+``--config-name`` only naming the config folder, and no ``--experimental-rerun``. Anything else
+is refused in one line; a user who means it sets ``MCCARD_TRUST_HYDRA_OVERRIDES=1``, or puts the
+settings in a config folder of their own (``MCCARD_CONFIG_DIR``).
 """
 
 from __future__ import annotations
@@ -56,8 +47,7 @@ WHY = {
     "hydra.sweeper": "it adds unchecked overrides or code to every job of a sweep",
     "hydra.launcher": "it names the code that launches the jobs",
 }
-#: why a sweep over a Hydra setting is refused outright (a value after the first is never checked)
-SWEEP_WHY = "a sweep over Hydra's own settings"
+_NAME = re.compile(r"[\w.-]+")
 
 
 def register_schemas() -> None:
@@ -76,82 +66,60 @@ def _why(key: str) -> str:
     for root, why in WHY.items():
         if key == root or key.startswith(root + ".") or root.startswith(key + "."):
             return why
-    return ("of Hydra's settings, the command line sets only "
-            + ", ".join(ALLOWED))
+    return "of Hydra's settings, the command line sets only " + ", ".join(ALLOWED)
 
 
 def _refused(key: str, why: str) -> str:
     return f"{key}: not accepted on the command line ({why}); set {TRUST_ENV}=1 to allow it"
 
 
-class _ParseError(Exception):
-    pass
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line instead of argparse's usage and exit
-        raise _ParseError(message)
+        raise ValueError(message)
 
 
 def args_parser() -> argparse.ArgumentParser:
     """Hydra 1.3's command-line flags (as its main reads them: abbreviations too)."""
     parser = _Parser(add_help=False, prog="mccard-run")
-    parser.add_argument("--help", "-h", action="store_true")
-    parser.add_argument("--hydra-help", action="store_true")
-    parser.add_argument("--version", action="store_true")
-    parser.add_argument("overrides", nargs="*")
+    for flags in (("--help", "-h"), ("--hydra-help",), ("--version",), ("--resolve",),
+                  ("--run", "-r"), ("--multirun", "-m"), ("--shell-completion", "-sc")):
+        parser.add_argument(*flags, action="store_true")
     parser.add_argument("--cfg", "-c", choices=["job", "hydra", "all"])
-    parser.add_argument("--resolve", action="store_true")
-    parser.add_argument("--package", "-p")
-    parser.add_argument("--run", "-r", action="store_true")
-    parser.add_argument("--multirun", "-m", action="store_true")
-    parser.add_argument("--shell-completion", "-sc", action="store_true")
-    parser.add_argument("--config-path", "-cp")
-    parser.add_argument("--config-name", "-cn")
-    parser.add_argument("--config-dir", "-cd")
-    parser.add_argument("--experimental-rerun")
+    for flags in (("--package", "-p"), ("--config-path", "-cp"), ("--config-name", "-cn"),
+                  ("--config-dir", "-cd"), ("--experimental-rerun",)):
+        parser.add_argument(*flags)
     parser.add_argument("--info", "-i", const="all", nargs="?",
                         choices=["all", "config", "defaults", "defaults-tree", "plugins",
                                  "searchpath"])
+    parser.add_argument("overrides", nargs="*")
     return parser
 
 
 def parse_args(argv: list[str]):
     """``argv`` read as Hydra's main reads it (flags also after the overrides); raises
     :class:`ValueError` with argparse's one-line message."""
-    try:
-        return args_parser().parse_intermixed_args(argv)
-    except _ParseError as exc:
-        raise ValueError(str(exc)) from None
+    return args_parser().parse_intermixed_args(argv)
 
 
 def hydra_argv(args) -> list[str]:
     """The command line Hydra's main gets: the checked flags under their full names (an
     abbreviation is expanded, so Hydra reads what was checked), then the overrides in order."""
     out = []
-    for flag in ("hydra_help", "version", "resolve", "run", "multirun", "shell_completion"):
-        if getattr(args, flag):
-            out.append("--" + flag.replace("_", "-"))
-    for flag in ("cfg", "package", "config_path", "config_name", "config_dir",
-                 "experimental_rerun", "info"):
-        value = getattr(args, flag)
-        if value is not None:
-            out += ["--" + flag.replace("_", "-"), value]
+    for dest, value in vars(args).items():  # the switches, then the flags with a value
+        flag = "--" + dest.replace("_", "-")
+        if value is True and dest != "help":
+            out.append(flag)
+        elif isinstance(value, str):
+            out += [flag, value]
     return out + list(args.overrides)
 
 
-def _trusted_dirs(config_dir: Path) -> set[Path]:
-    """``config_dir`` (the shipped configs or $MCCARD_CONFIG_DIR) and the shipped configs."""
-    package = Path(__file__).resolve().parent
-    shipped = package / "conf"
-    if not (shipped / "config.yaml").is_file():
-        shipped = package.parent / "conf"
-    return {Path(config_dir).resolve(), shipped.resolve()}
-
-
 def _flag_problem(args, config_dir: Path) -> str | None:
-    """Hydra's flags that name configs outside the trusted folders, or a pickle to load."""
-    trusted = _trusted_dirs(config_dir)
+    """Hydra's flags that name configs outside the config folder (``config_dir`` or the shipped
+    one), or a pickle to load."""
+    from .config import config_dir as default_dir
+
+    trusted = {Path(config_dir).resolve(), default_dir(environ={}).resolve()}
 
     def why(value):
         return (f"{value} is not the config folder {config_dir}, and a config can name code to "
@@ -176,8 +144,7 @@ def _dotted(name) -> str:
 
 
 def _in_hydra(name) -> bool:
-    dotted = _dotted(name)
-    return dotted == "hydra" or dotted.startswith("hydra.")
+    return _dotted(name).partition(".")[0] == "hydra"
 
 
 def _typed(override) -> str:
@@ -194,50 +161,33 @@ def _leaves(value, prefix: str):
         yield prefix, value
 
 
-_NAME = re.compile(r"[\w.-]+")
-
-
-def _value_problem(key: str, kind: str, value) -> str | None:
-    """Why the value of an allowed Hydra setting is refused, or None."""
-    if value is None or kind in ("any", "path"):
-        return None
-    text = str(value)
-    if kind == "name" and (not _NAME.fullmatch(text) or ".." in text):
-        return _refused(key, f"{text!r} names a file Hydra writes, which must stay in the run's "
-                             "folder: give a plain name (letters, digits, _ . -)")
-    if kind == "inside" and (os.path.isabs(text) or ".." in Path(text).parts):
-        return _refused(key, f"{text!r} would put a job's folder outside hydra.sweep.dir: give a "
-                             "relative path without ..")
-    return None
-
-
 def _hydra_problem(override) -> str | None:
     """Why an override that reaches Hydra's settings is refused, or None when it sets only
     :data:`ALLOWED` keys to accepted values."""
     typed = _typed(override)
-    if override.package is not None and _in_hydra(override.package):
+    if _in_hydra(override.package):
         return _refused(typed, _why(_dotted(override.package)))
     if not _in_hydra(override.key_or_group):
         return None
     key = _dotted(override.key_or_group)
     if override.is_sweep_override():
-        return _refused(typed, SWEEP_WHY)
+        return _refused(typed, "a sweep over Hydra's own settings")
     if "/" in str(override.key_or_group):  # a group of Hydra's (hydra/job_logging=...)
         return _refused(typed, _why(key))
     value = None if override.is_delete() else override.value()
-    leaves = list(_leaves(value, key)) if isinstance(value, dict) else [(key, value)]
-    for leaf, leaf_value in leaves:
-        kind = ALLOWED.get(leaf)
+    for leaf, leaf_value in _leaves(value, key):
+        kind, text = ALLOWED.get(leaf), str(leaf_value)
         if kind is None:
             return _refused(typed if leaf == key else leaf, _why(leaf))
-        problem = _value_problem(leaf, kind, leaf_value)
-        if problem is not None:
-            return problem
+        if leaf_value is None:
+            continue
+        if kind == "name" and (not _NAME.fullmatch(text) or ".." in text):
+            return _refused(leaf, f"{text!r} names a file Hydra writes, which must stay in the "
+                                  "run's folder: give a plain name (letters, digits, _ . -)")
+        if kind == "inside" and (os.path.isabs(text) or ".." in Path(text).parts):
+            return _refused(leaf, f"{text!r} would put a job's folder outside hydra.sweep.dir: "
+                                  "give a relative path without ..")
     return None
-
-
-def _options(config_dir: Path, group: str) -> list[str]:
-    return sorted(p.stem for p in (config_dir / group).glob("*.yaml"))
 
 
 def _group_problem(override, config_dir: Path) -> str | None:
@@ -250,9 +200,9 @@ def _group_problem(override, config_dir: Path) -> str | None:
     try:
         values = ([str(v) for v in override.sweep_string_iterator()]
                   if override.is_sweep_override() else [str(override.value())])
-    except Exception:  # noqa: BLE001 - glob(): Hydra expands it to the group's options
+    except Exception:  # glob(): Hydra expands it to the group's options
         return None
-    options = _options(config_dir, group)
+    options = sorted(p.stem for p in folder.glob("*.yaml"))
     for value in values:
         if value in options:
             continue
@@ -271,10 +221,8 @@ def _group_problem(override, config_dir: Path) -> str | None:
 
 def _parse_problem(message: str, overrides: list[str]) -> str:
     """Hydra's grammar error as one line, with the hint a user needs most: quoting."""
-    lines = [line.strip() for line in str(message).splitlines() if line.strip()]
-    text = "; ".join(lines)
-    odd = [o for o in overrides
-           if re.search(r"[\s$'\"\\]|[^\x00-\x7f]", o.partition("=")[2])]
+    text = "; ".join(line.strip() for line in message.splitlines() if line.strip())
+    odd = [o for o in overrides if re.search(r"[\s$'\"\\]|[^\x00-\x7f]", o.partition("=")[2])]
     if odd:
         key, _, value = odd[0].partition("=")
         text += (f"; a value with spaces, $ or letters beyond ASCII must be quoted for Hydra, "
@@ -304,10 +252,10 @@ def check_overrides(argv: list[str], config_dir: Path) -> str | None:
         parsed = OverridesParser.create().parse_overrides(args.overrides)
     except (HydraException, OmegaConfBaseException, ValueError) as exc:
         return _parse_problem(str(exc), args.overrides)
+    if trusted:
+        return None
     for override in parsed:
-        problem = None if trusted else _hydra_problem(override)
-        if problem is None and not trusted:
-            problem = _group_problem(override, config_dir)
+        problem = _hydra_problem(override) or _group_problem(override, config_dir)
         if problem is not None:
             return problem
     return None

@@ -1,5 +1,5 @@
-"""Small checks of config values: each returns the value converted, or raises a ConfigError whose
-message starts with the key."""
+"""Checks of config values (each returns the value converted, or raises a ConfigError whose message
+starts with the key) and :class:`Sealed`, the base of every section."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import math
 import numbers
 import re
 from collections.abc import Mapping
-
 
 from ..errors import UsageError
 
@@ -21,9 +20,22 @@ class ConfigError(ValueError, UsageError):
 
 
 class Sealed:
-    """A dataclass that cannot be changed once built. Not a frozen dataclass: OmegaConf makes the
-    schema of one read-only, and Hydra must merge files and overrides into the schema; the spec
-    built from it is sealed at the end of its ``__post_init__`` (:meth:`_seal`)."""
+    """A dataclass that checks its fields and is read-only once built: each field of ``RULES`` is
+    replaced by ``rule("<SECTION>.<field>", value)``, then :meth:`check` applies the rules between
+    fields. Not a frozen dataclass: OmegaConf makes the schema of one read-only, and Hydra must
+    merge files and overrides into the schema."""
+
+    SECTION = ""
+    RULES = {}
+
+    def __post_init__(self):
+        for name, rule in self.RULES.items():
+            setattr(self, name, rule(f"{self.SECTION}.{name}", getattr(self, name)))
+        self.check()
+        object.__setattr__(self, "_sealed", True)
+
+    def check(self):
+        """The rules between fields (their values already checked)."""
 
     def __setattr__(self, name, value):
         if "_sealed" in self.__dict__:
@@ -32,9 +44,6 @@ class Sealed:
 
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}: the spec is read-only")
-
-    def _seal(self):
-        object.__setattr__(self, "_sealed", True)
 
 
 class FrozenMap(Mapping):
@@ -110,7 +119,10 @@ def text(key: str, value, allow_none: bool = False) -> str | None:
     return value
 
 
-def one_of(key: str, value, options) -> str:
+def one_of(key: str, value, options, default: str | None = None) -> str:
+    """One of ``options`` (``default``, where given, for None or an empty string)."""
+    if default is not None:
+        value = value or default
     present(key, value)
     if value not in options:
         fail(key, f"must be one of {', '.join(options)}", value)
@@ -122,22 +134,19 @@ def real_list(key: str, value, *, low: float, low_open: bool,
     """A non-empty list of distinct finite numbers in ``[low, high]`` (``low`` open if asked)."""
     if not isinstance(value, (list, tuple)):
         fail(key, "must be a list", value)
-    for i, v in enumerate(value):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            fail(f"{key}[{i}]", "must be a real number", v)
     values = tuple(real(f"{key}[{i}]", v) for i, v in enumerate(value))
-    if not values:
-        fail(key, "must not be empty", [])
     for v in values:
         if v < low or (low_open and v == low) or (high is not None and v > high):
             problem = (f"values must be in [{low:g}, {high:g}]" if high is not None else
                        f"values must be {'>' if low_open else '>='} {low:g}")
             fail(key, f"{problem} (bad value {v!r})", list(values))
-    unique(key, values)
-    return values
+    return unique(key, values)
 
 
-def unique(key: str, values) -> None:
+def unique(key: str, values):
+    """``values``, refusing an empty list and duplicates."""
+    if not values:
+        fail(key, "must not be empty", [])
     seen, dupes = set(), []
     for v in values:
         if v in seen and v not in dupes:
@@ -145,14 +154,15 @@ def unique(key: str, values) -> None:
         seen.add(v)
     if dupes:
         fail(key, f"duplicate values {dupes}", list(values))
+    return values
 
 
-def known(section: Mapping, key: str, names, hint: str = "") -> None:
+def known(section: Mapping, key: str, names) -> None:
     """Refuse keys of ``section`` outside ``names``."""
     unknown = sorted(set(section) - set(names))
     if unknown:
         raise ConfigError(f"{', '.join(f'{key}.{u}' for u in unknown)}: unknown key(s); known "
-                          f"keys are {', '.join(names)}{hint}")
+                          f"keys are {', '.join(names)}")
 
 
 def walltime_seconds(value: str) -> int:
@@ -163,7 +173,7 @@ def walltime_seconds(value: str) -> int:
 
 def duration_seconds(value) -> float:
     """``"55m"``, ``"90s"``, ``"1.5h"`` or seconds, as Dask reads durations (a worker's
-    ``--lifetime`` goes through the same parser)."""
+    ``--lifetime`` too)."""
     from dask.utils import parse_timedelta
 
     return float(parse_timedelta(str(value)))
@@ -177,10 +187,11 @@ def size(key: str, value) -> str:
     if isinstance(value, bool) or not isinstance(value, str):
         fail(key, example, value)
     try:
-        if parse_bytes(value) <= 0:
-            fail(key, "must be > 0", value)
+        n_bytes = parse_bytes(value)
     except (ValueError, TypeError):
         fail(key, example, value)
+    if n_bytes <= 0:
+        fail(key, "must be > 0", value)
     return value
 
 
@@ -196,8 +207,11 @@ def walltime(key: str, value, allow_days: bool) -> str:
     return value
 
 
-def duration(key: str, value, minimum: float = 0.0) -> str:
-    """A duration such as ``"55m"``, ``"90s"``, ``"1.5h"`` or seconds; kept as text."""
+def duration(key: str, value, minimum: float = 0.0) -> str | None:
+    """A duration such as ``"55m"``, ``"90s"``, ``"1.5h"`` or seconds, kept as text (None
+    stays None)."""
+    if value is None:
+        return None
     example = 'must be a duration such as "55m", "90s" or "1.5h"'
     if isinstance(value, bool) or not isinstance(value, (str, numbers.Real)):
         fail(key, example, value)
@@ -211,21 +225,21 @@ def duration(key: str, value, minimum: float = 0.0) -> str:
     return str(value)
 
 
+def _python(value):
+    """A numpy scalar as the Python number it holds (without importing numpy: the command line
+    checks its config without it)."""
+    numpy_scalar = type(value).__module__ == "numpy" and getattr(value, "ndim", 1) == 0
+    return value.item() if numpy_scalar else value
+
+
 def freeze(value):
-    """Nested mappings and lists to FrozenMap and tuples, numpy scalars to Python numbers, so a
-    spec holding them stays hashable and compares with plain values."""
+    """Mappings and lists to FrozenMap and tuples, numpy scalars to Python numbers, recursively
+    (a spec holding them stays hashable and compares with plain values)."""
     if isinstance(value, Mapping):
         return FrozenMap({k: freeze(v) for k, v in value.items()})
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     return _python(value)
-
-
-def _python(value):
-    """A numpy scalar as the Python number it holds (numpy is not imported to tell: the command
-    line checks its config without it)."""
-    return value.item() if type(value).__module__ == "numpy" and getattr(value, "ndim", 1) == 0 \
-        else value
 
 
 def to_plain(value):
@@ -235,8 +249,3 @@ def to_plain(value):
     if isinstance(value, (list, tuple)):
         return [to_plain(v) for v in value]
     return _python(value)
-
-
-def _set(obj, **values) -> None:
-    for name, value in values.items():
-        object.__setattr__(obj, name, value)

@@ -12,22 +12,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from .checks import (
-    MISSING,
-    ConfigError,
-    Sealed,
-    duration,
-    duration_seconds,
-    fail,
-    freeze,
-    integer,
-    known,
-    size,
-    text,
-    to_plain,
-    walltime,
-    walltime_seconds,
-)
+from .checks import (MISSING, ConfigError, Sealed, duration, duration_seconds, fail, freeze,
+                     integer, known, size, text, to_plain, walltime, walltime_seconds)
 
 #: ``no_worker_timeout`` by kind when not given: minutes for workers that connect within seconds,
 #: an hour for batch-job workers, which first wait in the queue
@@ -63,12 +49,10 @@ SCHEDULER_OPTIONS = {
                            "dashboard_address": "cluster.dashboard_address"}),
 }
 
-_EXAMPLES = {"address": "cluster.address=tcp://host:8786",
-             "scheduler_file": "cluster.scheduler_file=/path/to/scheduler.json",
-             "n_workers": "cluster.n_workers=2", "threads_per_worker": "cluster.threads_per_worker=1",
-             "cores": "cluster.cores=8", "memory": "cluster.memory=16GB",
-             "walltime": "cluster.walltime=01:00:00",
-             "n_jobs": "cluster.n_jobs=2, or cluster.adaptive={minimum:0,maximum:8}"}
+#: an example of each setting a kind requires (for the message when it is unset)
+_EXAMPLES = {"address": "tcp://host:8786", "scheduler_file": "/path/to/scheduler.json",
+             "n_workers": "2", "threads_per_worker": "1", "cores": "8", "memory": "16GB",
+             "walltime": "01:00:00", "n_jobs": "2, or cluster.adaptive={minimum:0,maximum:8}"}
 
 #: a Dask scheduler address: tcp/tls/ws/wss/ucx, a host name or IP (IPv6 in brackets), a port
 _ADDRESS_RE = re.compile(r"^((tcp|tls|ws|wss|ucx)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):"
@@ -83,12 +67,17 @@ def listens_beyond_loopback(address: str) -> bool:
     return not (host in ("localhost", "::1", "[::1]") or host.startswith("127."))
 
 
+def unset_message(kind: str, name: str) -> str:
+    """The message for the setting ``name`` that ``kind`` requires, left unset."""
+    return (f"cluster.{name}: required when cluster.kind={kind} (set it on the command line, "
+            f"e.g. cluster.{name}={_EXAMPLES[name]})")
+
+
 def required(spec, name: str):
     """A kind's required setting, or a message saying what to set."""
     value = getattr(spec, name)
     if value is None or value == "" or value == MISSING:
-        raise ConfigError(f"cluster.{name}: required when cluster.kind={spec.kind} (set it on the "
-                          f"command line, e.g. {_EXAMPLES[name]})")
+        raise ConfigError(unset_message(spec.kind, name))
     return value
 
 
@@ -120,24 +109,26 @@ class _Cluster(Sealed):
     no_worker_timeout: Any = None
     options: dict[str, Any] | None = field(default_factory=dict)
 
+    SECTION = "cluster"
     #: keyword arguments the backend gets from typed keys (or sets itself), never from options
     reserved = ()
 
-    def __post_init__(self):
-        timeout = self.no_worker_timeout
-        timeout = NO_WORKER_TIMEOUTS[self.kind] if timeout is None else duration(
-            "cluster.no_worker_timeout", timeout, minimum=1.0)
+    def check(self):
+        self.no_worker_timeout = duration("cluster.no_worker_timeout", self.no_worker_timeout,
+                                          minimum=1.0) or NO_WORKER_TIMEOUTS[self.kind]
         options = self.options or {}
         if not isinstance(options, Mapping):
             fail("cluster.options", "must be a mapping", options)
         _code_free(options, "cluster.options")
         for name, value in options.items():
             self._check_option(f"cluster.options.{name}", name, value)
-        object.__setattr__(self, "no_worker_timeout", timeout)
-        object.__setattr__(self, "options", freeze(options))
-        self._seal()
+        self.options = freeze(options)
 
     def _check_option(self, key: str, name: str, value) -> None:
+        if name == "interface" and self.kind == "local":
+            fail(key, "cannot work with cluster.host (Dask takes one of them) and would listen "
+                      "on that network; set cluster.host to the interface's address instead "
+                      "(with cluster.tls=true)", value)
         if name in self.reserved:
             typed = f"cluster.{name}" if name in {f.name for f in fields(self)} else None
             fail(key, f"set {typed} instead" if typed else
@@ -191,33 +182,23 @@ class LocalClusterSpec(_Cluster):
     reserved = ("n_workers", "threads_per_worker", "processes", "memory_limit", "host",
                 "dashboard_address", "env", "security", "protocol")
 
-    def __post_init__(self):
-        super().__post_init__()
-        set_ = object.__setattr__
-        set_(self, "n_workers", integer("cluster.n_workers", required(self, "n_workers"), 1))
-        set_(self, "threads_per_worker", integer("cluster.threads_per_worker",
-                                                 required(self, "threads_per_worker"), 1))
+    def check(self):
+        super().check()
+        for name in ("n_workers", "threads_per_worker"):
+            setattr(self, name, integer(f"cluster.{name}", required(self, name), 1))
         limit = self.memory_limit
         if limit is not None and (isinstance(limit, bool) or not isinstance(
                 limit, (str, numbers.Real)) or (isinstance(limit, numbers.Real) and limit < 0)):
             fail("cluster.memory_limit", 'must be "auto", a size such as "4GB", or bytes >= 0',
                  limit)
-        set_(self, "host", text("cluster.host", self.host, allow_none=True))
-        set_(self, "dashboard_address", text("cluster.dashboard_address",
-                                             self.dashboard_address, allow_none=True))
-        set_(self, "tls", True if self.tls is None else self.tls)
+        self.host = text("cluster.host", self.host, allow_none=True)
+        self.dashboard_address = text("cluster.dashboard_address", self.dashboard_address,
+                                      allow_none=True)
+        self.tls = True if self.tls is None else self.tls
         if not self.tls and self.host is not None and listens_beyond_loopback(self.host):
             fail("cluster.host", "listens beyond this machine while cluster.tls=false: anyone who "
                                  "can reach it could run code as you; set cluster.tls=true or "
                                  "cluster.host=127.0.0.1", self.host)
-        self._seal()
-
-    def _check_option(self, key, name, value):
-        if name == "interface":
-            fail(key, "cannot work with cluster.host (Dask takes one of them) and would listen "
-                      "on that network; set cluster.host to the interface's address instead "
-                      "(with cluster.tls=true)", value)
-        super()._check_option(key, name, value)
 
     @property
     def target_workers(self) -> int:
@@ -237,8 +218,8 @@ class _RunningScheduler(_Cluster):
 
     reserved = ("address", "timeout", "scheduler_file")
 
-    def __post_init__(self):
-        super().__post_init__()
+    def check(self):
+        super().check()
         files = {n: getattr(self, n) for n in ("tls_ca_file", "tls_cert", "tls_key")}
         given = [n for n, v in files.items() if v not in (None, "")]
         if given and len(given) != 3:
@@ -247,10 +228,13 @@ class _RunningScheduler(_Cluster):
         for name in given:
             if not os.path.isfile(files[name]):
                 fail(f"cluster.{name}", "is not a readable file", files[name])
-        if self.connect_timeout is not None:
-            object.__setattr__(self, "connect_timeout",
-                               duration("cluster.connect_timeout", self.connect_timeout))
-        self._seal()
+        self.connect_timeout = duration("cluster.connect_timeout", self.connect_timeout)
+        if self.kind == "address" and not _ADDRESS_RE.match(
+                text("cluster.address", required(self, "address"))):
+            fail("cluster.address", "must be a scheduler address [scheme://]host:port, e.g. "
+                                    "tcp://head-node:8786", self.address)
+        if self.kind == "scheduler_file":
+            text("cluster.scheduler_file", required(self, "scheduler_file"))
 
     @property
     def connect_timeout_seconds(self) -> float:
@@ -262,23 +246,11 @@ class AddressClusterSpec(_RunningScheduler):
     kind: str = "address"
     address: str | None = None
 
-    def __post_init__(self):
-        super().__post_init__()
-        if not _ADDRESS_RE.match(text("cluster.address", required(self, "address"))):
-            fail("cluster.address", "must be a scheduler address [scheme://]host:port, e.g. "
-                                    "tcp://head-node:8786", self.address)
-        self._seal()
-
 
 @dataclass(unsafe_hash=True)
 class SchedulerFileClusterSpec(_RunningScheduler):
     kind: str = "scheduler_file"
     scheduler_file: str | None = None
-
-    def __post_init__(self):
-        super().__post_init__()
-        text("cluster.scheduler_file", required(self, "scheduler_file"))
-        self._seal()
 
 
 @dataclass(frozen=True)
@@ -323,13 +295,13 @@ class SlurmClusterSpec(_Cluster):
                 "no_worker_timeout", "resource_spec", "project", "job_extra", "env_extra",
                 "extra", "n_workers", "host")
 
-    def __post_init__(self):
-        super().__post_init__()
-        set_ = object.__setattr__
-        cores = integer("cluster.cores", required(self, "cores"), 1)
-        if self.processes is not None and integer("cluster.processes", self.processes, 1) > cores:
-            fail("cluster.processes", f"must be <= cluster.cores ({cores}): every worker has one "
-                                      "thread and needs a core", self.processes)
+    def check(self):
+        super().check()
+        self.cores = integer("cluster.cores", required(self, "cores"), 1)
+        processes = self.processes
+        if processes is not None and integer("cluster.processes", processes, 1) > self.cores:
+            fail("cluster.processes", f"must be <= cluster.cores ({self.cores}): every worker has "
+                                      "one thread and needs a core", self.processes)
         size("cluster.memory", required(self, "memory"))
         wall = walltime("cluster.walltime", required(self, "walltime"),
                         allow_days=self.kind == "slurm")
@@ -337,44 +309,41 @@ class SlurmClusterSpec(_Cluster):
                      "dashboard_address", "resource_spec"):
             if hasattr(self, name):
                 text(f"cluster.{name}", getattr(self, name), allow_none=True)
-        directive, example = (("#SBATCH", "--qos=normal") if self.kind == "slurm" else
-                              ("#PBS", "-l place=scatter"))
-        lines = {}
         for name in ("job_extra_directives", "job_script_prologue"):
-            value = self.__dict__[name] or []
+            value = getattr(self, name) or []
             if not isinstance(value, (list, tuple)):
                 fail(f"cluster.{name}", "must be a list", value)
-            lines[name] = tuple(text(f"cluster.{name}[{i}]", v) for i, v in enumerate(value))
-        for i, line in enumerate(lines["job_extra_directives"]):
+            setattr(self, name, tuple(text(f"cluster.{name}[{i}]", v)
+                                      for i, v in enumerate(value)))
+        directive, example = (("#SBATCH", "--qos=normal") if self.kind == "slurm" else
+                              ("#PBS", "-l place=scatter"))
+        for i, line in enumerate(self.job_extra_directives):
             if line.lstrip().startswith("#"):
                 fail(f"cluster.job_extra_directives[{i}]",
                      f"give the option only (e.g. {example}); '{directive}' is added", line)
-        adaptive = self._adaptive()
-        n_jobs = self.n_jobs
-        if adaptive is None or n_jobs is not None:
-            n_jobs = integer("cluster.n_jobs", required(self, "n_jobs") if adaptive is None
-                             else n_jobs, 1)
-        lifetime, stagger = self.worker_lifetime, self.lifetime_stagger
-        if lifetime is None:
-            stagger = None  # retirement off: the stagger has nothing to spread
-        else:
-            lifetime = duration("cluster.worker_lifetime", lifetime)
-            stagger = None if stagger is None else duration("cluster.lifetime_stagger", stagger)
-            life, spread = duration_seconds(lifetime), duration_seconds(stagger or 0)
-            if life <= 0:
-                fail("cluster.worker_lifetime", "must be > 0", lifetime)
-            if spread >= life:
-                fail("cluster.lifetime_stagger", f"must be shorter than cluster.worker_lifetime "
-                                                 f"({lifetime})", stagger)
-            if life + spread >= walltime_seconds(wall):
-                fail("cluster.worker_lifetime", f"plus cluster.lifetime_stagger ({stagger or '0s'})"
-                                                f" must be shorter than cluster.walltime ({wall}) "
-                                                "so that workers retire before the job is killed",
-                     lifetime)
-        for name, value in dict(cores=cores, adaptive=adaptive, n_jobs=n_jobs, **lines,
-                                worker_lifetime=lifetime, lifetime_stagger=stagger).items():
-            set_(self, name, value)
-        self._seal()
+        self.adaptive = self._adaptive()
+        if self.adaptive is None:
+            required(self, "n_jobs")
+        if self.n_jobs is not None:
+            self.n_jobs = integer("cluster.n_jobs", self.n_jobs, 1)
+        if self.worker_lifetime is None:
+            self.lifetime_stagger = None  # retirement off: the stagger has nothing to spread
+            return
+        lifetime = self.worker_lifetime = duration("cluster.worker_lifetime",
+                                                   self.worker_lifetime)
+        stagger = self.lifetime_stagger = duration("cluster.lifetime_stagger",
+                                                   self.lifetime_stagger)
+        life, spread = duration_seconds(lifetime), duration_seconds(stagger or 0)
+        if life <= 0:
+            fail("cluster.worker_lifetime", "must be > 0", lifetime)
+        if spread >= life:
+            fail("cluster.lifetime_stagger", f"must be shorter than cluster.worker_lifetime "
+                                             f"({lifetime})", stagger)
+        if life + spread >= walltime_seconds(wall):
+            fail("cluster.worker_lifetime", f"plus cluster.lifetime_stagger ({stagger or '0s'}) "
+                                            f"must be shorter than cluster.walltime ({wall}) so "
+                                            "that workers retire before the job is killed",
+                 lifetime)
 
     def _adaptive(self) -> AdaptiveSpec | None:
         key, value = "cluster.adaptive", self.adaptive

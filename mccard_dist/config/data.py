@@ -6,35 +6,52 @@ hash (``describe``)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 
 from ..data import OUTLIERS, load_table, make_paper_data, make_split_data
 from ..data.real import DIABETES_SHAPE, diabetes_sizes, diabetes_source, split_sizes
-from .checks import MISSING, ConfigError, Sealed, _set, fail, integer, one_of, real, text
+from .checks import MISSING, ConfigError, Sealed, fail, integer, one_of, real, text
 
 MIN_SAMPLES = 3  # the fewest samples an estimator fits (one goes to the intercept)
 
 
-def _outliers(section) -> None:
-    """``outliers`` (null: laplace) and ``df`` (student_t's degrees of freedom, and only
-    there)."""
-    outliers = one_of("data.outliers", section.outliers or "laplace", OUTLIERS)
-    df = section.df
-    if df is not None:
-        df = real("data.df", df)
-    if outliers == "student_t":
-        if df is None:
-            fail("data.df", "is required with data.outliers=student_t (degrees of freedom, > 0)",
-                 show_value=False)
-        if not df > 0:
-            fail("data.df", "must be > 0", df)
-    elif df is not None:
-        fail("data.df", "is only used with data.outliers=student_t", df)
-    _set(section, outliers=outliers, df=df)
+def _df(key: str, value) -> float | None:
+    return None if value is None else real(key, value)
+
+
+class _Data(Sealed):
+    """What every source shares: ``outliers`` (null: laplace) and ``df`` (student_t's degrees
+    of freedom, and only there); no file to ship to the workers."""
+
+    SECTION = "data"
+    RULES = {"outliers": partial(one_of, options=OUTLIERS, default="laplace"), "df": _df}
+
+    def check(self):
+        self.source = type(self).source  # the field's default: one class per source
+        if self.outliers == "student_t":
+            if self.df is None:
+                fail("data.df", "is required with data.outliers=student_t (degrees of freedom, "
+                                "> 0)", show_value=False)
+            if not self.df > 0:
+                fail("data.df", "must be > 0", self.df)
+        elif self.df is not None:
+            fail("data.df", "is only used with data.outliers=student_t", self.df)
+
+    def load_source(self):
+        """Nothing to ship: a worker makes the data from the spec."""
+        return None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def describe(self) -> dict:
+        """What identifies the data for the grid hash."""
+        return self.to_dict()
 
 
 @dataclass(unsafe_hash=True)
-class DataSpec(Sealed):
+class DataSpec(_Data):
     """The paper's synthetic problem (:func:`mccard_dist.make_paper_data`) and its contamination
     scenario: ``outliers`` (the outlier noise, one of :data:`mccard_dist.data.OUTLIERS`), ``df``
     (its degrees of freedom for ``student_t``), ``leverage`` (outlying rows also get shifted
@@ -52,39 +69,25 @@ class DataSpec(Sealed):
     rho: float = 0.0
 
     knows_true_coef = True  # the generator's coefficients: selection scores are defined
+    RULES = {"n_train": partial(integer, minimum=MIN_SAMPLES),
+             "n_test": partial(integer, minimum=1), "n_features": partial(integer, minimum=1),
+             "n_relevant": partial(integer, minimum=0), "noise_var": partial(real, low=0.0),
+             "rho": partial(real, low=0.0, high=1.0, high_open=True), **_Data.RULES}
 
-    def __post_init__(self):
-        _set(self, source="paper", n_train=integer("data.n_train", self.n_train, MIN_SAMPLES),
-             n_test=integer("data.n_test", self.n_test, 1),
-             n_features=integer("data.n_features", self.n_features, 1),
-             n_relevant=integer("data.n_relevant", self.n_relevant, 0),
-             noise_var=real("data.noise_var", self.noise_var, low=0.0),
-             rho=real("data.rho", self.rho, low=0.0, high=1.0, high_open=True))
+    def check(self):
         if self.n_relevant > self.n_features:
             fail("data.n_relevant", f"must be <= data.n_features ({self.n_features})",
                  self.n_relevant)
-        _outliers(self)
-        self._seal()
+        super().check()
 
     def make_data(self, seed: int, psi: float, tau: float, source=None):
         """The dataset of one cell: a pure function of ``(seed, psi, tau)`` and this spec."""
         return make_paper_data(seed, psi, tau, **{k: v for k, v in asdict(self).items()
                                                   if k != "source"})
 
-    def load_source(self):
-        """Nothing to ship: a worker generates the data from the spec."""
-        return None
-
-    def describe(self) -> dict:
-        """What identifies the data for the grid hash."""
-        return asdict(self)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
 
 @dataclass(unsafe_hash=True)
-class FileDataSpec(Sealed):
+class FileDataSpec(_Data):
     """The user's data file (:func:`mccard_dist.data.load_table`), split by the seed when it has no
     test set, with outliers injected into the training targets.
 
@@ -103,14 +106,9 @@ class FileDataSpec(Sealed):
     df: float | None = None
     sha256: str | None = None
 
-    def __post_init__(self):
-        _set(self, source="file", path=text("data.path", self.path),
-             target=text("data.target", self.target, allow_none=True),
-             test_fraction=real("data.test_fraction", self.test_fraction, low=0.0,
-                                low_open=True, high=1.0, high_open=True),
-             sha256=text("data.sha256", self.sha256, allow_none=True))
-        _outliers(self)
-        self._seal()
+    RULES = {"path": text, "target": partial(text, allow_none=True),
+             "test_fraction": partial(real, low=0.0, low_open=True, high=1.0, high_open=True),
+             "sha256": partial(text, allow_none=True), **_Data.RULES}
 
     def load_source(self):
         """The file's arrays, checked: readable, the pinned content, rows enough to split."""
@@ -126,11 +124,11 @@ class FileDataSpec(Sealed):
                               "give X_test and y_test)")
         return table
 
-    def _sizes(self):
+    def _sizes(self) -> tuple[int, int]:
         table = self.load_source()
         if table.X_test is None:
-            return (*split_sizes(table.n_rows, self.test_fraction), table)
-        return table.n_rows, len(table.y_test), table
+            return split_sizes(table.n_rows, self.test_fraction)
+        return table.n_rows, len(table.y_test)
 
     @property
     def n_train(self) -> int:
@@ -171,7 +169,7 @@ class FileDataSpec(Sealed):
 
 
 @dataclass(unsafe_hash=True)
-class DiabetesDataSpec(Sealed):
+class DiabetesDataSpec(_Data):
     """scikit-learn's diabetes data with ``n_noise_features`` noise features drawn from the seed,
     ``n_train`` of its 442 rows for training (a random split per seed)."""
 
@@ -184,16 +182,15 @@ class DiabetesDataSpec(Sealed):
 
     knows_true_coef = False  # real data
     n_relevant = None
+    RULES = {"n_train": partial(integer, minimum=MIN_SAMPLES),
+             "n_noise_features": partial(integer, minimum=0), **_Data.RULES}
 
-    def __post_init__(self):
+    def check(self):
         n_rows = DIABETES_SHAPE[0]
-        _set(self, source="diabetes", n_train=integer("data.n_train", self.n_train, MIN_SAMPLES),
-             n_noise_features=integer("data.n_noise_features", self.n_noise_features, 0))
         if self.n_train > n_rows - 2:
             fail("data.n_train", f"must leave at least 2 of the {n_rows} rows for testing",
                  self.n_train)
-        _outliers(self)
-        self._seal()
+        super().check()
 
     @property
     def n_test(self) -> int:
@@ -203,16 +200,10 @@ class DiabetesDataSpec(Sealed):
     def n_features(self) -> int:
         return diabetes_sizes(self.n_train, self.n_noise_features)[2]
 
-    def load_source(self):
-        """Nothing to ship: scikit-learn's data come with the package on every worker."""
-        return None
-
     def make_data(self, seed: int, psi: float, tau: float, source=None):
         return make_split_data(diabetes_source(self.n_noise_features, seed), seed, psi, tau,
                                n_train=self.n_train, standardize=self.standardize,
                                outliers=self.outliers, df=self.df)
-
-    describe = to_dict = DataSpec.to_dict
 
 
 #: the class of each ``data.source``

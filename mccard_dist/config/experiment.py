@@ -1,27 +1,23 @@
-"""The whole experiment (:class:`ExperimentSpec`), built from a resolved config by OmegaConf into
-the frozen dataclasses of :mod:`.specs` and :mod:`.cluster`, with OmegaConf's errors said as this
-package's one-line messages (``key: what to change``)."""
+"""The whole experiment (:class:`ExperimentSpec`), built by OmegaConf from a resolved config into
+the dataclasses of :mod:`.specs`, :mod:`.data` and :mod:`.cluster`, OmegaConf's errors said as
+this package's one-line messages (``key: what to change``)."""
 
 from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, is_dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 from ..methods import KINDS
 from .checks import MISSING, ConfigError, Sealed, fail, to_plain
-from .cluster import _EXAMPLES, CLUSTER_SCHEMAS
+from .cluster import _EXAMPLES, CLUSTER_SCHEMAS, unset_message
 from .data import DATA_SCHEMAS
-from .specs import (
-    CVSpec,
-    ExperimentSection,
-    MethodSpec,
-    RunSpec,
-    StoreSpec,
-)
+from .specs import CVSpec, ExperimentSection, MethodSpec, RunSpec, StoreSpec
 
 #: the top-level keys of a resolved config (``hydra``: Hydra's own node, not read here)
 TOP_LEVEL_KEYS = ("experiment", "methods", "data", "cv", "run", "store", "cluster", "hydra")
@@ -43,13 +39,11 @@ class ExperimentSpec(Sealed):
     store: StoreSpec = MISSING
     cluster: Any = MISSING
 
-    def __post_init__(self):
+    def check(self):
         if isinstance(self.methods, tuple):  # already selected (a copy of a spec)
-            self._seal()
             return
         checked = {name: method.checked(name) for name, method in self.methods.items()}
-        object.__setattr__(self, "methods",
-                           tuple(checked[name] for name in self.experiment.methods))
+        self.methods = tuple(checked[name] for name in self.experiment.methods)
         if self.data.source != "file":  # a file's rows are known once it is read (check_data)
             self.cv.check_rows(self.data.n_train, f"data.n_train ({self.data.n_train})")
         if self.run.unit == "fit" and (self.cv.scheme != "kfold" or self.cv.race is not None):
@@ -61,23 +55,11 @@ class ExperimentSpec(Sealed):
         if self.cv.scheme == "alo" and lacking:
             fail("cv.scheme", f"alo needs leave-one-out residuals, which {', '.join(lacking)} do "
                               "not give; use cv=kfold", "alo")
-        self._seal()
 
-    @property
-    def name(self) -> str:
-        return self.experiment.name
-
-    @property
-    def tau(self) -> tuple[float, ...]:
-        return self.experiment.tau
-
-    @property
-    def psi(self) -> tuple[float, ...]:
-        return self.experiment.psi
-
-    @property
-    def seeds(self) -> tuple[int, ...]:
-        return self.experiment.seeds
+    name = property(attrgetter("experiment.name"))
+    tau = property(attrgetter("experiment.tau"))
+    psi = property(attrgetter("experiment.psi"))
+    seeds = property(attrgetter("experiment.seeds"))
 
     @property
     def method_names(self) -> tuple[str, ...]:
@@ -182,19 +164,14 @@ def _wants(cls, name) -> str | None:
             "false", str: "must be a string"}.get(hint)
 
 
-def _one_line(exc, prefix: str = "") -> str | None:
+def _one_line(exc) -> str | None:
     """OmegaConf's error as this package's one-line message, or None for another error."""
-    from omegaconf.errors import (
-        ConfigAttributeError,
-        ConfigKeyError,
-        MissingMandatoryValue,
-        OmegaConfBaseException,
-        ReadonlyConfigError,
-    )
+    from omegaconf.errors import (ConfigAttributeError, ConfigKeyError, MissingMandatoryValue,
+                                  OmegaConfBaseException, ReadonlyConfigError)
 
     if not isinstance(exc, OmegaConfBaseException):
         return None
-    key = ".".join(p for p in (prefix, str(exc.full_key or "")) if p).replace(".[", "[")
+    key = str(exc.full_key or "").replace(".[", "[")
     parent, _, name = key.rpartition(".")
     first = (str(exc).splitlines() or [""])[0]
     cls = exc.object_type
@@ -202,8 +179,7 @@ def _one_line(exc, prefix: str = "") -> str | None:
         return _unknown(cls, parent, name)
     if isinstance(exc, MissingMandatoryValue):
         if parent == "cluster" and name in _EXAMPLES and is_dataclass(cls):
-            return (f"{key}: required when cluster.kind={cls.kind} (set it on the command line, "
-                    f"e.g. {_EXAMPLES[name]})")
+            return unset_message(cls.kind, name)
         return f"{key}: missing mandatory value"
     if isinstance(exc, ReadonlyConfigError) or "does not support deletion" in first:
         return f"{key}: cannot be removed (set it instead)"
@@ -234,8 +210,6 @@ def composition_message(exc: BaseException) -> str | None:
     """The one-line message for a Hydra composition error the schema raised (a value of the wrong
     type, a key the schema does not have), or None for other errors. A name a method's grid does
     not have (its names are the estimator's, which the schema leaves open) is said so."""
-    import re
-
     from omegaconf.errors import OmegaConfBaseException
 
     grid_key = re.match(r"Could not override '(methods\.([^.']+)\.grid\.([^']+))'", str(exc))
@@ -286,19 +260,6 @@ def _schema_of(section: str, value) -> type:
     return CLUSTER_SCHEMAS[kind]
 
 
-def _check_listed(listed, methods: Mapping) -> None:
-    """Every name in ``experiment.methods`` is a method of ``methods`` (checked on the plain
-    config, before the sections are built, so that a misspelt name is refused at once)."""
-    if not isinstance(listed, list):
-        return  # its shape is the section's check
-    for name in listed:
-        if isinstance(name, str) and name not in methods:
-            close = difflib.get_close_matches(name, list(methods), n=1)
-            fail("experiment.methods", f"unknown method {name!r}; known methods are "
-                 f"{', '.join(methods)}" + (f"; did you mean {close[0]}?" if close else ""),
-                 listed)
-
-
 def spec_from_dict(d: Mapping) -> ExperimentSpec:
     """Check a resolved config (plain Python: ``OmegaConf.to_container(cfg, resolve=True)``, or
     :meth:`ExperimentSpec.to_dict`) and build the :class:`ExperimentSpec`.
@@ -331,7 +292,13 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
         if not isinstance(method, Mapping):
             fail(f"methods.{name}", "must be a mapping", method)
         _shape(MethodSpec, method, f"methods.{name}")
-    _check_listed(d["experiment"].get("methods"), d["methods"])
+    listed, methods = d["experiment"].get("methods"), d["methods"]
+    for name in listed if isinstance(listed, list) else []:  # else the section refuses it
+        if isinstance(name, str) and name not in methods:  # a misspelt name, refused at once
+            close = difflib.get_close_matches(name, list(methods), n=1)
+            fail("experiment.methods", f"unknown method {name!r}; known methods are "
+                 f"{', '.join(methods)}" + (f"; did you mean {close[0]}?" if close else ""),
+                 listed)
     schemas = {"experiment": ExperimentSection, "cv": CVSpec, "run": RunSpec,
                "store": StoreSpec, "data": _schema_of("data", d["data"]),
                "cluster": _schema_of("cluster", d["cluster"])}
@@ -355,11 +322,11 @@ def from_dictconfig(cfg) -> ExperimentSpec:
     return spec_from_dict(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False))
 
 
-def config_dir() -> Path:
-    """The config folder: $MCCARD_CONFIG_DIR; else the configs installed with the package
-    (``mccard_dist/conf`` of a wheel); else ``conf/`` beside the package (a checkout)."""
-    if os.environ.get("MCCARD_CONFIG_DIR"):
-        return Path(os.environ["MCCARD_CONFIG_DIR"])
+def config_dir(environ: Mapping = os.environ) -> Path:
+    """The config folder: $MCCARD_CONFIG_DIR (of ``environ``); else the configs installed with the
+    package (``mccard_dist/conf`` of a wheel); else ``conf/`` beside the package (a checkout)."""
+    if environ.get("MCCARD_CONFIG_DIR"):
+        return Path(environ["MCCARD_CONFIG_DIR"])
     package = Path(__file__).resolve().parents[1]
     installed = package / "conf"
     return installed if (installed / "config.yaml").is_file() else package.parent / "conf"

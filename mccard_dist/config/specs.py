@@ -1,11 +1,6 @@
-"""The experiment's config as frozen dataclasses: the schema Hydra checks the config against, and the
-validated spec the rest of the package reads (one tree).
-
-Each section checks its own values in ``__post_init__`` (types are OmegaConf's work before that);
-:class:`ExperimentSpec` checks what spans sections. Fields typed ``Any`` take more than one form
-(the seeds, durations and sizes) and are checked here. ``data`` has one class per source
-(:data:`DATA_SCHEMAS`), ``cluster`` one per kind (:mod:`.cluster`).
-"""
+"""The sections of the experiment's config but data and cluster (:mod:`.data`, :mod:`.cluster`):
+the schema Hydra checks the config against, and the validated spec the rest of the package reads.
+Fields typed ``Any`` take more than one form and are checked here."""
 
 from __future__ import annotations
 
@@ -14,27 +9,12 @@ import math
 import numbers
 import re
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from ..methods import AUTO_WIDTH, KINDS
-from .checks import (
-    _set,
-    MISSING,
-    Sealed,
-    NAME_RE,
-    ConfigError,
-    fail,
-    freeze,
-    integer,
-    known,
-    one_of,
-    present,
-    real,
-    real_list,
-    text,
-    to_plain,
-    unique,
-)
+from .checks import (MISSING, NAME_RE, ConfigError, Sealed, fail, freeze, integer, known, one_of,
+                     present, real, real_list, text, to_plain, unique)
 from .data import MIN_SAMPLES
 
 CV_SCORES = ("mae", "medae", "rmse", "correntropy")
@@ -53,34 +33,15 @@ FIT_UNIT_CELLS_PER_WORKER = 4
 EXPERIMENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
-@dataclass(unsafe_hash=True)
-class ExperimentSection(Sealed):
-    """The grid: the methods (by name, in order), tau, psi, and the seeds (``{start, count}`` or a
-    list)."""
-
-    name: str = MISSING
-    methods: list[str] = MISSING
-    tau: list[float] = MISSING
-    psi: list[float] = MISSING
-    seeds: Any = MISSING
-
-    def __post_init__(self):
-        if not EXPERIMENT_NAME_RE.match(str(text("experiment.name", self.name))):
-            fail("experiment.name", "must be usable in a file name (letters, digits, _ . -)",
-                 self.name)
-        methods = tuple(self.methods)
-        if not methods:
-            fail("experiment.methods", "must not be empty", [])
-        unique("experiment.methods", methods)
-        _set(self, methods=methods,
-             tau=real_list("experiment.tau", self.tau, low=0.0, low_open=True),
-             psi=real_list("experiment.psi", self.psi, low=0.0, low_open=False, high=1.0),
-             seeds=_seeds(present("experiment.seeds", self.seeds)))
-        self._seal()
+def _name(key: str, value) -> str:
+    if not EXPERIMENT_NAME_RE.match(str(text(key, value))):
+        fail(key, "must be usable in a file name (letters, digits, _ . -)", value)
+    return value
 
 
-def _seeds(value) -> tuple[int, ...]:
-    key = "experiment.seeds"
+def _seeds(key: str, value) -> tuple[int, ...]:
+    """``{start, count}`` or a list of seeds, as the tuple of seeds."""
+    present(key, value)
     if isinstance(value, dict):
         known(value, key, ("start", "count"))
         if "count" not in value:
@@ -88,12 +49,24 @@ def _seeds(value) -> tuple[int, ...]:
         start = integer(f"{key}.start", value.get("start", 0), 0)
         return tuple(range(start, start + integer(f"{key}.count", value["count"], 1)))
     if isinstance(value, (list, tuple)):
-        seeds = tuple(integer(f"{key}[{i}]", s, 0) for i, s in enumerate(value))
-        if not seeds:
-            fail(key, "must not be empty", [])
-        unique(key, seeds)
-        return seeds
+        return unique(key, tuple(integer(f"{key}[{i}]", s, 0) for i, s in enumerate(value)))
     fail(key, "must be {start, count} or a list of seeds", value)
+
+
+@dataclass(unsafe_hash=True)
+class ExperimentSection(Sealed):
+    """The grid: the methods (by name, in order), tau, psi, and the seeds."""
+
+    name: str = MISSING
+    methods: list[str] = MISSING
+    tau: list[float] = MISSING
+    psi: list[float] = MISSING
+    seeds: Any = MISSING
+
+    SECTION = "experiment"
+    RULES = {"name": _name, "methods": lambda key, value: unique(key, tuple(value)),
+             "tau": partial(real_list, low=0.0, low_open=True),
+             "psi": partial(real_list, low=0.0, low_open=False, high=1.0), "seeds": _seeds}
 
 
 @dataclass(unsafe_hash=True)
@@ -109,9 +82,7 @@ class MethodSpec(Sealed):
     grid: dict[str, Any] | None = field(default_factory=dict)
     name: str | None = None
 
-    def __post_init__(self):
-        _set(self, params=freeze(self.params or {}), grid=freeze(self.grid or {}))
-        self._seal()
+    RULES = dict.fromkeys(("params", "grid"), lambda key, value: freeze(value or {}))
 
     @property
     def kind(self):
@@ -144,8 +115,8 @@ class MethodSpec(Sealed):
             fail(f"{key}.estimator", f"unknown estimator; known estimators are "
                                      f"{', '.join(KINDS)}", self.estimator)
         grid = _grid(key, self.estimator, self.grid)
-        return replace(self, name=name, grid=freeze(grid),
-                       params=freeze(_params(f"{key}.params", self.kind, self.params, grid)))
+        return replace(self, name=name, grid=grid,
+                       params=_params(f"{key}.params", self.kind, self.params, grid))
 
     def to_dict(self) -> dict:
         return {"estimator": self.estimator, "params": to_plain(self.params),
@@ -180,15 +151,12 @@ def _grid(key: str, estimator: str, grid) -> dict:
                 fail(gkey, f"cannot be auto: {estimator} has no width set inside its fit; "
                            "give a list", value)
             out[name] = value
-        elif is_width:
-            out[name] = real_list(gkey, value, low=0.0, low_open=True)
-        else:
-            out[name] = real_list(gkey, value, low=0.0, low_open=False)
-            empty = [v for v in out[name] if v >= 1.0]
-            if kind.penalty_is_ratio and empty:
-                fail(gkey, f"values must be < 1: {name} is a fraction of alpha_max, the smallest "
-                           f"penalty that keeps no feature (bad value {empty[0]!r})",
-                     list(out[name]))
+            continue
+        out[name] = real_list(gkey, value, low=0.0, low_open=is_width)
+        empty = [v for v in out[name] if v >= 1.0]
+        if kind.penalty_is_ratio and not is_width and empty:
+            fail(gkey, f"values must be < 1: {name} is a fraction of alpha_max, the smallest "
+                       f"penalty that keeps no feature (bad value {empty[0]!r})", list(out[name]))
     return out
 
 
@@ -221,16 +189,22 @@ def _params(key: str, kind, params, grid) -> dict:
     return out
 
 
-def _margin(name: str, value, scheme: str, needs: str) -> float | None:
-    """An optional margin of cv (None: off): > 0, and used by one scheme only."""
+def _margin(key: str, value) -> float | None:
+    """An optional margin of cv (None: off), > 0."""
     if value is None:
         return None
-    value = real(f"cv.{name}", value)
+    value = real(key, value)
     if not value > 0:
-        fail(f"cv.{name}", "must be > 0 (or null: off)", value)
-    if scheme != needs:
-        fail(f"cv.{name}", f"is only used with cv.scheme={needs}", value)
+        fail(key, "must be > 0 (or null: off)", value)
     return value
+
+
+def _score(key: str, value) -> str:
+    score = CV_SCORE_ALIASES.get(value, value)
+    if score not in CV_SCORES:
+        fail(key, f"must be one of {', '.join(CV_SCORES)} (or scikit-learn's "
+                  f"{', '.join(CV_SCORE_ALIASES)})", score)
+    return score
 
 
 @dataclass(unsafe_hash=True)
@@ -253,22 +227,20 @@ class CVSpec(Sealed):
     race: float | None = None
     paths: str | None = None  # None: width with kfold, none with alo
 
-    def __post_init__(self):
-        scheme = one_of("cv.scheme", self.scheme, CV_SCHEMES)
-        paths = self.paths or ("width" if scheme == "kfold" else "none")
-        one_of("cv.paths", paths, CV_PATHS)
-        if scheme != "kfold" and paths != "none":
-            fail("cv.paths", "is only used with cv.scheme=kfold (set none)", paths)
-        score = CV_SCORE_ALIASES.get(self.score, self.score)
-        if score not in CV_SCORES:
-            fail("cv.score", f"must be one of {', '.join(CV_SCORES)} (or scikit-learn's "
-                             f"{', '.join(CV_SCORE_ALIASES)})", score)
-        _set(self, n_folds=integer("cv.n_folds", self.n_folds, 2), score=score, paths=paths,
-             reference_width=real("cv.reference_width", self.reference_width, low=0.0,
-                                  low_open=True),
-             path_stop=_margin("path_stop", self.path_stop, scheme, "alo"),
-             race=_margin("race", self.race, scheme, "kfold"))
-        self._seal()
+    SECTION = "cv"
+    RULES = {"scheme": partial(one_of, options=CV_SCHEMES), "score": _score,
+             "n_folds": partial(integer, minimum=2),
+             "reference_width": partial(real, low=0.0, low_open=True),
+             "path_stop": _margin, "race": _margin}
+
+    def check(self):
+        self.paths = one_of("cv.paths", self.paths or ("width" if self.scheme == "kfold" else
+                                                       "none"), CV_PATHS)
+        if self.scheme != "kfold" and self.paths != "none":
+            fail("cv.paths", "is only used with cv.scheme=kfold (set none)", self.paths)
+        for name, needs in (("path_stop", "alo"), ("race", "kfold")):
+            if getattr(self, name) is not None and self.scheme != needs:
+                fail(f"cv.{name}", f"is only used with cv.scheme={needs}", getattr(self, name))
 
     @property
     def n_columns(self) -> int:
@@ -303,12 +275,11 @@ class RunSpec(Sealed):
     progress: bool = MISSING
     unit: str | None = "auto"
 
-    def __post_init__(self):
-        _set(self, unit=one_of("run.unit", self.unit or "auto", RUN_UNITS),
-             fits_per_block=integer("run.fits_per_block", self.fits_per_block, 1),
-             blocks_per_worker=integer("run.blocks_per_worker", self.blocks_per_worker, 1),
-             retries=integer("run.retries", self.retries, 0))
-        self._seal()
+    SECTION = "run"
+    RULES = {"unit": partial(one_of, options=RUN_UNITS, default="auto"),
+             "fits_per_block": partial(integer, minimum=1),
+             "blocks_per_worker": partial(integer, minimum=1),
+             "retries": partial(integer, minimum=0)}
 
 
 @dataclass(unsafe_hash=True)
@@ -321,8 +292,6 @@ class StoreSpec(Sealed):
     path: str | None = None
     verify: str | None = "quick"
 
-    def __post_init__(self):
-        _set(self, root=text("store.root", self.root),
-             path=text("store.path", self.path, allow_none=True),
-             verify=one_of("store.verify", self.verify or "quick", ("quick", "full")))
-        self._seal()
+    SECTION = "store"
+    RULES = {"root": text, "path": partial(text, allow_none=True),
+             "verify": partial(one_of, options=("quick", "full"), default="quick")}
