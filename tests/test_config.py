@@ -623,6 +623,11 @@ def test_bad_jobqueue_value_is_refused_naming_the_key(smoke_dict, kind, changes,
     assert str(info.value).startswith(key + ":"), str(info.value)
 
 
+def test_a_zero_memory_size_is_refused_as_zero(smoke_dict):
+    with pytest.raises(ConfigError, match=r"^cluster.memory: must be > 0, got '0GB'$"):
+        spec_from_dict(jobqueue_dict(smoke_dict, "slurm", memory="0GB"))
+
+
 def test_jobqueue_messages_say_what_to_change(smoke_dict):
     with pytest.raises(ConfigError, match=r"must be shorter than cluster.walltime \(00:30:00\) so "
                                           "that workers retire before the job is killed"):
