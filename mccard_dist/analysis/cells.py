@@ -8,15 +8,8 @@ __all__ = ["parse_cell", "resolve_cell"]
 
 
 def parse_cell(text: str) -> tuple:
-    """Parse ``"method,tau,psi,seed"`` (method ``all``: every method) into a tuple.
-
-    Returns ``(method or None, tau, psi, seed)``.
-
-    Raises
-    ------
-    ValueError
-        If the text does not have four comma-separated fields of the right types.
-    """
+    """``"method,tau,psi,seed"`` as ``(method or None, tau, psi, seed)`` (method ``all``: every
+    method); ValueError unless four comma-separated fields of the right types."""
     fields = [f.strip() for f in str(text).split(",")]
     if len(fields) != 4:
         raise ValueError(f"a cell is 'method,tau,psi,seed' (e.g. mcc_l1,10,0.3,0); got {text!r}")
@@ -44,16 +37,9 @@ def _coord_value(ds, dim: str, value):
 
 
 def resolve_cell(ds, cell) -> tuple:
-    """``(method, tau, psi, seed)`` (or ``"method,tau,psi,seed"``) as the store's coordinate values.
-
-    ``method`` None stays None (every method with CV).
-
-    Raises
-    ------
-    ValueError
-        If the text is malformed or a value is not in the store (the message lists the store's
-        values).
-    """
+    """``(method, tau, psi, seed)`` (or ``"method,tau,psi,seed"``) as the store's coordinate values
+    (``method`` None stays None: every method with CV); ValueError if the text is malformed or a
+    value is not in the store (the message lists the store's values)."""
     if isinstance(cell, str):
         cell = parse_cell(cell)
     method, tau, psi, seed = cell

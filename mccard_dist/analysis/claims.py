@@ -9,26 +9,12 @@ import numpy as np
 
 from .compare import paired_interval
 from .markup import Paragraph, Strong, Table, markdown
-from .values import (
-    _LABELS,
-    _NAMES,
-    ROLES,
-    MissingCells,
-    StoreCells,
-    _num,
-    n_relevant,
-    scenario,
-)
+from .values import _LABELS, _NAMES, ROLES, MissingCells, StoreCells, _num, n_relevant, scenario
 
-# ------------------------------------------------------------------------------------------------
-# claims
-# ------------------------------------------------------------------------------------------------
 HOLDS, BETTER, FAILS = "holds", "better than claimed", "does not hold"
 NO_DATA, NOT_IN_GRID = "not enough seeds", "not in this grid"
 PARTIAL, NOT_TESTABLE = "holds where this grid can test", "not testable"
 NOT_APPLICABLE = "not applicable"
-#: the possible verdicts: of a part (all but PARTIAL) and of a claim (all but BETTER)
-VERDICTS = (HOLDS, BETTER, PARTIAL, FAILS, NO_DATA, NOT_IN_GRID, NOT_TESTABLE, NOT_APPLICABLE)
 
 #: the paper's Laplace scales
 PAPER_TAUS = (2.0, 5.0, 10.0)
@@ -74,7 +60,6 @@ class ClaimResult:
     note: str = ""
 
 
-
 def _psi_text(psis) -> str:
     if not psis:
         return "ψ (none in the store)"
@@ -97,14 +82,10 @@ def _rule(kind: str, level: float, tol: float, margin: float = math.nan, better=
 
 
 def _part(cells, claim, part, quantity, kind, compute, level, tol, better=None) -> ClaimPart:
-    """Evaluate one comparison of kind "greater", "less" or "similar".
-
-    ``compute()`` returns the per-seed differences (NaN for a seed with an unfinished cell) and,
-    for "similar", also the per-seed level (mean of the two methods) the tolerance refers to; it
-    raises ``MissingCells`` when the store lacks a method, tau or psi. ``better="lower"`` (similar
-    only): a difference below the band favours the method the paper proposes, so it is "better
-    than claimed", not a failure.
-    """
+    """Evaluate one comparison of kind "greater", "less" or "similar" on the per-seed differences
+    from ``compute()`` (NaN: an unfinished cell; "similar": also the per-seed level the tolerance
+    refers to). ``better="lower"`` (similar only): a difference below the band favours the
+    paper's method: "better than claimed", not a failure."""
     try:
         out = compute()
     except MissingCells as exc:
@@ -120,12 +101,9 @@ def _part(cells, claim, part, quantity, kind, compute, level, tol, better=None) 
         margin = tol * abs(float(np.mean(levels[np.isfinite(diffs)])))
     rule = _rule(kind, level, tol, margin, better)
     note = "" if n == cells.n_seed else f"{n} of {cells.n_seed} seeds have every cell finished"
-    if n < 2:
-        note = "; ".join(x for x in (note, "fewer than 2 paired seeds") if x)
-        return ClaimPart(claim, part, quantity, rule, NO_DATA, mean, lo, hi, n, note)
-    # holds: the interval lies on the claimed side (within the band for "similar");
-    # does not hold: the estimate itself lies on the other side (outside the band);
-    # otherwise the estimate agrees but the interval is too wide to decide: not enough seeds.
+    # holds: the interval lies on the claimed side (within the band for "similar"); does not
+    # hold: the estimate itself lies on the other side (outside the band); otherwise the estimate
+    # agrees but the interval is too wide to decide: not enough seeds.
     beyond = False
     if kind == "greater":
         ok, wrong = lo > 0, mean <= 0
@@ -135,18 +113,16 @@ def _part(cells, claim, part, quantity, kind, compute, level, tol, better=None) 
         ok, wrong, beyond = hi <= margin, mean > margin, hi < -margin
     else:
         ok, wrong = -margin <= lo and hi <= margin, abs(mean) > margin
-    if beyond:
-        verdict = BETTER
-        note = "; ".join(x for x in (note, "the proposed method is better than the claimed "
-                                           "similarity") if x)
-    elif ok:
-        verdict = HOLDS
-    elif wrong:
-        verdict = FAILS
+    if n < 2:
+        verdict, extra = NO_DATA, "fewer than 2 paired seeds"
+    elif beyond:
+        verdict, extra = BETTER, "the proposed method is better than the claimed similarity"
+    elif ok or wrong:
+        verdict, extra = (HOLDS if ok else FAILS), ""
     else:
         verdict = NO_DATA
-        note = "; ".join(x for x in (note, "the estimate agrees but the interval is too wide to "
-                                           "decide: more seeds needed") if x)
+        extra = "the estimate agrees but the interval is too wide to decide: more seeds needed"
+    note = "; ".join(x for x in (note, extra) if x)
     return ClaimPart(claim, part, quantity, rule, verdict, mean, lo, hi, n, note)
 
 
@@ -180,84 +156,41 @@ _STATEMENTS = {
          "Determination\").",
 }
 
-def _difference(cells, metric, a, b, tau, psis, similar=False):
-    """A function computing the per-seed ``mean over psis of metric(a) - metric(b)`` (and, when
-    ``similar``, the per-seed mean level of the two)."""
-    def compute():
-        psi_list = cells.psi_positive() if psis == "positive" else list(cells.psis)
-        x = cells.psi_mean(metric, a, tau, psi_list)
-        y = cells.psi_mean(metric, b, tau, psi_list)
-        return (x - y, (x + y) / 2) if similar else x - y
-    return compute
 
+def _claim_parts(cells, level, tol, k) -> dict:
+    """The parts of claims 1 to 5 (listed in :func:`check_claims`), by claim."""
+    def diff(claim, part, metric, a, b, tau, psis, kind, better=None):
+        """A part on the per-seed ``mean over psis of metric(a) - metric(b)`` (``psis``:
+        "positive" or "all"); "similar" also returns the per-seed mean level of the two."""
+        def compute():
+            psi_list = cells.psi_positive() if psis == "positive" else list(cells.psis)
+            x = cells.psi_mean(metric, a, tau, psi_list)
+            y = cells.psi_mean(metric, b, tau, psi_list)
+            return (x - y, (x + y) / 2) if kind == "similar" else x - y
 
-def _quantity(cells, metric, a, b, psis, claimed) -> str:
-    psi_list = [float(p) for p in cells.psis if p > 0] if psis == "positive" else \
-        [float(p) for p in cells.psis]
-    m = _LABELS[metric]
-    return (f"mean over {_psi_text(psi_list)} of {m}({_NAMES[a]}) − {m}({_NAMES[b]}), "
-            f"claimed {claimed}")
+        psi_list = [float(p) for p in cells.psis if p > 0 or psis == "all"]
+        claimed = {"greater": "> 0", "less": "< 0"}.get(kind, "similar")
+        m = _LABELS[metric]
+        quantity = (f"mean over {_psi_text(psi_list)} of {m}({_NAMES[a]}) − {m}({_NAMES[b]}), "
+                    f"claimed {claimed}")
+        return _part(cells, claim, part, quantity, kind, compute, level, tol, better)
 
-
-def _claim1(cells, level, tol):
-    """Claim 1: MCC-ARD vs LS-ARD under outliers, for tau = 2, 5, 10.
-
-    Per tau, two parts, on the per-seed mean over every psi > 0 in the store:
-    ``r(mcc_ard) - r(ls_ard)`` holds if its interval lies above 0;
-    ``RMSE(mcc_ard) - RMSE(ls_ard)`` holds if its interval lies below 0. A part whose estimate lies on the other side "does not
-    hold"; one whose estimate agrees but whose interval crosses 0 has "not enough seeds".
-    """
-    parts = []
-    for tau in PAPER_TAUS:
-        for metric, kind, claimed in (("r", "greater", "> 0"), ("rmse", "less", "< 0")):
-            parts.append(_part(
-                cells, "1", f"{_LABELS[metric]}, τ = {tau:g}",
-                _quantity(cells, metric, "mcc_ard", "ls_ard", "positive", claimed), kind,
-                _difference(cells, metric, "mcc_ard", "ls_ard", tau, "positive"), level, tol))
-    return parts
-
-
-def _claim2(cells, level, tol):
-    """Claim 2: MCC-ARD vs MCC-L1 (not restricted to outliers by the paper: every psi counts).
-
-    Per-seed means over every psi in the store:
-    - r, for tau = 2, 5, 10: ``r(mcc_ard) - r(mcc_l1)``; holds if the interval lies above 0;
-    - RMSE, for tau = 2 and 5: ``RMSE(mcc_ard) - RMSE(mcc_l1)``; holds if the interval lies
-      below 0;
-    - RMSE "similar" at tau = 10: holds if the interval of ``RMSE(mcc_ard) - RMSE(mcc_l1)`` lies
-      below + SIMILAR_TOLERANCE (10%) of the mean RMSE of the two methods (over psi and the
-      paired seeds), "better than claimed" if it lies below - SIMILAR_TOLERANCE; "does not hold"
-      when the estimate is above the band, and "not enough seeds" when it agrees but the
-      interval is too wide to tell.
-    """
-    parts = []
-    for tau in PAPER_TAUS:
-        parts.append(_part(cells, "2", f"r, τ = {tau:g}",
-                           _quantity(cells, "r", "mcc_ard", "mcc_l1", "all", "> 0"), "greater",
-                           _difference(cells, "r", "mcc_ard", "mcc_l1", tau, "all"), level, tol))
-    for tau in PAPER_TAUS:
-        similar = tau == 10.0
-        parts.append(_part(
-            cells, "2", f"RMSE, τ = {tau:g}",
-            _quantity(cells, "rmse", "mcc_ard", "mcc_l1", "all", "similar" if similar else "< 0"),
-            "similar" if similar else "less",
-            _difference(cells, "rmse", "mcc_ard", "mcc_l1", tau, "all", similar), level, tol,
-            better="lower"))
-    return parts
-
-
-def _claim3(cells, level, tol, k):
-    """Claim 3: feature selection of MCC-ARD against LS-ARD and MCC-L1.
-
-    With k the true number of relevant features (``data.n_relevant``), per tau = 2, 5, 10 and per
-    competitor (LS-ARD, MCC-L1), on per-seed means over every psi > 0:
-    - count: ``|n_selected(other) - k| - |n_selected(mcc_ard) - k|``; holds if the interval lies
-      above 0 (MCC-ARD closer to k);
-    - F1: ``F1(mcc_ard) - F1(other)``; holds if the interval lies above 0;
-    and at psi = 0, per competitor: ``F1(mcc_ard) - F1(other)`` above 0. The data at psi = 0 do
-    not depend on tau (common random numbers), so this part uses the first tau of the store.
-    """
-    parts = []
+    parts = {
+        "1": [diff("1", f"{_LABELS[metric]}, τ = {tau:g}", metric, "mcc_ard", "ls_ard", tau,
+                   "positive", kind)
+              for tau in PAPER_TAUS for metric, kind in (("r", "greater"), ("rmse", "less"))],
+        # not restricted to outliers by the paper: every psi counts
+        "2": [diff("2", f"r, τ = {tau:g}", "r", "mcc_ard", "mcc_l1", tau, "all", "greater")
+              for tau in PAPER_TAUS]
+        + [diff("2", f"RMSE, τ = {tau:g}", "rmse", "mcc_ard", "mcc_l1", tau, "all",
+                "similar" if tau == 10.0 else "less", better="lower") for tau in PAPER_TAUS],
+        "3": [],
+        "4": [],
+        "5": [diff("5", f"deviant vs proper r, τ = {tau:g}", "r", "mcc_ard", "mcc_ard_proper",
+                   tau, "all", "greater") for tau in PAPER_TAUS]
+        + [diff("5", f"proper vs LS-ARD {_LABELS[metric]}, τ = 10", metric, "mcc_ard_proper",
+                "ls_ard", 10.0, "all", "similar") for metric in ("r", "rmse")],
+    }
     kt = "k unknown" if k is None else f"k = {k}"
     for tau in PAPER_TAUS:
         for other in ("ls_ard", "mcc_l1"):
@@ -265,66 +198,35 @@ def _claim3(cells, level, tol, k):
                 if k is None:
                     raise MissingCells("the true number of relevant features is unknown")
                 psis = cells.psi_positive()
-                dist = lambda v: np.abs(v - k)  # noqa: E731
-                return (cells.psi_mean("n_selected", other, tau, psis, dist)
-                        - cells.psi_mean("n_selected", "mcc_ard", tau, psis, dist))
+                return (cells.psi_mean("n_selected", other, tau, psis, distance_to=k)
+                        - cells.psi_mean("n_selected", "mcc_ard", tau, psis, distance_to=k))
             name = _NAMES[other]
             psi_text = _psi_text([float(p) for p in cells.psis if p > 0])
-            parts.append(_part(
+            parts["3"].append(_part(
                 cells, "3", f"count vs {name}, τ = {tau:g}",
                 f"mean over {psi_text} of abs(n_sel({name}) − k) − abs(n_sel(MCC-ARD) − k), "
                 f"{kt}, claimed > 0", "greater", count, level, tol))
-            parts.append(_part(
-                cells, "3", f"F1 vs {name}, τ = {tau:g}",
-                _quantity(cells, "f1", "mcc_ard", other, "positive", "> 0"), "greater",
-                _difference(cells, "f1", "mcc_ard", other, tau, "positive"), level, tol))
+            parts["3"].append(diff("3", f"F1 vs {name}, τ = {tau:g}", "f1", "mcc_ard", other,
+                                   tau, "positive", "greater"))
+    # the data at psi = 0 do not depend on tau (common random numbers): the first tau
     tau0 = float(cells.taus[0])
     for other in ("ls_ard", "mcc_l1"):
         def f1_zero(other=other):
             return (cells.psi_mean("f1", "mcc_ard", tau0, [0.0])
                     - cells.psi_mean("f1", other, tau0, [0.0]))
         name = _NAMES[other]
-        parts.append(_part(cells, "3", f"F1 vs {name}, ψ = 0",
-                           f"F1(MCC-ARD) − F1({name}) at ψ = 0 (τ = {tau0:g}; the data at ψ = 0 "
-                           "do not depend on τ), claimed > 0", "greater", f1_zero, level, tol))
-    return parts
-
-
-def _claim4(cells, level, tol):
-    """Claim 4: for tau = 5 and 10, ``F1(mcc_ard, psi = 0.05) - F1(mcc_ard, psi = 0)`` per seed
-    (the same X, w* and inlier noise: the data share random numbers across psi); holds if the
-    interval lies above 0."""
-    parts = []
+        parts["3"].append(_part(cells, "3", f"F1 vs {name}, ψ = 0",
+                                f"F1(MCC-ARD) − F1({name}) at ψ = 0 (τ = {tau0:g}; the data at "
+                                "ψ = 0 do not depend on τ), claimed > 0", "greater", f1_zero,
+                                level, tol))
+    # the same X, w* and inlier noise at both psi: the data share random numbers across psi
     for tau in (5.0, 10.0):
         def compute(tau=tau):
             return (cells.values("f1", "mcc_ard", tau, [0.05])[0]
                     - cells.values("f1", "mcc_ard", tau, [0.0])[0])
-        parts.append(_part(cells, "4", f"F1, τ = {tau:g}",
-                           "F1(MCC-ARD, ψ = 0.05) − F1(MCC-ARD, ψ = 0), claimed > 0",
-                           "greater", compute, level, tol))
-    return parts
-
-
-def _claim5(cells, level, tol):
-    """Claim 5: deviant vs proper likelihood, on per-seed means over every psi in the store.
-
-    - r, for tau = 2, 5, 10: ``r(mcc_ard) - r(mcc_ard_proper)``; holds if the interval lies
-      above 0;
-    - "close to LS-ARD" at tau = 10, in r and in RMSE: ``x(mcc_ard_proper) - x(ls_ard)``; holds if
-      the interval lies within ± SIMILAR_TOLERANCE (10%) of the mean level of the two methods.
-    """
-    parts = []
-    for tau in PAPER_TAUS:
-        parts.append(_part(
-            cells, "5", f"deviant vs proper r, τ = {tau:g}",
-            _quantity(cells, "r", "mcc_ard", "mcc_ard_proper", "all", "> 0"), "greater",
-            _difference(cells, "r", "mcc_ard", "mcc_ard_proper", tau, "all"), level, tol))
-    for metric in ("r", "rmse"):
-        parts.append(_part(
-            cells, "5", f"proper vs LS-ARD {_LABELS[metric]}, τ = 10",
-            _quantity(cells, metric, "mcc_ard_proper", "ls_ard", "all", "similar"), "similar",
-            _difference(cells, metric, "mcc_ard_proper", "ls_ard", 10.0, "all", similar=True),
-            level, tol))
+        parts["4"].append(_part(cells, "4", f"F1, τ = {tau:g}",
+                                "F1(MCC-ARD, ψ = 0.05) − F1(MCC-ARD, ψ = 0), claimed > 0",
+                                "greater", compute, level, tol))
     return parts
 
 
@@ -362,10 +264,8 @@ def check_claims(ds, level: float = 0.95, similar_tolerance: float = SIMILAR_TOL
     - a part is "not in this grid" when a method, tau or psi it needs is not in the store, and
       "not enough seeds" when fewer than 2 paired seeds have every needed cell finished (pending
       and failed cells count as missing);
-    - a claim's verdict follows :class:`ClaimResult`: "does not hold" if any part does not hold,
-      else "not enough seeds", else "holds where this grid can test" when parts need methods,
-      tau or psi the grid lacks (named in its note), else "holds". A claim never plainly holds
-      on a store that lacks a cell it needs.
+    - a claim's verdict follows :class:`ClaimResult`: it never plainly holds on a store that
+      lacks a cell it needs.
 
     The claims and their parts (tau in 2, 5, 10 as in the paper; "under outliers" means every
     psi > 0 of the store, otherwise every psi):
@@ -392,17 +292,10 @@ def check_claims(ds, level: float = 0.95, similar_tolerance: float = SIMILAR_TOL
         return [ClaimResult(c, _STATEMENTS[c], NOT_APPLICABLE, (), note) for c in _STATEMENTS]
     if roles:
         ds = with_roles(ds, roles)
-    cells = StoreCells(ds)
-    k = n_relevant(ds)
-    parts = {
-        "1": _claim1(cells, level, similar_tolerance),
-        "2": _claim2(cells, level, similar_tolerance),
-        "3": _claim3(cells, level, similar_tolerance, k),
-        "4": _claim4(cells, level, similar_tolerance),
-        "5": _claim5(cells, level, similar_tolerance),
-    }
-    results = [ClaimResult(c, _STATEMENTS[c], *_overall(p)[:1], tuple(p), _overall(p)[1])
-               for c, p in parts.items()]
+    results = []
+    for c, p in _claim_parts(StoreCells(ds), level, similar_tolerance, n_relevant(ds)).items():
+        verdict, note = _overall(p)
+        results.append(ClaimResult(c, _STATEMENTS[c], verdict, tuple(p), note))
     results.append(ClaimResult("6", _STATEMENTS["6"], NOT_TESTABLE, (),
                                "future work in the paper; nothing to compare"))
     return results
@@ -413,11 +306,7 @@ def claims_table(results) -> list[dict]:
     rows = []
     for c in results:
         base = {"claim": c.claim, "claim_verdict": c.verdict, "statement": c.statement}
-        if not c.parts:
-            rows.append(base | {"part": "", "quantity": "", "rule": "", "estimate": math.nan,
-                                "ci_low": math.nan, "ci_high": math.nan, "n_seeds": 0,
-                                "verdict": c.verdict, "note": c.note})
-        for p in c.parts:
+        for p in c.parts or [ClaimPart(c.claim, "", "", "", c.verdict, note=c.note)]:
             rows.append(base | {"part": p.part, "quantity": p.quantity, "rule": p.rule,
                                 "estimate": p.estimate, "ci_low": p.ci_low, "ci_high": p.ci_high,
                                 "n_seeds": p.n_seeds, "verdict": p.verdict, "note": p.note})

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from .markup import Code, Table, markdown
 from .values import _LABELS, _auto_width_methods, _config, _grid, _num, cell_values
 
 
@@ -64,14 +65,10 @@ class Comparison:
 
 def compare_stores(base, other, metrics=("r", "rmse", "f1"), level: float = 0.95
                    ) -> list[Comparison]:
-    """Paired comparison of two stores on the cells both finished (same method, tau, psi, seed).
-
-    For each method and metric: both means over the shared cells, the mean paired difference
-    ``other - base`` with its t-interval (:func:`paired_interval`), and the baseline's pooled
-    seed-to-seed standard deviation (within each (tau, psi), over seeds; the noise a rerun with
-    other seeds would show). Typical use: the same grid run by two implementations or two model
-    selection schemes (``cv.scheme``).
-    """
+    """Paired comparison of two stores on the cells both finished (same method, tau, psi, seed):
+    per method and metric, both means, the mean paired difference ``other - base`` with its
+    t-interval, and the baseline's pooled seed-to-seed standard deviation within each (tau, psi)
+    (the noise a rerun with other seeds would show)."""
     import xarray as xr
 
     rows = []
@@ -81,13 +78,11 @@ def compare_stores(base, other, metrics=("r", "rmse", "f1"), level: float = 0.95
             continue
         a, b = xr.align(cell_values(base, metric), cell_values(other, metric), join="inner")
         for method in methods:
-            va = a.sel({"model": method})
-            vb = b.sel({"model": method})
+            va, vb = a.sel({"model": method}), b.sel({"model": method})
             both = np.isfinite(va.values) & np.isfinite(vb.values)
             if not both.any():
                 continue
-            diffs = (vb.values - va.values)[both]
-            mean, low, high, n = paired_interval(diffs, level)
+            mean, low, high, n = paired_interval((vb.values - va.values)[both], level)
             shared = va.where(both)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -125,11 +120,8 @@ class MethodComparison:
 def compare_methods(ds, pairs, metrics=("r", "rmse", "f1", "n_selected"), level: float = 0.95,
                     **where) -> list[MethodComparison]:
     """Paired comparison of methods of one store on the same cells (same data and folds).
-
-    ``pairs`` is a list of ``(base, other)`` method names, e.g. :func:`width_pairs`; ``where``
-    restricts the cells, e.g. ``tau=10.0`` or ``psi=[0.0, 0.05]``. A seed counts in the
-    interval over seeds when both methods finished at least one of its cells.
-    """
+    ``pairs``: ``(base, other)`` method names, e.g. :func:`width_pairs`; ``where`` restricts the
+    cells, e.g. ``tau=10.0``. A seed counts over seeds when both finished one of its cells."""
     rows = []
     for base, other in pairs:
         for metric in metrics:
@@ -156,15 +148,13 @@ def compare_methods(ds, pairs, metrics=("r", "rmse", "f1", "n_selected"), level:
 
 def method_comparison_markdown(rows: list[MethodComparison], level: float = 0.95) -> str:
     """:func:`compare_methods` rows as a markdown table."""
-    lines = [f"| other vs base | metric | cells | seeds | base | other | other − base | "
-             f"{level:.0%} interval (seeds) | {level:.0%} interval (cells) |",
-             "|---|---|---:|---:|---:|---:|---:|---|---|"]
-    for r in rows:
-        lines.append(f"| `{r.other}` vs `{r.base}` | {_LABELS.get(r.metric, r.metric)} | "
-                     f"{r.n_cells} | {r.n_seeds} | {r.base_mean:.4g} | {r.other_mean:.4g} | "
-                     f"{r.diff:+.3g} | [{_num(r.seed_low)}, {_num(r.seed_high)}] | "
-                     f"[{_num(r.cell_low)}, {_num(r.cell_high)}] |")
-    return "\n".join(lines)
+    header = ("other vs base", "metric", "cells", "seeds", "base", "other", "other − base",
+              f"{level:.0%} interval (seeds)", f"{level:.0%} interval (cells)")
+    lines = [((Code(r.other), " vs ", Code(r.base)), _LABELS.get(r.metric, r.metric),
+              str(r.n_cells), str(r.n_seeds), f"{r.base_mean:.4g}", f"{r.other_mean:.4g}",
+              f"{r.diff:+.3g}", f"[{_num(r.seed_low)}, {_num(r.seed_high)}]",
+              f"[{_num(r.cell_low)}, {_num(r.cell_high)}]") for r in rows]
+    return markdown([Table(header, lines, "llrrrrrll")])
 
 
 def comparison_table(rows: list[Comparison], base_name="base", other_name="other") -> str:
@@ -182,7 +172,6 @@ def comparison_table(rows: list[Comparison], base_name="base", other_name="other
     return "\n".join(lines)
 
 
-
 def width_pairs(ds) -> list[tuple[str, str]]:
     """``(kfold_method, auto_method)`` pairs of the store: the same estimator and parameters, the
     kernel width chosen by CV over a grid in the first and set inside the fit in the second."""
@@ -190,9 +179,7 @@ def width_pairs(ds) -> list[tuple[str, str]]:
     names = [str(m) for m in ds["model"].values]
     auto = _auto_width_methods(ds)
     pairs = []
-    for a in names:
-        if a not in auto:
-            continue
+    for a in (n for n in names if n in auto):
         for b in names:
             cb, ca = config.get(b, {}), config.get(a, {})
             widths = _grid(cb).get("kernel_width")
@@ -224,19 +211,15 @@ def solver_pairs(ds) -> list[tuple[str, str]]:
 
     config = _config(ds).get("methods", {})
     names = [str(m) for m in ds["model"].values]
-
-    def kind(name):
-        return KINDS.get(config.get(name, {}).get("estimator"))
-
-    def rest(name):
+    solver, rest = {}, {}
+    for name in names:
         c = config.get(name, {})
-        skip = kind(name).solver_params if kind(name) else ()
-        params = {k: v for k, v in (c.get("params") or {}).items() if k not in skip}
-        return (c.get("estimator"), sorted(_grid(c).items()), sorted(params.items()))
-
-    def solver(name):
-        return kind(name).solver(config.get(name, {}).get("params") or {}) if kind(name) else None
-
+        kind = KINDS.get(c.get("estimator"))
+        params = c.get("params") or {}
+        solver[name] = kind.solver(params) if kind else None
+        skip = kind.solver_params if kind else ()
+        rest[name] = (c.get("estimator"), sorted(_grid(c).items()),
+                      sorted((k, v) for k, v in params.items() if k not in skip))
     return [(a, b) for a in names for b in names
-            if solver(a) == "pruning" and solver(b) == "sequential" and rest(a) == rest(b)]
+            if solver[a] == "pruning" and solver[b] == "sequential" and rest[a] == rest[b]]
 

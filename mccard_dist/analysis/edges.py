@@ -1,29 +1,14 @@
-"""How often cross-validation chose an edge of a method's grid.
+"""How often cross-validation chose an edge of a method's grid (a grid too narrow there: the best
+value may lie beyond it, and the method is compared under-tuned).
 
-A candidate grid that CV leaves by its edge in many cells was too narrow there: the best value may
-lie beyond it, and a method compared at the edge of its grid is compared under-tuned. For every
-method with a grid of at least three values under one of its names (``kernel_width``,
-``alpha_ratio``, Huber's ``epsilon`` and ``alpha``), :func:`grid_edges` counts the finished cells
-whose chosen value is the grid's smallest or largest; a share above :data:`EDGE_SHARE` flags the
-grid. A cell without outliers (``psi = 0``) is counted once, at the first tau: at the others it is
-the same data and the same fits.
-
-Two edge choices say nothing about the grid's width and are counted apart (``n_settled``): a value
-at the parameter's own bound (:data:`BOUNDS`: Huber's epsilon >= 1), beyond which there is nothing
-to try, and the largest value of a grid along which the model only gets sparser
-(:data:`SPARSER_UPWARDS`) where the chosen fit selects no feature: every larger value also selects
-none. That holds for any penalty (``alpha_ratio``), and for MCC-ARD's width, the noise variance of
-its evidence: a feature enters an ARD model when ``q^2 > s``, and with noise precisions
-``omega_n / h`` the ratio ``q^2 / s`` falls in proportion to ``1/h`` (for fixed weights
-``omega_n``).
-
-A third kind is counted apart too (``n_flat``): an edge choice where the CV curve is flat, its
-mean validation loss within :data:`FLAT_PER_DECADE` (relative) per decade of the parameter of
-that of its neighbour on the grid (the next value along the same axis, the other values as
-chosen). Widening the grid there would move the choice along the flat part by about that much,
-not to a better model: MCC-L1's fits, for instance, stop moving below some kernel width, and CV
-then picks the smallest width by a fraction of a per cent. Counted for positive grids only (a
-decade needs a ratio).
+For every grid of at least three values, :func:`grid_edges` counts the finished cells whose
+chosen value is the grid's smallest or largest (a cell at ``psi = 0`` once, at the first tau: the
+other taus repeat its data and fits); a share above :data:`EDGE_SHARE` flags the grid. Counted
+apart: edge choices a wider grid cannot change (``n_settled``: a value at the parameter's own
+bound, :data:`BOUNDS`, or the largest value of a grid along which models only get sparser,
+:data:`SPARSER_UPWARDS`, with no feature selected: for a penalty, and for MCC-ARD's width, as
+``q^2 / s`` falls with ``1/h``), and edge choices where the CV curve is flat (``n_flat``: the mean
+loss within :data:`FLAT_PER_DECADE` per decade of its neighbour's on the grid; positive grids).
 """
 
 from __future__ import annotations
@@ -33,22 +18,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .markup import Code, Strong, Table, markdown
 from .values import _config, _grid, cell_values
 
 __all__ = ["BOUNDS", "EDGE_SHARE", "FLAT_PER_DECADE", "SPARSER_UPWARDS", "GridEdges",
-           "edge_warnings", "grid_edges",
-           "grid_edges_markdown"]
+           "edge_warnings", "grid_edges", "grid_edges_markdown"]
 
 #: share of finished cells at an edge above which a grid is flagged
 EDGE_SHARE = 0.10
-#: change of the mean CV loss (relative) per decade of a parameter below which the CV curve is
-#: flat at an edge
+#: relative change of the mean CV loss per decade below which the CV curve is flat at an edge
 FLAT_PER_DECADE = 0.01
-
-#: ``{(estimator, grid name): (lowest, highest)}``: the values a parameter can take (None:
-#: unbounded)
+#: ``{(estimator, grid name): (lowest, highest)}``: the values a parameter can take (None: no bound)
 BOUNDS = {("huber", "epsilon"): (1.0, None)}
-
 #: (estimator or None for any, grid name) along which larger values give sparser models
 SPARSER_UPWARDS = {(None, "alpha_ratio"), ("mcc_ard", "kernel_width")}
 
@@ -81,13 +62,10 @@ def grid_edges(ds) -> list[GridEdges]:
     chosen values the store holds (methods with one candidate, or a width set inside the fit,
     have nothing to count)."""
     methods = _config(ds).get("methods", {})
-    empty = None
-    if "n_selected" in ds:
-        empty = cell_values(ds, "n_selected") == 0
+    empty = cell_values(ds, "n_selected") == 0 if "n_selected" in ds else None
     # without outliers (psi = 0) tau changes nothing: the cells of other taus repeat the first's
     repeat = ((ds["psi"] == 0) & (ds["tau"] != ds["tau"][0])).transpose("tau", "psi")
-    repeat = np.broadcast_to(repeat.values[..., None],
-                             repeat.shape + (ds.sizes["seed"],)).ravel()
+    repeat = np.repeat(repeat.values.ravel(), ds.sizes["seed"])
     out = []
     for name in (str(m) for m in ds["model"].values):
         config = methods.get(name) or {}
@@ -95,9 +73,9 @@ def grid_edges(ds) -> list[GridEdges]:
             variable = f"chosen_{axis}"
             if variable not in ds or not isinstance(grid, list) or len(grid) < 3:
                 continue
-            chosen = cell_values(ds, variable)
             grid = np.asarray(grid, dtype=float)
-            values = chosen.sel(model=name).transpose("tau", "psi", "seed").values.ravel()
+            values = cell_values(ds, variable).sel(model=name).transpose(
+                "tau", "psi", "seed").values.ravel()
             finite = np.isfinite(values) & ~repeat
             low, high = float(grid.min()), float(grid.max())
             at_low = np.isclose(values, low, rtol=1e-9, atol=0.0) & finite
@@ -166,13 +144,11 @@ def edge_warnings(edges) -> list[str]:
 
 def grid_edges_markdown(edges) -> str:
     """A table of :func:`grid_edges`, flagged rows marked."""
-    lines = ["| method | grid | smallest: cells | largest: cells | at a bound or empty (not "
-             "counted) | flat: < 1% per decade (not counted) | finished cells "
-             "| at an edge |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for e in edges:
-        mark = f" **> {EDGE_SHARE:.0%}**" if e.flagged else ""
-        lines.append(f"| `{e.method}` | {e.axis} | {e.low:g}: {e.n_low} | {e.high:g}: "
-                     f"{e.n_high} | {e.n_settled} | {e.n_flat} | {e.n_cells} | "
-                     f"{e.share:.0%}{mark} |")
-    return "\n".join(lines)
+    header = ("method", "grid", "smallest: cells", "largest: cells",
+              "at a bound or empty (not counted)", "flat: < 1% per decade (not counted)",
+              "finished cells", "at an edge")
+    rows = [(Code(e.method), e.axis, f"{e.low:g}: {e.n_low}", f"{e.high:g}: {e.n_high}",
+             str(e.n_settled), str(e.n_flat), str(e.n_cells),
+             (f"{e.share:.0%} ", Strong(f"> {EDGE_SHARE:.0%}")) if e.flagged else f"{e.share:.0%}")
+            for e in edges]
+    return markdown([Table(header, rows, "llrrrrrr")])

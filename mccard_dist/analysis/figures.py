@@ -9,40 +9,26 @@ from pathlib import Path
 
 import numpy as np
 
-from .plotting import (
-    _PSI_LABEL,
-    FigureUnavailable,
-    _dodge,
-    _figure,
-    _log_ticks_125,
-    _plain_log_ticks,
-    _thin_log,
-)
-from .values import (
-    _done,
-    cell_values,
-    has_values,
-    method_style,
-    n_relevant,
-    outlier_scale_title,
-    scenario,
-    summarize,
-)
+from .plotting import (_PSI_LABEL, FigureUnavailable, _dodge, _figure, _log_ticks_125,
+                       _plain_log_ticks, _thin_log)
+from .values import (_done, cell_values, has_values, method_style, n_relevant, outlier_scale_title,
+                     scenario, summarize)
 from .width_figures import fig_chosen_kernel_width, fig_cv_curves
 
 log = logging.getLogger("mccard_dist.analysis")
 
-# ------------------------------------------------------------------------------------------------
-# figures
-# ------------------------------------------------------------------------------------------------
-def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
-    """Rows of metrics against psi, one column per tau, mean ± std over seeds per method (the
-    bars clipped to the seeds' smallest and largest values: ``r`` of no-feature fits, counted as
-    0, and counts cannot push a bar past what any seed reached).
+#: the rows of figures 1 and 3
+_PREDICTION_ROWS = [("r", "test r (Pearson, unitless)", False),
+                    ("rmse", "test RMSE (units of y)", "auto")]
 
-    ``rows``: (metric, y label, log scale: True, False or ``"auto"``, log where the means of a
-    panel lie more than 3x apart); ``hline``: (y, label) drawn in every panel of the
-    first row; ``reference``: methods drawn thinner and dashed, for comparison.
+
+def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
+    """Rows of metrics against psi, one column per tau, mean ± std over seeds per method, the bars
+    clipped to the seeds' range (counts and ``r`` of no-feature fits cannot pass what a seed had).
+
+    ``rows``: (metric, y label, log scale: True, False or ``"auto"``: log where the means of a
+    panel lie more than 3x apart); ``hline``: (y, label) drawn in the first row; ``reference``:
+    methods drawn thinner and dashed, for comparison.
     """
     import textwrap
 
@@ -81,7 +67,8 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
                             color=style["color"], marker=style["marker"], ms=3.5 if ref else 4.5,
                             lw=1.0 if ref else 1.6, ls="--" if ref else "-", capsize=2,
                             elinewidth=0.8, label=style["label"] + (" (reference)" if ref else ""))
-            if hline is not None and i == 0:
+            marks = [hline[0]] if hline is not None and i == 0 else []
+            if marks:
                 ax.axhline(hline[0], color="black", ls=":", lw=1.2, label=hline[1])
             if log and metric == "n_selected" and zero_counts:
                 # a count that reaches 0 somewhere in the row: log above 1 and 0 still drawn,
@@ -89,20 +76,16 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
                 ax.set_yscale("symlog", linthresh=1.0, linscale=0.4)
                 top = np.nanmax(s["n_selected_mean"].sel({"model": shown}).values)
                 ax.set_ylim(0.0, 1.4 * max(top, hline[0] if hline else 1.0))
-                marks = [hline[0]] if hline is not None and i == 0 else []
                 ticks = _thin_log(_log_ticks_125(1.0, ax.get_ylim()[1]), keep=marks)
                 _plain_log_ticks(ax.yaxis, [0.0, *ticks])
             elif log:
                 finite = s[f"{metric}_mean"].sel({"tau": tau}).values
                 finite = finite[np.isfinite(finite)]
                 # "auto": log only when one method's level would squeeze the others (3x apart)
-                wide = log != "auto" or (finite.size and finite.min() > 0
-                                         and finite.max() > 3 * finite.min())
-                if finite.size and np.all(finite > 0) and wide:
+                if finite.size and finite.min() > 0 and (log != "auto"
+                                                         or finite.max() > 3 * finite.min()):
                     ax.set_yscale("log")
-                    low, high = ax.get_ylim()
-                    marks = [hline[0]] if hline is not None and i == 0 else []
-                    ticks = _thin_log(_log_ticks_125(low, high), keep=marks)
+                    ticks = _thin_log(_log_ticks_125(*ax.get_ylim()), keep=marks)
                     if metric == "n_selected":  # a count: no "0.2 features"
                         ticks = [t for t in ticks if t >= 1]
                     _plain_log_ticks(ax.yaxis, ticks or None)
@@ -117,9 +100,8 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center",
                ncol=min(len(labels), max(2, int(width // 2.6))), frameon=False)
-    n_seeds = ds.sizes["seed"]
-    text = (f"{title}: mean ± std over seeds, within the seeds' range ({n_seeds} seed(s) in the "
-            "grid, finished cells only)")
+    text = (f"{title}: mean ± std over seeds, within the seeds' range ({ds.sizes['seed']} seed(s) "
+            "in the grid, finished cells only)")
     if scenario(ds):
         text += f"; data: {scenario(ds)}"
     fig.suptitle("\n".join(textwrap.wrap(text, int(width * 11))), fontsize=11)
@@ -128,34 +110,26 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
 
 def fig_prediction(ds):
     """Figure 1: test r and RMSE against psi, one panel per tau, every method (mean ± std)."""
-    methods = [str(m) for m in ds["model"].values]
-    return _metric_panels(ds, methods, [("r", "test r (Pearson, unitless)", False),
-                                        ("rmse", "test RMSE (units of y)", "auto")],
+    return _metric_panels(ds, [str(m) for m in ds["model"].values], _PREDICTION_ROWS,
                           "Prediction performance")
 
 
 def fig_selection(ds):
     """Figure 2: number of selected features (true count as a dotted line, log scale when all
     means are positive) and F1 against psi, one panel per tau, every method."""
-    methods = [str(m) for m in ds["model"].values]
     k = n_relevant(ds)
     hline = (k, f"true count ({k} relevant features)") if k is not None else None
     rows = [("n_selected", "selected features (count)", True),
             ("f1", "F1 of the selection (unitless)", False)]
     if not has_values(cell_values(ds, "f1")):  # real data: the true coefficients are unknown
         rows = rows[:1]
-    return _metric_panels(ds, methods, rows, "Feature selection", hline=hline)
+    return _metric_panels(ds, [str(m) for m in ds["model"].values], rows, "Feature selection",
+                          hline=hline)
 
 
 def fig_deviant_vs_proper(ds):
     """Figure 3: deviant (``mcc_ard``) vs proper (``mcc_ard_proper``) MCC-ARD, test r and RMSE
-    against psi per tau; LS-ARD dashed for reference when present.
-
-    Raises
-    ------
-    FigureUnavailable
-        If either method is not in the store.
-    """
+    against psi per tau, LS-ARD dashed for reference; :class:`FigureUnavailable` without both."""
     methods = [str(m) for m in ds["model"].values]
     missing = [m for m in ("mcc_ard", "mcc_ard_proper") if m not in methods]
     if missing:
@@ -163,9 +137,7 @@ def fig_deviant_vs_proper(ds):
                                 f"mcc_ard and mcc_ard_proper; the store lacks {missing} "
                                 f"(it has {methods})")
     reference = ("ls_ard",) if "ls_ard" in methods else ()
-    return _metric_panels(ds, ["mcc_ard", "mcc_ard_proper"],
-                          [("r", "test r (Pearson, unitless)", False),
-                           ("rmse", "test RMSE (units of y)", "auto")],
+    return _metric_panels(ds, ["mcc_ard", "mcc_ard_proper"], _PREDICTION_ROWS,
                           "Deviant C vs proper C' likelihood", reference=reference)
 
 
@@ -230,27 +202,20 @@ class FigureFile:
 
 
 def write_figures(ds, out_dir, cell=None, dpi: int = 120) -> list[FigureFile]:
-    """Write the six figures as PNG files with the stable names of :data:`FIGURES`.
-
-    A figure the store cannot make (:class:`FigureUnavailable`, e.g. figure 3 without the proper
-    variant) is skipped with a note and a log message; a stale file of that name is removed.
-    ``cell`` is passed to :func:`fig_cv_curves`.
-    """
+    """Write the six figures as PNG files named as in :data:`FIGURES`; one the store cannot make
+    (:class:`FigureUnavailable`) is skipped with a note, and a stale file of its name removed.
+    ``cell``: see :func:`fig_cv_curves`."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    makers = {
-        "prediction": lambda: fig_prediction(ds),
-        "selection": lambda: fig_selection(ds),
-        "deviant_vs_proper": lambda: fig_deviant_vs_proper(ds),
-        "densities": fig_densities,
-        "cv_curves": lambda: fig_cv_curves(ds, cell),
-        "chosen_kernel_width": lambda: fig_chosen_kernel_width(ds),
-    }
+    makers = {"prediction": fig_prediction, "selection": fig_selection,
+              "deviant_vs_proper": fig_deviant_vs_proper, "densities": lambda _: fig_densities(),
+              "cv_curves": lambda ds: fig_cv_curves(ds, cell),
+              "chosen_kernel_width": fig_chosen_kernel_width}
     written = []
     for key, (name, title) in FIGURES.items():
         path = out_dir / name
         try:
-            fig = makers[key]()
+            fig = makers[key](ds)
         except FigureUnavailable as exc:
             log.info("skipped %s: %s", name, exc)
             path.unlink(missing_ok=True)

@@ -1,16 +1,11 @@
 """``report.html``: one self-contained page with interactive figures, the claims, the cells and the
-config of a store.
-
-The figures are Vega-Lite charts made with Altair and embedded with the Vega libraries inline, so
-the page opens without a network. One chart holds every panel so that the controls act on all of
-them: the tau and psi selectors, and a click on a method in the legend (shift-click for several)
-shows that method alone. Hovering a point shows its values."""
+config of a store: one Altair (Vega-Lite) chart of every panel, with the Vega libraries inline
+(no network), a tau and a psi selector, and a legend that picks methods; hover shows values."""
 
 from __future__ import annotations
 
 import html
 import json
-from pathlib import Path
 
 import numpy as np
 
@@ -52,10 +47,8 @@ def require_html():
 
 def records(ds, summary=None) -> list[dict]:
     """One row per (method, tau, psi, metric) with finished seeds: mean, the 95% t-interval of
-    the mean over the seeds that have a value, kept within the seeds' smallest and largest values
-    (the mean itself with one seed), and their number. The chosen width is shown for the methods
-    whose width is a kernel width in units of y² (not Huber's epsilon, not the authors' width in
-    standardised units)."""
+    the mean within the seeds' range (the mean itself with one seed), and the number of seeds.
+    The chosen width only of methods whose width is in units of y²."""
     s = summarize(ds) if summary is None else summary
     methods = [str(m) for m in ds["model"].values]
     labels = [method_style(m, methods, ds)["label"] for m in methods]
@@ -88,24 +81,11 @@ def seed_records(ds) -> list[dict]:
     r = cell_values(ds, "r").transpose("model", "tau", "psi", "seed")
     kept = cell_values(ds, "n_selected").transpose("model", "tau", "psi", "seed").values
     labels = [method_style(m, methods, ds)["label"] for m in methods]
-    rows = []
-    for (mi, ti, pi, si), value in np.ndenumerate(r.values):
-        if np.isfinite(value):
-            rows.append({"method": labels[mi],
-                         "tau": float(r["tau"].values[ti]),
-                         "psi": round(float(r["psi"].values[pi]), PSI_DECIMALS),
-                         "seed": int(r["seed"].values[si]), "r": float(value),
-                         "kept": float(kept[mi, ti, pi, si])})
-    return rows
-
-
-def _domain(values, log):
-    """The y range of a panel: the means with a margin (intervals beyond it are clipped)."""
-    low, high = min(values), max(values)
-    if log:
-        return [low / LOG_PAD, high * LOG_PAD]
-    pad = 0.05 * (high - low) or 0.05 * max(abs(high), 1e-12) or 0.05
-    return [low - pad, high + pad]
+    return [{"method": labels[mi], "tau": float(r["tau"].values[ti]),
+             "psi": round(float(r["psi"].values[pi]), PSI_DECIMALS),
+             "seed": int(r["seed"].values[si]), "r": float(value),
+             "kept": float(kept[mi, ti, pi, si])}
+            for (mi, ti, pi, si), value in np.ndenumerate(r.values) if np.isfinite(value)]
 
 
 def chart(ds, rows=None):
@@ -118,8 +98,8 @@ def chart(ds, rows=None):
     psis = sorted({r["psi"] for r in rows})
     methods = list(dict.fromkeys(r["method"] for r in rows))
     keys = [str(m) for m in ds["model"].values]
-    colors = {method_style(k, keys, ds)["label"]: method_style(k, keys, ds)["color"]
-              for k in keys}  # the figures' colours (report PNGs)
+    styles = [method_style(k, keys, ds) for k in keys]
+    colors = {s["label"]: s["color"] for s in styles}  # the figures' colours (report PNGs)
     data = alt.Data(values=rows)
     tau = alt.param(name="tau", value=taus[len(taus) // 2],
                     bind=alt.binding_select(options=taus, name="tau (outlier scale) "))
@@ -127,6 +107,7 @@ def chart(ds, rows=None):
     psi = alt.param(name="psi", value=marked,
                     bind=alt.binding_select(options=psis, name="psi marked in the panels "))
     pick = alt.selection_point(name="methods", fields=["method"], bind="legend")
+    fade = alt.condition(pick, alt.value(1.0), alt.value(0.08))  # the methods not picked
     color = alt.Color("method:N", scale=alt.Scale(domain=methods,
                                                   range=[colors[m] for m in methods]),
                       legend=alt.Legend(title="method (click to show one)", orient="top",
@@ -140,20 +121,22 @@ def chart(ds, rows=None):
     psi_axis = alt.Axis(values=ticks, format="~g", labelOverlap=True)
     panels = []
     for name, title, log in PANELS:
-        if not any(r["metric"] == title for r in rows):
-            continue
         means = [r["mean"] for r in rows if r["metric"] == title]
-        log = log and min(means) > 0
-        # (a log scale has no zero to leave out: Vega warns at ``zero`` there)
-        scale = (alt.Scale(type="log", domain=_domain(means, True), clamp=False) if log else
-                 alt.Scale(type="linear", domain=_domain(means, False), clamp=False, zero=False))
+        if not means:
+            continue
+        # the y range: the means with a margin (intervals beyond it are clipped); a log scale
+        # has no zero to leave out (Vega warns at ``zero`` there)
+        low, high = min(means), max(means)
+        pad = 0.05 * (high - low) or 0.05 * max(abs(high), 1e-12) or 0.05
+        scale = (alt.Scale(type="log", domain=[low / LOG_PAD, high * LOG_PAD], clamp=False)
+                 if log and low > 0 else
+                 alt.Scale(type="linear", domain=[low - pad, high + pad], clamp=False, zero=False))
         y = alt.Y("mean:Q", title=title, scale=scale)
         base = (alt.Chart(data, title=title, width=520, height=220)
                 .transform_filter(alt.datum.metric == title)
                 .transform_filter(alt.datum.tau == tau)
                 .encode(x=alt.X("psi:Q", title="psi (share of outliers)", axis=psi_axis),
-                        color=color,
-                        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.08))))
+                        color=color, opacity=fade))
         band = base.mark_errorbar(clip=True).encode(y=alt.Y("low:Q", title=title, scale=scale),
                                            y2="high:Q")
         line = base.mark_line(point=True, clip=True).encode(y=y, tooltip=tooltip)
@@ -167,16 +150,15 @@ def chart(ds, rows=None):
         panels.append(alt.layer(band, line, rule))
     seeds = alt.Data(values=seed_records(ds))
     strips = []
-    for field, title in (("r", "test r of each seed at the marked psi"),
-                         ("kept", "features kept by each seed at the marked psi")):
+    for field, axis, each in (("r", "test r", "of"), ("kept", "features kept", "by")):
+        title = f"{axis} {each} each seed at the marked psi"
         strips.append(alt.Chart(seeds, title=title, width=250, height=160)
                       .transform_filter(alt.datum.tau == tau)
                       .transform_filter(alt.datum.psi == psi)
                       .mark_tick(thickness=2, size=14)
-                      .encode(x=alt.X(f"{field}:Q", title=title.split(" of each")[0].split(
-                                  " by each")[0], scale=alt.Scale(zero=False)),
+                      .encode(x=alt.X(f"{field}:Q", title=axis, scale=alt.Scale(zero=False)),
                               y=alt.Y("method:N", title=None, sort=methods), color=color,
-                              opacity=alt.condition(pick, alt.value(1.0), alt.value(0.08)),
+                              opacity=fade,
                               tooltip=["method:N", "seed:Q", alt.Tooltip(f"{field}:Q",
                                                                           format=".4g")]))
     return (alt.vconcat(*panels, alt.hconcat(*strips)).add_params(tau, psi)
@@ -220,9 +202,3 @@ def report_html(ds, claims, cells, store_path=None) -> str:
         f"<pre>{html.escape(json.dumps(config, indent=2, sort_keys=True))}</pre>",
         "</body></html>"])
 
-
-def write_html(ds, out_dir, claims, cells, store_path=None) -> Path:
-    """Write ``report.html`` into ``out_dir``."""
-    path = Path(out_dir) / "report.html"
-    path.write_text(report_html(ds, claims, cells, store_path), encoding="utf-8")
-    return path

@@ -16,8 +16,7 @@ def _figure(nrows: int, ncols: int, width: float, height: float):
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    return fig, axes
+    return fig, fig.subplots(nrows, ncols, squeeze=False)
 
 
 def _plain_log_ticks(axis, ticks=None) -> None:
@@ -25,10 +24,8 @@ def _plain_log_ticks(axis, ticks=None) -> None:
     else at 1, 2, 5 x 10^k."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
-    if ticks is None:
-        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    else:
-        axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)) if ticks is None
+                           else FixedLocator(ticks))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     axis.set_minor_formatter(NullFormatter())
 

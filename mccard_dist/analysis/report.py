@@ -18,23 +18,21 @@ from .markup import Code, Items, Paragraph, Strong, Table, markdown
 from .values import _config, scenario, summarize, summary_markdown
 
 
-# ------------------------------------------------------------------------------------------------
-# report
-# ------------------------------------------------------------------------------------------------
 def _setting(value) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def check_one_grid(ds, multirun=None) -> None:
-    """Refuse stores opened along the settings that differ between them (``open_results`` of a
-    multirun folder, or of stores of the same methods with different settings): the report, its
-    tables and claims cover the cells of one grid. ``multirun``: the folder they came from.
+def _json_attr(attrs, name, empty):
+    try:
+        return json.loads(attrs.get(name, empty))
+    except (TypeError, ValueError):
+        return json.loads(empty)
 
-    Raises
-    ------
-    UsageError
-        Naming the stores and the settings in which they differ.
-    """
+
+def check_one_grid(ds, multirun=None) -> None:
+    """Refuse, with a UsageError naming the stores and the settings in which they differ, stores
+    opened along settings that differ (``open_results`` of a multirun folder, or of stores of the
+    same methods with other settings): a report covers one grid. ``multirun``: their folder."""
     if "sweep" not in ds.attrs:
         return
     keys = list(json.loads(ds.attrs["sweep"]).values())
@@ -146,10 +144,8 @@ def report_markdown(ds, claims, figures, store_path=None) -> str:
     out += ["Only finished cells count; pending and failed cells are left out (a partial store "
             "gives partial answers).", "", "## Figures", ""]
     for f in figures:
-        if f.path is not None:
-            out += [f"### {f.title}", "", f"![{f.title}]({f.path.name})", ""]
-        else:
-            out += [f"### {f.title}", "", f"Skipped: {f.note}", ""]
+        shown = f"![{f.title}]({f.path.name})" if f.path is not None else f"Skipped: {f.note}"
+        out += [f"### {f.title}", "", shown, ""]
     out += ["## Claims of the paper", "",
             "Paired comparisons over seeds (same data for every method), mean and 95% t-interval "
             "of the per-seed quantity; rules in `mccard_dist.analysis.check_claims`.", "",
@@ -169,23 +165,15 @@ def report_markdown(ds, claims, figures, store_path=None) -> str:
                 "", claims_markdown(check_claims(ds, roles=auto_roles(pairs))), ""]
     out += ["## Summary per tau", "", summary_markdown(ds, s), "",
             "## Config", "", "```json", json.dumps(config, indent=2, sort_keys=True), "```", "",
-            "## Package versions (as written in the store)", "", "| package | version |",
-            "|---|---|"]
-    try:
-        versions = json.loads(attrs.get("versions", "{}"))
-    except (TypeError, ValueError):
-        versions = {}
-    out += [f"| {k} | {v} |" for k, v in sorted(versions.items())]
-    try:
-        runs = json.loads(attrs.get("runs", "[]"))
-    except (TypeError, ValueError):
-        runs = []
+            "## Package versions (as written in the store)", ""]
+    versions = _json_attr(attrs, "versions", "{}")
+    out.append(markdown([Table(("package", "version"), sorted(versions.items()), "ll")]))
+    runs = _json_attr(attrs, "runs", "[]")
     if runs:
-        out += ["", "## Runs", "", "| started | finished | cells written | how it ended |",
-                "|---|---|---:|---|"]
-        out += [f"| {r.get('started')} | {r.get('finished') or ''} | "
-                f"{'' if r.get('cells') is None else r['cells']} | {r.get('ended', '')} |"
-                for r in runs]
+        rows = [(r.get("started"), r.get("finished") or "",
+                 "" if r.get("cells") is None else r["cells"], r.get("ended", "")) for r in runs]
+        out += ["", "## Runs", "", markdown([Table(
+            ("started", "finished", "cells written", "how it ended"), rows, "llrl")])]
     return "\n".join(out) + "\n"
 
 
@@ -205,7 +193,7 @@ def write_report(ds, out_dir, cell=None, store_path=None, html=False) -> Report:
     grids are refused (:func:`check_one_grid`)."""
     check_one_grid(ds)
     if html:
-        from .html import require_html
+        from .html import report_html, require_html
 
         require_html()  # before anything is written
     out_dir = Path(out_dir)
@@ -213,9 +201,7 @@ def write_report(ds, out_dir, cell=None, store_path=None, html=False) -> Report:
     claims = check_claims(ds)
     path = out_dir / "report.md"
     path.write_text(report_markdown(ds, claims, figures, store_path), encoding="utf-8")
-    page = None
+    page = out_dir / "report.html" if html else None
     if html:
-        from .html import write_html
-
-        page = write_html(ds, out_dir, claims, _cells_blocks(ds), store_path)
+        page.write_text(report_html(ds, claims, _cells_blocks(ds), store_path), encoding="utf-8")
     return Report(path, figures, claims, page)

@@ -10,20 +10,15 @@ from pathlib import Path
 import numpy as np
 
 from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
+from .markup import Table, markdown
 
 #: per-cell metrics summarised over seeds
 METRICS = ("r", "rmse", "n_selected", "precision", "recall", "f1", "chosen_kernel_width",
-           "chosen_alpha_ratio",
-           "fit_seconds")
-
-
+           "chosen_alpha_ratio", "fit_seconds")
 #: value given to the undefined ``r`` of a finished cell with a constant prediction
 UNDEFINED_R = 0.0
 
 
-# ------------------------------------------------------------------------------------------------
-# values and summaries
-# ------------------------------------------------------------------------------------------------
 def _config(ds) -> dict:
     """The store's resolved config."""
     try:
@@ -51,9 +46,7 @@ def scenario(ds) -> str:
         parts.append(f"scikit-learn's diabetes data with {data.get('n_noise_features')} noise "
                      "features")
     outliers = data.get("outliers") or "laplace"
-    if source != "paper":
-        parts.append(f"{outliers} outliers" + (f" (df = {data['df']:g})" if data.get("df") else ""))
-    elif outliers != "laplace":
+    if source != "paper" or outliers != "laplace":
         parts.append(f"{outliers} outliers" + (f" (df = {data['df']:g})" if data.get("df") else ""))
     if data.get("leverage"):
         parts.append("leverage points")
@@ -63,11 +56,8 @@ def scenario(ds) -> str:
 
 
 def n_relevant(ds) -> int | None:
-    """The true number of relevant features of the store's data.
-
-    ``data.n_relevant`` of the ``config`` attribute; else ``tp + fn`` of any finished cell (the
-    relevant features are either found or missed); ``None`` if neither is available.
-    """
+    """The true number of relevant features: ``data.n_relevant`` of the config, else ``tp + fn``
+    of any finished cell (found or missed), else None."""
     k = _config(ds).get("data", {}).get("n_relevant")
     if k is not None:
         return int(k)
@@ -84,12 +74,9 @@ def _done(ds):
 
 
 def cell_values(ds, name):
-    """Per-cell values of ``name``, loaded, NaN wherever the cell is not finished.
-
-    For ``r``, a finished cell whose fit kept no feature (``n_selected == 0``: it predicts its
-    intercept, a constant, so ``r`` is undefined) gets :data:`UNDEFINED_R` (see the module
-    docstring). Any other NaN is missing, never counted as a value.
-    """
+    """Per-cell values of ``name``, loaded, NaN wherever the cell is not finished; the undefined
+    ``r`` of a finished cell whose fit kept no feature (a constant prediction) is
+    :data:`UNDEFINED_R`."""
     import xarray as xr
 
     done = _done(ds)
@@ -108,22 +95,10 @@ def _constant_prediction(ds):
 
 
 def summarize(ds):
-    """Mean, standard deviation and count over seeds of each per-cell metric.
-
-    Parameters
-    ----------
-    ds : xarray.Dataset
-        A results store (opened with :func:`mccard_dist.open_results` or ``xarray.open_zarr``);
-        only finished cells count.
-
-    Returns
-    -------
-    xarray.Dataset
-        Dims ``(model, tau, psi)``; variables ``<metric>_mean``, ``<metric>_std`` (ddof=1, NaN
-        with fewer than 2 finished seeds) for every metric, ``n_done`` (finished cells),
-        ``n_failed``, ``n_pending`` and ``n_r_undefined`` (finished cells with a constant
-        prediction, whose ``r`` counts as 0).
-    """
+    """Mean and standard deviation over the finished seeds of each per-cell metric, as a Dataset
+    of dims ``(model, tau, psi)``: ``<metric>_mean``, ``<metric>_std`` (ddof=1, NaN with fewer
+    than 2 seeds), ``n_done``, ``n_failed``, ``n_pending`` and ``n_r_undefined`` (finished cells
+    with a constant prediction, whose ``r`` counts as 0)."""
     import xarray as xr
 
     status = ds["status"].load()
@@ -146,7 +121,7 @@ def summarize(ds):
 
 
 def summary_table(ds, metrics=("r", "rmse", "f1", "n_selected")) -> str:
-    """A plain-text table of mean metrics per method and tau (over psi and seeds, finished cells)."""
+    """A plain-text table of mean metrics per method and tau (over psi and finished seeds)."""
     status = ds["status"].load()
     values = {m: cell_values(ds, m) for m in metrics}
     header = f"{'method':16s} {'tau':>6s} " + " ".join(f"{m:>10s}" for m in metrics) + \
@@ -156,15 +131,13 @@ def summary_table(ds, metrics=("r", "rmse", "f1", "n_selected")) -> str:
         for tau in ds["tau"].values:
             sel = {"model": method, "tau": tau}
             st = status.sel(sel).values
-            row = f"{str(method):16s} {tau:6g} "
             cols = []
             for m in metrics:
                 v = values[m].sel(sel).values
                 v = v[np.isfinite(v)]
                 cols.append(f"{np.mean(v):10.4f}" if v.size else f"{'-':>10s}")
-            row += " ".join(cols) + (f" {int((st == STATUS_DONE).sum()):7d} "
-                                     f"{int((st == STATUS_FAILED).sum()):6d}")
-            lines.append(row)
+            counts = f"{int((st == STATUS_DONE).sum()):7d} {int((st == STATUS_FAILED).sum()):6d}"
+            lines.append(f"{str(method):16s} {tau:6g} " + " ".join(cols) + " " + counts)
     return "\n".join(lines)
 
 
@@ -179,10 +152,7 @@ _SUMMARY_METRICS = (
 
 def summary_markdown(ds, summary=None) -> str:
     """Markdown tables per tau and metric: mean ± std over finished seeds (rows psi, columns
-    methods).
-
-    The last column gives the finished seeds of the row (the range over methods when they differ).
-    """
+    methods, then the finished seeds of the row: their range over methods when they differ)."""
     s = summarize(ds) if summary is None else summary
     methods = [str(m) for m in ds["model"].values]
     labels = [method_style(m, methods, ds)["label"] for m in methods]
@@ -192,9 +162,7 @@ def summary_markdown(ds, summary=None) -> str:
         for metric, heading, fmt in _SUMMARY_METRICS:
             if f"{metric}_mean" not in s or not has_values(s[f"{metric}_mean"]):
                 continue  # e.g. F1 without true coefficients (real data)
-            parts.append(f"{heading}, mean ± std over seeds:\n")
-            parts.append("| psi | " + " | ".join(labels) + " | seeds done |")
-            parts.append("|---:|" + "---:|" * len(labels) + "---:|")
+            rows = []
             for psi in ds["psi"].values:
                 row = [f"{psi:g}"]
                 for m in methods:
@@ -209,10 +177,10 @@ def summary_markdown(ds, summary=None) -> str:
                         row.append(f"{mean:{fmt}}")
                 n = s["n_done"].sel({"tau": tau, "psi": psi}).values
                 row.append(f"{n.min()}" if n.min() == n.max() else f"{n.min()}–{n.max()}")
-                parts.append("| " + " | ".join(row) + " |")
-            parts.append("")
+                rows.append(row)
+            table = Table(("psi", *labels, "seeds done"), rows, "r" * (len(labels) + 2))
+            parts += [f"{heading}, mean ± std over seeds:\n", markdown([table]), ""]
     return "\n".join(parts)
-
 
 
 def has_values(values) -> bool:
@@ -360,9 +328,10 @@ class StoreCells:
         pi = [self._index(self.psis, p, "psi") for p in psis]
         return self.metric(name)[mi, ti][pi]
 
-    def psi_mean(self, name, method, tau, psis, transform=None):
-        """Per-seed mean over ``psis`` (NaN for a seed with any unfinished cell)."""
+    def psi_mean(self, name, method, tau, psis, distance_to=None):
+        """Per-seed mean over ``psis`` of the values (of their distance to ``distance_to`` if
+        given); NaN for a seed with any unfinished cell."""
         v = self.values(name, method, tau, psis)
-        if transform is not None:
-            v = transform(v)
+        if distance_to is not None:
+            v = np.abs(v - distance_to)
         return v.mean(axis=0)

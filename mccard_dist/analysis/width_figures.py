@@ -9,14 +9,8 @@ import numpy as np
 
 from ..records import STATUS_DONE, STATUS_NAMES
 from .cells import resolve_cell
-from .plotting import (
-    _PSI_LABEL,
-    FigureUnavailable,
-    _figure,
-    _log_ticks_125,
-    _plain_log_ticks,
-    _thin_log,
-)
+from .plotting import (_PSI_LABEL, FigureUnavailable, _figure, _log_ticks_125, _plain_log_ticks,
+                       _thin_log)
 from .values import _auto_width_methods, _config, _done, _grid, cell_values, method_style
 
 #: the psi shown first (figure 5's cell, the psi marked in report.html): the one closest to this,
@@ -50,40 +44,15 @@ def _method_grid(ds, method) -> list[float]:
     return [float(h) for h in widths] if isinstance(widths, list) else []
 
 
-def _default_cell(ds, methods):
-    """Middle tau, the psi > 0 closest to :data:`DEFAULT_PSI`, and the first seed
-    where every shown method's cell is finished (else the first seed)."""
-    taus = np.sort(ds["tau"].values)
-    tau = taus[len(taus) // 2]
-    psi = ds["psi"].values
-    positive = psi[psi > 0]
-    psi0 = positive[np.argmin(np.abs(positive - DEFAULT_PSI))] if positive.size else psi[0]
-    done = _done(ds).sel({"model": methods, "tau": tau, "psi": psi0}).all("model").values
-    seeds = ds["seed"].values
-    seed = seeds[np.argmax(done)] if done.any() else seeds[0]
-    return tau, psi0, seed
-
-
 def fig_cv_curves(ds, cell=None):
     """Figure 5: CV curves of one cell: mean validation loss over the folds against the kernel
-    width, one line per ``alpha_ratio`` (MCC-L1; the ARD methods have no penalty), with the CV
-    pick marked.
+    width, one line per ``alpha_ratio`` (MCC-L1; the ARD methods have no penalty), the CV pick
+    marked. ``cell``: ``(method, tau, psi, seed)`` or ``"method,tau,psi,seed"`` (method None or
+    ``"all"``: every method with CV side by side); default: every method with CV at the middle
+    tau, the psi > 0 closest to :data:`DEFAULT_PSI` and the first seed where all are finished.
 
-    Parameters
-    ----------
-    ds : xarray.Dataset
-        A results store.
-    cell : tuple or str, optional
-        ``(method, tau, psi, seed)`` or ``"method,tau,psi,seed"``; ``method`` None (or ``"all"``)
-        shows every method with CV side by side. Default: every method with CV at the middle
-        tau, the psi > 0 closest to 0.3 and the first seed where they are all finished.
-
-    Raises
-    ------
-    FigureUnavailable
-        If no method in the store has CV candidates.
-    ValueError
-        If a coordinate of ``cell`` is not in the store (the message lists the store's values).
+    Raises :class:`FigureUnavailable` if no method has CV candidates, ValueError if a coordinate
+    of ``cell`` is not in the store.
     """
     from matplotlib import colormaps
 
@@ -94,7 +63,12 @@ def fig_cv_curves(ds, cell=None):
                                 "kernel_width with finished cells in the store")
     if cell is None:
         methods = cv_methods
-        tau, psi, seed = _default_cell(ds, methods)
+        tau = np.sort(ds["tau"].values)[ds.sizes["tau"] // 2]
+        psis = ds["psi"].values
+        positive = psis[psis > 0]
+        psi = positive[np.argmin(np.abs(positive - DEFAULT_PSI))] if positive.size else psis[0]
+        done = _done(ds).sel({"model": methods, "tau": tau, "psi": psi}).all("model").values
+        seed = ds["seed"].values[np.argmax(done) if done.any() else 0]
     else:
         method, tau, psi, seed = resolve_cell(ds, cell)
         methods = cv_methods if method is None else [method]
@@ -124,15 +98,15 @@ def fig_cv_curves(ds, cell=None):
                           else np.full(mean.shape, np.nan)
                           for name in ("kernel_width", "alpha_ratio"))
         has_width = np.isfinite(widths)
-        # a line per penalty with a mean over the folds (one that racing dropped has none);
-        # NaN: no penalty (ARD)
+        # a line per penalty with a mean over the folds (one that racing dropped has none),
+        # first NaN: no penalty (ARD)
         values = ratios[has_width]
-        drawn = [r for r in [*np.unique(values[np.isfinite(values)]).tolist(),
-                             *([math.nan] if np.isnan(values).any() else [])]
+        drawn = [r for r in [*([math.nan] if np.isnan(values).any() else []),
+                             *np.unique(values[np.isfinite(values)]).tolist()]
                  if np.isfinite(mean[has_width & _same(ratios, r)]).any()]
-        l1 = sorted(r for r in drawn if math.isfinite(r))
+        l1 = [r for r in drawn if math.isfinite(r)]
         colors = dict(zip(l1, colormaps["viridis"](np.linspace(0.0, 0.85, max(len(l1), 1)))))
-        for ratio in [r for r in drawn if not math.isfinite(r)] + l1:
+        for ratio in drawn:
             idx = np.flatnonzero(has_width & _same(ratios, ratio) & np.isfinite(mean))
             idx = idx[np.argsort(widths[idx])]
             if math.isfinite(ratio):
@@ -173,13 +147,8 @@ def fig_cv_curves(ds, cell=None):
 
 def fig_chosen_kernel_width(ds):
     """Figure 6: heat map of the final fits' kernel width over (psi, tau), its geometric mean
-    over seeds, one panel per method with a kernel width, chosen by CV or set inside the fit
-    (log colour scale shared by the panels; grey: no finished cell).
-
-    Raises
-    ------
-    FigureUnavailable
-        If no method in the store has a kernel width.
+    over seeds, one panel per method with a kernel width, chosen by CV or set inside the fit (a
+    log colour scale per unit; grey: no finished cell). :class:`FigureUnavailable` without one.
     """
     from matplotlib import colormaps
     from matplotlib.colors import LogNorm
@@ -213,9 +182,9 @@ def fig_chosen_kernel_width(ds):
         finite = finite[np.isfinite(finite) & (finite > 0)]
         grid_h = np.array(sorted({float(h) for m in members
                                   for h in (_method_grid(ds, m) or finite)}))
-        grid_h = grid_h[grid_h > 0] if grid_h.size else finite
-        vmin = float(min(grid_h.min(), finite.min())) if finite.size else float(grid_h.min())
-        vmax = float(max(grid_h.max(), finite.max())) if finite.size else float(grid_h.max())
+        grid_h = grid_h[grid_h > 0]
+        both = np.concatenate([grid_h, finite])
+        vmin, vmax = float(both.min()), float(both.max())
         if vmax <= vmin:
             vmin, vmax = vmin / 2, vmax * 2
         norm = LogNorm(vmin=vmin, vmax=vmax)
@@ -230,15 +199,13 @@ def fig_chosen_kernel_width(ds):
             ax.set_xlabel(_PSI_LABEL)
             ax.set_ylabel("τ (outlier scale)")
             ax.set_title(method_style(m, all_methods, ds)["label"], fontsize=10)
-            if len(psi) <= 11:
-                for ti in range(len(taus)):
-                    for pi in range(len(psi)):
-                        v = values[ti, pi]
-                        if np.isfinite(v):
-                            dark = norm(v) < 0.6
-                            text = f"{v:.2g}" if v < 100 else f"{v:.0f}"  # not 1.7e+02
-                            ax.text(pi, ti, text, ha="center", va="center", fontsize=8,
-                                    color="white" if dark else "black")
+            if len(psi) > 11:
+                continue
+            for (ti, pi), v in np.ndenumerate(values):
+                if np.isfinite(v):
+                    text = f"{v:.2g}" if v < 100 else f"{v:.0f}"  # not 1.7e+02
+                    ax.text(pi, ti, text, ha="center", va="center", fontsize=8,
+                            color="white" if norm(v) < 0.6 else "black")
         bar = fig.colorbar(image, ax=[panels[m] for m in members],
                            label=f"kernel_width, geometric mean over seeds\n(units of {unit}, "
                                  "log scale)")
