@@ -17,19 +17,11 @@ import math
 import numpy as np
 from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
-__all__ = [
-    "EVALUATION_KEYS",
-    "correlation",
-    "evaluate",
-    "rmse",
-    "selection_counts",
-    "selection_scores",
-]
+__all__ = ["EVALUATION_KEYS", "correlation", "evaluate", "rmse", "selection_counts",
+           "selection_scores"]
 
 #: Keys of the dict returned by :func:`evaluate`, in order.
-EVALUATION_KEYS = (
-    "r", "rmse", "n_selected", "tp", "fp", "fn", "tn", "precision", "recall", "f1",
-)
+EVALUATION_KEYS = ("r", "rmse", "n_selected", "tp", "fp", "fn", "tn", "precision", "recall", "f1")
 
 
 def _as_1d(name: str, value, *, min_length: int = 1) -> np.ndarray:
@@ -37,17 +29,19 @@ def _as_1d(name: str, value, *, min_length: int = 1) -> np.ndarray:
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got an array of shape {array.shape}")
     if array.shape[0] < min_length:
-        raise ValueError(
-            f"{name} must have at least {min_length} element(s), got {array.shape[0]}"
-        )
+        raise ValueError(f"{name} must have at least {min_length} element(s), got {array.shape[0]}")
     return array
 
 
-def _check_same_length(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
+def _pair(name_a: str, a, name_b: str, b, *, min_length: int = 1):
+    """Both inputs as 1-D float arrays of at least ``min_length`` elements and the same length."""
+    a = _as_1d(name_a, a, min_length=min_length)
+    b = _as_1d(name_b, b, min_length=min_length)
     if a.shape[0] != b.shape[0]:
         raise ValueError(
             f"{name_a} and {name_b} must have the same length, got {a.shape[0]} and {b.shape[0]}"
         )
+    return a, b
 
 
 def correlation(y_true, y_pred) -> float:
@@ -78,9 +72,7 @@ def correlation(y_true, y_pred) -> float:
     >>> correlation([1.0, 2.0, 3.0], [0.5, 0.5, 0.5])
     nan
     """
-    y_true = _as_1d("y_true", y_true, min_length=2)
-    y_pred = _as_1d("y_pred", y_pred, min_length=2)
-    _check_same_length("y_true", y_true, "y_pred", y_pred)
+    y_true, y_pred = _pair("y_true", y_true, "y_pred", y_pred, min_length=2)
     if not (np.all(np.isfinite(y_true)) and np.all(np.isfinite(y_pred))):
         return math.nan
     if np.ptp(y_true) == 0 or np.ptp(y_pred) == 0:
@@ -122,43 +114,19 @@ def rmse(y_true, y_pred) -> float:
     >>> rmse([0.0, 0.0], [3.0, -3.0])
     3.0
     """
-    y_true = _as_1d("y_true", y_true)
-    y_pred = _as_1d("y_pred", y_pred)
-    _check_same_length("y_true", y_true, "y_pred", y_pred)
+    y_true, y_pred = _pair("y_true", y_true, "y_pred", y_pred)
     with np.errstate(all="ignore"):
         return float(np.sqrt(np.mean((y_true - y_pred) ** 2)))
 
 
 def selection_counts(coef, coef_true) -> dict[str, int]:
-    """Confusion counts of the selected features against the relevant ones.
+    """Confusion counts (``int``) of the selected features (``coef != 0``, NaN included) against
+    the relevant ones (``coef_true != 0``): ``tp``, ``fp``, ``fn``, ``tn``, summing to n_features.
 
-    Parameters
-    ----------
-    coef : array-like of shape (n_features,)
-        Estimated coefficients; feature d is selected when ``coef[d] != 0`` (``nan`` counts as
-        selected).
-    coef_true : array-like of shape (n_features,)
-        Generating coefficients; feature d is relevant when ``coef_true[d] != 0``.
-
-    Returns
-    -------
-    dict
-        ``tp`` (selected and relevant), ``fp`` (selected, not relevant), ``fn`` (relevant, not
-        selected), ``tn`` (neither), as ``int``; they sum to n_features.
-
-    Raises
-    ------
-    ValueError
-        If an input is not 1-D, is empty, or the lengths differ.
-
-    Examples
-    --------
     >>> selection_counts([1.5, 0.0, -2.0, 0.0], [1.0, 1.0, 0.0, 0.0])
     {'tp': 1, 'fp': 1, 'fn': 1, 'tn': 1}
     """
-    coef = _as_1d("coef", coef)
-    coef_true = _as_1d("coef_true", coef_true)
-    _check_same_length("coef", coef, "coef_true", coef_true)
+    coef, coef_true = _pair("coef", coef, "coef_true", coef_true)
     tn, fp, fn, tp = confusion_matrix(coef_true != 0, coef != 0, labels=[False, True]).ravel()
     return {"tp": int(tp), "fp": int(fp), "fn": int(fn), "tn": int(tn)}
 
@@ -202,13 +170,8 @@ def selection_scores(coef, coef_true) -> dict[str, int | float]:
     precision, recall, f1, _ = precision_recall_fscore_support(
         np.asarray(coef_true, dtype=float) != 0, np.asarray(coef, dtype=float) != 0,
         average="binary", pos_label=True, zero_division=0.0)
-    return {
-        "n_selected": counts["tp"] + counts["fp"],
-        **counts,
-        "precision": float(precision),
-        "recall": float(recall),
-        "f1": float(f1),
-    }
+    return {"n_selected": counts["tp"] + counts["fp"], **counts, "precision": float(precision),
+            "recall": float(recall), "f1": float(f1)}
 
 
 def evaluate(coef, intercept, X_test, y_test, coef_true) -> dict[str, int | float]:
@@ -248,31 +211,24 @@ def evaluate(coef, intercept, X_test, y_test, coef_true) -> dict[str, int | floa
     >>> scores["r"], scores["rmse"], scores["f1"]
     (1.0, 0.0, 1.0)
     """
-    coef = _as_1d("coef", coef)
-    if coef_true is not None:
-        coef_true = _as_1d("coef_true", coef_true)
-        _check_same_length("coef", coef, "coef_true", coef_true)
+    if coef_true is None:
+        coef = _as_1d("coef", coef)
+    else:
+        coef, coef_true = _pair("coef", coef, "coef_true", coef_true)
     X_test = np.asarray(X_test, dtype=float)
     if X_test.ndim != 2:
         raise ValueError(f"X_test must be 2-D, got an array of shape {X_test.shape}")
     y_test = _as_1d("y_test", y_test, min_length=2)
     if X_test.shape[0] != y_test.shape[0]:
-        raise ValueError(
-            f"X_test and y_test must have the same number of samples, got {X_test.shape[0]} "
-            f"and {y_test.shape[0]}"
-        )
+        raise ValueError(f"X_test and y_test must have the same number of samples, got "
+                         f"{X_test.shape[0]} and {y_test.shape[0]}")
     if X_test.shape[1] != coef.shape[0]:
-        raise ValueError(
-            f"X_test has {X_test.shape[1]} features but coef has {coef.shape[0]} entries"
-        )
+        raise ValueError(f"X_test has {X_test.shape[1]} features but coef has {coef.shape[0]} "
+                         "entries")
     intercept_array = np.asarray(intercept)
-    if (
-        intercept_array.size != 1
-        or intercept_array.ndim > 1
-        or isinstance(intercept, bool)
-        or not np.issubdtype(intercept_array.dtype, np.number)
-        or np.iscomplexobj(intercept_array)
-    ):
+    if (intercept_array.size != 1 or intercept_array.ndim > 1 or isinstance(intercept, bool)
+            or not np.issubdtype(intercept_array.dtype, np.number)
+            or np.iscomplexobj(intercept_array)):
         raise ValueError(f"intercept must be a real scalar, got {intercept!r}")
     with np.errstate(all="ignore"):
         y_pred = X_test @ coef + float(intercept_array.reshape(()))

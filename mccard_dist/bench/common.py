@@ -1,6 +1,10 @@
-"""What the benchmarks share: the configurations they compare and the Hydra compose helper."""
+"""What the benchmarks share: the configurations they compare and the scaffolding of a run."""
 
 from __future__ import annotations
+
+import time
+import warnings
+from contextlib import contextmanager
 
 #: The benchmark's baseline ("plain K-fold" in its output), as overrides of the current config:
 #: plain K-fold CV (the paper's 5 folds, no racing, every MCC-L1 candidate fitted from w = 0) and
@@ -23,9 +27,16 @@ def _blas_report() -> str:
     return ", ".join(f"{i.get('internal_api')}={i.get('num_threads')}" for i in infos) or "none"
 
 
+def _one_thread():
+    """A context in which BLAS runs on one thread."""
+    from threadpoolctl import threadpool_limits
 
-def _compose_spec(overrides):
-    """The validated spec of ``conf/`` composed with these Hydra overrides."""
+    return threadpool_limits(limits=1)
+
+
+def _compose_spec(overrides, root=None, name=None):
+    """The validated spec of ``conf/`` composed with these Hydra overrides (and, with ``root``,
+    the store ``root/name.zarr`` and no progress bar)."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
@@ -33,8 +44,41 @@ def _compose_spec(overrides):
     from ..config import config_dir, spec_from_dict
     from ..hydra_guard import register_schemas
 
+    if root is not None:
+        overrides = [*overrides, f"store.path={root}/{name}.zarr", "run.progress=false"]
     register_schemas()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
         cfg = compose("config", list(overrides))
     return spec_from_dict(OmegaConf.to_container(cfg, resolve=True))
+
+
+def _timed_fit(model, X, y, ignore=Warning) -> float:
+    """Seconds of ``model.fit(X, y)``, with warnings of class ``ignore`` silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ignore)
+        start = time.perf_counter()
+        model.fit(X, y)
+        return time.perf_counter() - start
+
+
+@contextmanager
+def _local_client(n_workers, memory_limit, dashboard_address="127.0.0.1:0"):
+    """A client of a LocalCluster of one-thread workers, started before any clock is."""
+    from ..cluster import connect
+    from ..config import cluster_spec
+
+    cluster = cluster_spec("local", n_workers=n_workers, threads_per_worker=1,
+                           memory_limit=memory_limit, host="127.0.0.1",
+                           dashboard_address=dashboard_address)
+    with connect(cluster) as client:
+        client.run(lambda: None)  # workers up before the clock starts
+        yield client
+
+
+def _ints(text):
+    return [int(v) for v in text.split(",")]
+
+
+def _floats(text):
+    return [float(v) for v in text.split(",")]

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import statistics
 import sys
-import time
-import warnings
 
 import numpy as np
 
-from .common import _blas_report
+from .common import _blas_report, _one_thread, _timed_fit
 
 
 def _estimator_cases(alpha_ratio=0.05):
@@ -45,17 +43,12 @@ def _estimator_cases(alpha_ratio=0.05):
 
 
 def bench_estimators(repeats=3, n_features=1000, psis=(0.0, 0.3), tau=10.0, out=sys.stdout):
-    """Median fit time, test r and number of selected features per estimator.
-
-    Returns a dict ``name -> {"time": median seconds, "r": mean r, "n_selected": mean}``.
-    """
-    from threadpoolctl import threadpool_limits
-
+    """Returns ``name -> {"time": median seconds, "r": mean r, "n_selected": mean}``."""
     from ..data import make_paper_data
     from ..metrics import correlation
 
     results = {}
-    with threadpool_limits(limits=1):
+    with _one_thread():
         print(f"N=300, D={n_features}, tau={tau}, psi in {list(psis)}, {repeats} seed(s) each; "
               f"BLAS threads: {_blas_report()}", file=out)
         datasets = [make_paper_data(seed=s, psi=p, tau=tau, n_features=n_features)
@@ -64,11 +57,7 @@ def bench_estimators(repeats=3, n_features=1000, psis=(0.0, 0.3), tau=10.0, out=
             times, rs, nsel = [], [], []
             for d in datasets:
                 model = build(d.X_train, d.y_train)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    start = time.perf_counter()
-                    model.fit(d.X_train, d.y_train)
-                    times.append(time.perf_counter() - start)
+                times.append(_timed_fit(model, d.X_train, d.y_train))
                 rs.append(correlation(d.y_test, model.predict(d.X_test)))
                 nsel.append(int(np.count_nonzero(model.coef_)))
             results[name] = {"time": statistics.median(times), "r": float(np.nanmean(rs)),

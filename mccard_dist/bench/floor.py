@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import sys
 import time
-import warnings
 
 import numpy as np
 
-from .common import _blas_report, _compose_spec
+from .common import _blas_report, _compose_spec, _one_thread, _timed_fit
 from .flops import floor_flops, trace_solves
 
 
 def _product_rate(n_samples, n_features, repeats=10):
-    """Best single-thread rate (flop/s) of the paper-size matrix products: the symmetric
-    ``X X^T`` (``N^2 D`` flops) and a general ``(N x N) (N x D)`` product (``2 N^2 D``)."""
+    """Best rate (flop/s) of ``X X^T`` (``N^2 D`` flops) and ``(N x N) (N x D)`` (``2 N^2 D``)."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((n_samples, n_features))
     S = rng.standard_normal((n_samples, n_samples))
@@ -32,22 +30,16 @@ def _product_rate(n_samples, n_features, repeats=10):
 def bench_floor(repeats=2, psis=(0.0, 0.3, 0.6, 1.0), tau=10.0, out=sys.stdout):
     """MCC-ARD fit time against the linear-algebra floor of the same fits.
 
-    Every kernel width of the ``paper`` configuration's MCC-ARD grids is fitted (with the
-    configuration's parameters) on a training fold's worth of rows (N=240 of 300) of the paper's
-    data for each ``psi`` and ``repeats`` seeds. The ridge solves of each fit are traced
-    (:func:`mccard_dist.bench.flops.trace_solves`) and charged their textbook flop minimum
-    (:func:`~mccard_dist.bench.flops.floor_flops`); divided by this machine's best measured
-    single-thread matrix-product rate, that is the time the fit cannot go below without fewer
-    iterations or fewer solves. Returns ``method -> dict`` of the printed figures.
+    Every width of the ``paper`` MCC-ARD grids is fitted on a training fold's rows of the paper's
+    data per ``psi`` and seed; the traced ridge solves' textbook flops (:mod:`.flops`) over the
+    best single-thread matrix-product rate are the time a fit cannot go below without fewer
+    iterations or solves. Returns ``method -> dict`` of the printed figures.
     """
-    from threadpoolctl import threadpool_limits
-
-
     spec = _compose_spec(["experiment=paper"])
     methods = [m for m in spec.methods if m.estimator == "mcc_ard"]
     n_fit = spec.data.n_train - spec.data.n_train // spec.cv.n_folds
     results = {}
-    with threadpool_limits(limits=1):
+    with _one_thread():
         rate = _product_rate(n_fit, spec.data.n_features)
         print(f"N={n_fit} (a training fold), D={spec.data.n_features}, tau={tau}, "
               f"psi in {list(psis)}, {repeats} seed(s) each, every width of the paper grid; "
@@ -60,11 +52,8 @@ def bench_floor(repeats=2, psis=(0.0, 0.3, 0.6, 1.0), tau=10.0, out=sys.stdout):
                 X, y = d.X_train[:n_fit], d.y_train[:n_fit]
                 for candidate in m.kind.candidates(m.grid):
                     model, _ = m.kind.build(m.params, candidate)
-                    with warnings.catch_warnings(), trace_solves() as events:
-                        warnings.simplefilter("ignore")
-                        start = time.perf_counter()
-                        model.fit(X, y)
-                        seconds = time.perf_counter() - start
+                    with trace_solves() as events:
+                        seconds = _timed_fit(model, X, y)
                     solves = [e for e in events if e[0] == "solve"]
                     rows.append((seconds, floor_flops(events), model.n_iter_, len(solves),
                                  sum(e[1] == "dual" for e in solves),
@@ -73,8 +62,8 @@ def bench_floor(repeats=2, psis=(0.0, 0.3, 0.6, 1.0), tau=10.0, out=sys.stdout):
             results[m.name] = {
                 "fits": len(rows), "seconds": float(a[:, 0].mean()),
                 "gflop": float(a[:, 1].mean() / 1e9),
-                "floor": float(a[:, 1].mean() / rate), "ratio": float(a[:, 0].sum() * rate
-                                                                      / a[:, 1].sum()),
+                "floor": float(a[:, 1].mean() / rate),
+                "ratio": float(a[:, 0].sum() * rate / a[:, 1].sum()),
                 "iterations": float(a[:, 2].mean()), "cap": int(a[:, 5].sum()),
                 "solves": float(a[:, 3].mean()), "dual": float(a[:, 4].mean()),
             }

@@ -1,9 +1,5 @@
-"""The linear algebra of the ridge solves made inside a block, and its textbook flop count.
-
-:func:`trace_solves` wraps the solves every estimator reduces to (``weighted_ridge``, in every
-module of :mod:`mccard_dist.models` that holds it, and the methods of ``RidgeSteps``) for the
-length of a ``with`` block, so the estimators carry no instrumentation of their own.
-"""
+"""The ridge solves made inside a block, and their textbook flop count. The solves are traced by
+wrapping ``weighted_ridge`` and ``RidgeSteps``, so the estimators carry no instrumentation."""
 
 from __future__ import annotations
 
@@ -17,15 +13,11 @@ __all__ = ["floor_flops", "trace_solves"]
 
 @contextmanager
 def trace_solves():
-    """Record the ridge solves made inside the block.
+    """Record the ridge solves made inside the block (by any thread; nested blocks both record).
 
-    Yields a list that receives one tuple per operation: ``("kernel", N, k)`` for a dual kernel
-    ``X A^{-1} X^T`` (formed by every dual :func:`weighted_ridge` call and once by a dual
-    ``RidgeSteps``), and ``("solve", form, N, k, gamma)`` for each weighted ridge solve, with
-    ``gamma`` whether ``gamma`` was computed. :func:`floor_flops` turns the list into a flop
-    count. The wrappers are process-wide while the block is open: solves that other threads make
-    then are recorded too, and a block inside another records into both lists. A solve that
-    raises is not recorded.
+    Yields a list receiving ``("kernel", N, k)`` per dual kernel ``X A^{-1} X^T`` formed (by a
+    dual ``weighted_ridge`` call or ``RidgeSteps``) and ``("solve", form, N, k, gamma)`` per
+    solve that returns (``gamma``: whether gamma was computed).
     """
     from ..models import RidgeSteps, weighted_ridge
 
@@ -74,14 +66,10 @@ def trace_solves():
 
 
 def floor_flops(events) -> float:
-    """Floating-point operations the traced solves need at least (:func:`trace_solves`).
-
-    Each operation is charged its textbook minimum, not what the code happens to run: a symmetric
-    product ``N k^2`` (``N^2 k`` for the dual kernel), a Cholesky factor ``n^3/3``, a triangular
-    solve with ``m`` right-hand sides ``n^2 m``, an inverse from a factor ``2 n^3/3``, plus
-    ``2 N k`` per solve for the residuals ``X w`` the caller needs. Divided by the machine's
-    matrix-product rate this is a floor on the time: the dense work cannot take less.
-    """
+    """Floating-point operations the traced solves need at least, each charged its textbook
+    minimum: a symmetric product ``N k^2`` (``N^2 k`` for the dual kernel), a Cholesky factor
+    ``n^3/3``, a triangular solve with ``m`` right-hand sides ``n^2 m``, an inverse from a factor
+    ``2 n^3/3``, plus ``2 N k`` per solve for the residuals ``X w``."""
     total = 0.0
     for event in events:
         if event[0] == "kernel":

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import re
 import sys
+import tempfile
 
 import numpy as np
 
-from .common import AUTO, CURRENT, PLAIN_KFOLD, RACE, _compose_spec
+from .common import AUTO, CURRENT, PLAIN_KFOLD, RACE, _compose_spec, _local_client
 from .race import replay_race
 
 
 def _paper_spec(root, name, overrides):
     experiment = [o for o in overrides if o.startswith("experiment=")] or ["experiment=paper"]
     rest = [o for o in overrides if not o.startswith("experiment=")]
-    return _compose_spec([*experiment, *rest, f"store.path={root}/{name}.zarr",
-                          "run.progress=false"])
+    return _compose_spec([*experiment, *rest], root, name)
 
 
 def _per_method(spec, ds, paper_cells):
@@ -48,56 +48,44 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
                 auto=False, out=sys.stdout):
     """Projected core-hours of the ``paper`` experiment from a measured slice.
 
-    The slice is every method, tau and psi of ``paper`` for ``seeds`` seed(s), run with the
-    current configuration (:data:`CURRENT`) through the pipeline on a LocalCluster of
-    ``workers`` one-thread workers. The projection is, per method, the mean cell time (one core,
-    measured inside the worker) times the paper's number of cells. Plain K-fold CV
-    (:data:`PLAIN_KFOLD`) is run in the same session on the cells of ``baseline_psi`` (every tau,
-    the first seed), and the current one is reported on those same cells for a like-for-like ratio.
-    With ``auto``, the slice runs the kernel width set inside each fit (:data:`AUTO`) and the
-    baseline is the current K-fold CV with racing (:data:`CURRENT`), again on the same cells.
-    ``overrides`` (Hydra overrides, e.g. ``data.n_features=2000``) apply to every run.
+    The slice (every method, tau and psi of ``paper``, ``seeds`` seeds, :data:`CURRENT`) runs on
+    ``workers`` one-thread LocalCluster workers; per method, the mean cell time times the paper's
+    number of cells is the projection. :data:`PLAIN_KFOLD` and :data:`CURRENT` also run on the
+    cells of ``baseline_psi`` (every tau, the first seed) for a like-for-like ratio; with
+    ``auto``, :data:`AUTO` against :data:`CURRENT`. ``overrides`` apply to every run.
     """
-    import shutil
-    import tempfile
-
-    from ..cluster import connect
-    from ..config import cluster_spec
     from ..grid import block_fits, cells, make_blocks
     from ..runner import run_experiment
     from ..store import open_results, store_path
 
-    root = tempfile.mkdtemp(prefix="mccard-bench-paper-")
-    cluster = cluster_spec("local", n_workers=workers, threads_per_worker=1,
-                          memory_limit="6GiB", host="127.0.0.1", dashboard_address="127.0.0.1:0")
     overrides = tuple(overrides)
-    reference = _paper_spec(root, "ref", overrides)
-    paper_cells = len(reference.tau) * len(reference.psi) * len(reference.seeds)
     runs = {}
     main_name, main, base_name, base = (("auto", AUTO, "K-fold (racing)", CURRENT) if auto else
                                         ("current", CURRENT, "plain K-fold", PLAIN_KFOLD))
-    with connect(cluster) as client:
-        client.run(lambda: None)
-        plan = [(main_name, main + overrides + (f"experiment.seeds.count={seeds}",))]
-        if baseline:
-            psi = "[" + ",".join(str(float(p)) for p in baseline_psi) + "]"
-            sub = (f"experiment.psi={psi}", "experiment.seeds.count=1")
-            plan += [(f"{base_name}, baseline cells", base + overrides + sub),
-                     (f"{main_name}, baseline cells", main + overrides + sub)]
-        for name, overrides in plan:
-            spec = _paper_spec(root, re.sub(r"[^A-Za-z0-9]+", "_", name), overrides)
-            n_fits = sum(block_fits(spec, b) for b in make_blocks(spec, cells(spec)))
-            print(f"[{name}] {len(cells(spec))} cells, at most {n_fits} fits "
-                  f"({' '.join(overrides)}) ...", file=out, flush=True)
-            report = run_experiment(spec, client=client, progress=False)
-            ds = open_results(store_path(spec))
-            methods = _per_method(spec, ds, paper_cells)
-            made = sum(m["fits_per_cell"] * m["cells"] for m in methods.values())
-            runs[name] = {"methods": methods, "wall": report.seconds, "fits": made,
-                          "planned": n_fits}
-            if name.startswith("plain K-fold"):  # would racing choose as plain K-fold did?
-                runs[name]["race"] = replay_race(ds, RACE)
-    shutil.rmtree(root, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="mccard-bench-paper-",
+                                     ignore_cleanup_errors=True) as root:
+        reference = _paper_spec(root, "ref", overrides)
+        paper_cells = len(reference.tau) * len(reference.psi) * len(reference.seeds)
+        with _local_client(workers, "6GiB") as client:
+            plan = [(main_name, main + overrides + (f"experiment.seeds.count={seeds}",))]
+            if baseline:
+                psi = "[" + ",".join(str(float(p)) for p in baseline_psi) + "]"
+                sub = (f"experiment.psi={psi}", "experiment.seeds.count=1")
+                plan += [(f"{base_name}, baseline cells", base + overrides + sub),
+                         (f"{main_name}, baseline cells", main + overrides + sub)]
+            for name, overrides in plan:
+                spec = _paper_spec(root, re.sub(r"[^A-Za-z0-9]+", "_", name), overrides)
+                n_fits = sum(block_fits(spec, b) for b in make_blocks(spec, cells(spec)))
+                print(f"[{name}] {len(cells(spec))} cells, at most {n_fits} fits "
+                      f"({' '.join(overrides)}) ...", file=out, flush=True)
+                report = run_experiment(spec, client=client, progress=False)
+                ds = open_results(store_path(spec))
+                methods = _per_method(spec, ds, paper_cells)
+                made = sum(m["fits_per_cell"] * m["cells"] for m in methods.values())
+                runs[name] = {"methods": methods, "wall": report.seconds, "fits": made,
+                              "planned": n_fits}
+                if name.startswith("plain K-fold"):  # would racing choose as plain K-fold did?
+                    runs[name]["race"] = replay_race(ds, RACE)
 
     print(f"\npaper experiment: {paper_cells} cells per method "
           f"({len(reference.tau)} tau x {len(reference.psi)} psi x {len(reference.seeds)} seeds); "

@@ -1,12 +1,5 @@
-"""``bench paths``: MCC-L1's K-fold CV by warm-started paths against one fit per candidate.
-
-``bench paths`` runs every route of ``cv.paths`` (``width``, ``penalty``, ``none``: one fit
-per candidate) on the same cells in one process (one BLAS thread) and prints the CV time per
-cell, the ratio to ``none``, and how often each route chooses what ``none`` chooses. ``bench
-paths --stores NONE ROUTE`` compares two stores of the same cells made by two routes, on every
-cell they share: the same choice, the paired differences of r, RMSE and F1 with 95% intervals
-over seeds, and the cell time.
-"""
+"""``bench paths``: MCC-L1's K-fold CV by warm-started paths (``cv.paths``: ``width``,
+``penalty``) against one fit per candidate (``none``), on the same cells or two stores."""
 
 from __future__ import annotations
 
@@ -15,7 +8,7 @@ import time
 
 import numpy as np
 
-from .common import _compose_spec
+from .common import _compose_spec, _one_thread
 
 ROUTES = ("none", "width", "penalty")
 
@@ -25,8 +18,6 @@ def bench_paths(seeds=(0,), psi=(0.1, 0.5, 0.9), tau=(2.0, 10.0), method="mcc_l1
     """CV seconds per cell of ``method`` by each route of ``cv.paths``, on the cells
     (``experiment=reproduce`` unless ``overrides`` say otherwise), and each route's agreement
     with ``none``. Returns ``{route: {"seconds": total, "same": cells agreeing}}``."""
-    from threadpoolctl import threadpool_limits
-
     from ..grid import cv_candidates, path_route
     from ..tasks import kfold_scores
 
@@ -47,7 +38,7 @@ def bench_paths(seeds=(0,), psi=(0.1, 0.5, 0.9), tau=(2.0, 10.0), method="mcc_l1
     totals = dict.fromkeys(ROUTES, 0.0)
     same = dict.fromkeys(ROUTES, 0)
     n_cells = 0
-    with threadpool_limits(limits=1):
+    with _one_thread():
         for t in tau:
             for p in psi:
                 for seed in seeds:
@@ -84,24 +75,19 @@ def compare_stores(fits_store, paths_store, method="mcc_l1", out=sys.stdout):
 
     names = ["status", "r", "rmse", "f1", "n_selected", "cell_seconds", "chosen_kernel_width",
              "chosen_alpha_ratio"]
-    a = fits_store[names].sel(model=[method])
-    b = paths_store[names].sel(model=[method])
-    a, b = xr.align(a, b, join="inner")
-    a = a.assign_coords(model=[f"{method} (fits)"])
-    b = b.assign_coords(model=[f"{method} (paths)"])
-    ds = xr.concat([a, b], dim="model")
+    a, b = xr.align(fits_store[names].sel(model=[method]), paths_store[names].sel(model=[method]),
+                    join="inner")
+    fits, paths = f"{method} (fits)", f"{method} (paths)"
+    ds = xr.concat([a.assign_coords(model=[fits]), b.assign_coords(model=[paths])], dim="model")
     done = (cell_values(a, "status").values == 1) & (cell_values(b, "status").values == 1)
-    same = np.ones_like(done)
+    match = done.copy()  # done in both, the same choice
     for name in ("chosen_kernel_width", "chosen_alpha_ratio"):
-        same &= cell_values(a, name).values == cell_values(b, name).values
-    n_done = int(done.sum())
-    n_same = int((same & done).sum())
+        match &= cell_values(a, name).values == cell_values(b, name).values
+    n_done, n_same = int(done.sum()), int(match.sum())
     print(f"{method}: {n_done} cells done in both; same (kernel_width, alpha_ratio) in {n_same} "
           f"({n_same / max(n_done, 1):.1%})", file=out)
     ra, rb = cell_values(a, "r").values, cell_values(b, "r").values
-    match = same & done
     if match.any():
         print(f"where the choice is the same, max |r difference| "
               f"{float(np.max(np.abs(ra[match] - rb[match]))):.2e}", file=out)
-    pairs = [(f"{method} (fits)", f"{method} (paths)")]
-    return compare_by_block(ds, pairs, WIDTH_BLOCKS, ("fits", "paths"), out)
+    return compare_by_block(ds, [(fits, paths)], WIDTH_BLOCKS, ("fits", "paths"), out)

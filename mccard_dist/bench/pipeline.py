@@ -4,19 +4,19 @@ over a grid of many cells."""
 from __future__ import annotations
 
 import sys
+import tempfile
+from unittest import mock
 
-from .common import _compose_spec
+from .common import _compose_spec, _local_client
 
 
-def _pipeline_spec(root, name, seeds, fits_per_block=None):
-    overrides = ["experiment=smoke", "experiment.methods=[mcc_ard,ls_ard]",
-                 "data.n_train=100", "data.n_test=100", "data.n_features=300",
-                 "data.n_relevant=10", "experiment.psi=[0.0,0.1,0.2,0.3]",
-                 f"experiment.seeds.count={seeds}", "methods.mcc_ard.grid.kernel_width=[0.1,1.0,10.0]",
-                 "cv.n_folds=3", f"store.path={root}/{name}.zarr", "run.progress=false"]
-    if fits_per_block:
-        overrides.append(f"run.fits_per_block={fits_per_block}")
-    return _compose_spec(overrides)
+def _pipeline_spec(root, name, seeds):
+    return _compose_spec(["experiment=smoke", "experiment.methods=[mcc_ard,ls_ard]",
+                          "data.n_train=100", "data.n_test=100", "data.n_features=300",
+                          "data.n_relevant=10", "experiment.psi=[0.0,0.1,0.2,0.3]",
+                          f"experiment.seeds.count={seeds}",
+                          "methods.mcc_ard.grid.kernel_width=[0.1,1.0,10.0]", "cv.n_folds=3"],
+                         root, name)
 
 
 def _rss_kib() -> int:
@@ -29,25 +29,16 @@ def _rss_kib() -> int:
 
 
 def bench_driver_memory(cells=10_000, out=sys.stdout):
-    """The driver's resident memory over a grid of ``cells`` tiny LS-ARD cells on a LocalCluster
-    of 2 workers (whose scheduler runs in the driver process): sampled after each block is
-    written, and its growth per cell as the least-squares slope over the cells after the first
-    tenth (the cluster's and the store's warm-up)."""
-    import tempfile
-
+    """The driver's resident memory over ``cells`` tiny LS-ARD cells on 2 LocalCluster workers
+    (the scheduler runs in the driver), sampled after each block is written; its growth per cell
+    is the least-squares slope after the first tenth of the cells (the warm-up)."""
     import numpy as np
 
     from ..cluster import connect
     from ..runner import run_experiment
     from ..store import writer
 
-    root = tempfile.mkdtemp(prefix="mccard-bench-")
     seeds = -(-cells // 2)  # 1 tau x 2 psi
-    spec = _compose_spec(["experiment=smoke", "experiment.methods=[ls_ard]",
-                          "data.n_train=20", "data.n_test=10", "data.n_features=10",
-                          "data.n_relevant=2", f"experiment.seeds.count={seeds}",
-                          "run.fits_per_block=20", "cluster.n_workers=2",
-                          f"store.path={root}/memory.zarr", "run.progress=false"])
     samples = []
     write_block = writer.ResultsStore.write_block
 
@@ -55,12 +46,14 @@ def bench_driver_memory(cells=10_000, out=sys.stdout):
         write_block(store, block, results)
         samples.append((len(results), _rss_kib()))
 
-    writer.ResultsStore.write_block = sampled
-    try:
-        with connect(spec.cluster) as client:
+    with tempfile.TemporaryDirectory(prefix="mccard-bench-", ignore_cleanup_errors=True) as root:
+        spec = _compose_spec(["experiment=smoke", "experiment.methods=[ls_ard]",
+                              "data.n_train=20", "data.n_test=10", "data.n_features=10",
+                              "data.n_relevant=2", f"experiment.seeds.count={seeds}",
+                              "run.fits_per_block=20", "cluster.n_workers=2"], root, "memory")
+        with (mock.patch.object(writer.ResultsStore, "write_block", sampled),
+              connect(spec.cluster) as client):
             report = run_experiment(spec, client=client, progress=False)
-    finally:
-        writer.ResultsStore.write_block = write_block
     written = np.cumsum([n for n, _ in samples])
     rss = np.array([kib for _, kib in samples], dtype=float)
     later = written > written[-1] / 10
@@ -70,46 +63,30 @@ def bench_driver_memory(cells=10_000, out=sys.stdout):
           f"{rss[0] / 1024:.1f} MiB after the first block, {rss.max() / 1024:.1f} MiB at most, "
           f"{rss[-1] / 1024:.1f} MiB at the end; growth {slope:.3f} kB per cell after the first "
           f"{int(written[later][0])} cells", file=out)
-    import shutil
-
-    shutil.rmtree(root, ignore_errors=True)
     return slope
 
 
 def bench_pipeline(seeds=8, cells=10_000, out=sys.stdout):
     """Fits/s of the pipeline (LocalCluster, 1 and 2 workers) against an in-process serial loop
     over the same blocks, then :func:`bench_driver_memory` over ``cells`` cells (0: skipped)."""
-    import tempfile
-
-    from ..cluster import connect
-    from ..config import cluster_spec
     from ..grid import block_fits, cells as all_cells, make_blocks
     from ..runner import run_experiment, run_serial
 
-    root = tempfile.mkdtemp(prefix="mccard-bench-")
-    spec = _pipeline_spec(root, "serial", seeds)
-    blocks = make_blocks(spec, all_cells(spec))
-    n_fits = sum(block_fits(spec, b) for b in blocks)
-    print(f"grid: {len(all_cells(spec))} cells, {len(blocks)} blocks, {n_fits} fits "
-          f"(N=100, D=300, MCC-ARD 3 widths x 3 folds + LS-ARD)", file=out)
-    rates = {}
-    report = run_serial(spec)
-    rates["serial (in process)"] = n_fits / report.seconds
-    for n_workers in (1, 2):
-        cluster = cluster_spec("local", n_workers=n_workers, threads_per_worker=1,
-                              memory_limit="4GiB", host="127.0.0.1",
-                              dashboard_address=None)
-        with connect(cluster) as client:
-            client.run(lambda: None)  # workers up before the clock starts
-            run_spec = _pipeline_spec(root, f"dask{n_workers}", seeds)
-            report = run_experiment(run_spec, client=client, progress=False)
-            rates[f"LocalCluster, {n_workers} worker(s)"] = n_fits / report.seconds
+    with tempfile.TemporaryDirectory(prefix="mccard-bench-", ignore_cleanup_errors=True) as root:
+        spec = _pipeline_spec(root, "serial", seeds)
+        blocks = make_blocks(spec, all_cells(spec))
+        n_fits = sum(block_fits(spec, b) for b in blocks)
+        print(f"grid: {len(all_cells(spec))} cells, {len(blocks)} blocks, {n_fits} fits "
+              f"(N=100, D=300, MCC-ARD 3 widths x 3 folds + LS-ARD)", file=out)
+        rates = {"serial (in process)": n_fits / run_serial(spec).seconds}
+        for n_workers in (1, 2):
+            with _local_client(n_workers, "4GiB", dashboard_address=None) as client:
+                run_spec = _pipeline_spec(root, f"dask{n_workers}", seeds)
+                report = run_experiment(run_spec, client=client, progress=False)
+                rates[f"LocalCluster, {n_workers} worker(s)"] = n_fits / report.seconds
     base = rates["serial (in process)"]
     print(f"{'run':32s} {'fits/s':>8s} {'vs serial':>9s}", file=out)
     for name, rate in rates.items():
         print(f"{name:32s} {rate:8.1f} {rate / base:8.2f}x", file=out)
-    import shutil
-
-    shutil.rmtree(root, ignore_errors=True)
     slope = bench_driver_memory(cells, out) if cells else None
     return rates, slope

@@ -1,23 +1,15 @@
-"""``bench scaling``: fit time, memory and quality of both MCC-ARD solvers over N and D.
-
-Paper-like data (30 relevant features, psi of the training targets with Laplace outliers), one
-core, MCC-ARD with the width set inside the fit. Each (N, D) is one fresh dataset per seed;
-a solver is skipped at a size where it is projected to exceed ``cap`` seconds from a smaller
-size it ran (:func:`_projection`). The growth exponents come from a least-squares fit of
-``log t = c + a log N + b log D`` over the sizes each solver ran.
-"""
+"""``bench scaling``: fit time, memory and quality of both MCC-ARD solvers over N and D, on
+paper-like data, one core, MCC-ARD with the width set inside the fit."""
 
 from __future__ import annotations
 
 import math
 import sys
-import time
 import tracemalloc
-import warnings
 
 import numpy as np
 
-from .common import _blas_report
+from .common import _blas_report, _one_thread, _timed_fit
 
 SOLVERS = ("pruning", "sequential")
 
@@ -30,11 +22,7 @@ def _fit(solver, X, y, memory=False):
     model = MCCARDRegressor(kernel_width="auto", solver=solver)
     if memory:
         tracemalloc.start()
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(X, y)
-    seconds = time.perf_counter() - start
+    seconds = _timed_fit(model, X, y, ConvergenceWarning)
     peak = None
     if memory:
         peak = tracemalloc.get_traced_memory()[1]
@@ -57,15 +45,13 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
                   cap=120.0, memory_cap=30.0, plot=None, out=sys.stdout):
     """Time (median over ``seeds``), peak traced memory, test r, true features found (of 30: the
     mean and the fewest over ``seeds``), features kept and convergence of each solver at each
-    (N, D); returns the rows."""
-    from threadpoolctl import threadpool_limits
-
+    (N, D); returns the rows. A solver is skipped where :func:`_projection` exceeds ``cap``."""
     from ..data import make_paper_data
     from ..metrics import correlation
 
     rows = []
     ran = {}  # solver -> [(N, D, seconds)] of the sizes it ran
-    with threadpool_limits(limits=1):
+    with _one_thread():
         print(f"MCC-ARD kernel_width='auto', psi={psi}, tau={tau}, 30 relevant, seeds "
               f"{list(seeds)}; BLAS threads: {_blas_report()}", file=out)
         print(f"{'N':>6} {'D':>6} {'solver':>10} {'seconds':>9} {'MiB':>7} {'r':>6} "
@@ -94,16 +80,14 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
                     if seconds <= memory_cap:
                         peak = _fit(solver, data[0].X_train, data[0].y_train, memory=True)[2]
                     row = dict(n=n, d=d, solver=solver, seconds=seconds,
-                               mib=None if peak is None else peak / 2**20,
-                               r=float(np.mean(rs)), found=float(np.mean(found)),
-                               found_min=min(found),
+                               mib=None if peak is None else peak / 2**20, r=float(np.mean(rs)),
+                               found=float(np.mean(found)), found_min=min(found),
                                kept=float(np.mean(kept)), converged=sum(conv), fits=len(conv))
                     rows.append(row)
                     mib = "-" if peak is None else f"{peak / 2**20:.0f}"
                     print(f"{n:6d} {d:6d} {solver:>10} {seconds:9.2f} {mib:>7} {row['r']:6.3f} "
                           f"{row['found']:5.1f} {min(found):4d} {row['kept']:5.1f} "
-                          f"{sum(conv):>2d}/{len(conv)}",
-                          file=out, flush=True)
+                          f"{sum(conv):>2d}/{len(conv)}", file=out, flush=True)
                     ran.setdefault(solver, []).append((n, d, seconds))
                 del data
     print("", file=out)
@@ -126,17 +110,11 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
 
 
 def _projection(ran, n, d):
-    """``(projected seconds, seconds, N, D)`` of the largest projection at size ``(n, d)`` from
-    the sizes already run that are no larger in either, or None: a time is assumed to grow at
-    least linearly in the larger of the two steps (both solvers grow faster in D, and the
-    pruning solver in N too)."""
-    best = None
-    for n0, d0, seconds in ran:
-        if n0 <= n and d0 <= d:
-            projected = seconds * max(n / n0, d / d0)
-            if best is None or projected > best[0]:
-                best = (projected, seconds, n0, d0)
-    return best
+    """``(projected seconds, seconds, N, D)`` of the largest projection to ``(n, d)`` from the
+    sizes run that are no larger in either (at least linear growth in the larger step), or None."""
+    projections = [(seconds * max(n / n0, d / d0), seconds, n0, d0) for n0, d0, seconds in ran
+                   if n0 <= n and d0 <= d]
+    return max(projections, key=lambda p: p[0], default=None)
 
 
 def _plot(rows, path):

@@ -1,11 +1,6 @@
-"""``bench solvers STORE`` and ``bench widths STORE``: two versions of a method, paired on a
-store's cells.
-
-``solvers``: the sequential solver against the pruning one (e.g. ``mcc_ard`` and ``mcc_ard_seq``,
-the same candidates and CV folds). ``widths``: the kernel width set inside each fit against K-fold
-CV over a grid (e.g. ``mcc_ard`` and ``mcc_ard_auto``), then the store's CV grid edges. Printed per
-tau and per block of psi: the mean difference of r, RMSE, F1 and the features kept, with its 95%
-interval over seeds, and the time of the two.
+"""``bench solvers STORE`` (sequential against pruning solver) and ``bench widths STORE`` (the
+width set inside each fit against K-fold CV): two versions of a method paired on a store's cells,
+per tau and psi block; and ``bench evidence``.
 """
 
 from __future__ import annotations
@@ -13,6 +8,8 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+
+from .common import _one_thread
 
 #: psi blocks of the comparison (inclusive bounds)
 PSI_BLOCKS = ((0.0, 0.25), (0.3, 0.5), (0.55, 0.75), (0.8, 1.0))
@@ -22,8 +19,7 @@ WIDTH_BLOCKS = ((0.0, 0.35), (0.4, 0.55), (0.6, 0.75), (0.8, 1.0))
 
 
 def compare_solvers(ds, out=sys.stdout):
-    """Rows of :func:`~mccard_dist.analysis.compare_methods` for every solver pair of ``ds``, per
-    tau and per (tau, psi block); printed as tables, returned as ``{(tau, block): rows}``."""
+    """:func:`compare_by_block` for every solver pair of ``ds``."""
     from ..analysis import solver_pairs
 
     return compare_by_block(ds, solver_pairs(ds), PSI_BLOCKS, ("pruning", "seq"), out,
@@ -31,9 +27,8 @@ def compare_solvers(ds, out=sys.stdout):
 
 
 def compare_widths(ds, out=sys.stdout):
-    """Like :func:`compare_solvers` for the (K-fold, auto width) pairs of ``ds``
-    (:func:`~mccard_dist.analysis.width_pairs`), per (tau, :data:`WIDTH_BLOCKS` block), followed
-    by the store's CV grid edges."""
+    """:func:`compare_by_block` for the (K-fold, auto width) pairs of ``ds``, then the store's CV
+    grid edges."""
     from ..analysis import width_pairs
     from ..analysis.edges import grid_edges, grid_edges_markdown
 
@@ -45,9 +40,9 @@ def compare_widths(ds, out=sys.stdout):
 
 
 def compare_by_block(ds, pairs, psi_blocks, names, out=sys.stdout, none="no pair of methods"):
-    """:func:`~mccard_dist.analysis.compare_methods` for ``pairs`` per tau and per (tau, psi
-    block), printed as tables with a summary (``names``: the base's and the other's short names),
-    and the cells' time per method; returns ``{(tau, block low end or None): rows}``."""
+    """:func:`~mccard_dist.analysis.compare_methods` for ``pairs`` per tau and (tau, psi block),
+    printed with a summary (``names``: the base's and the other's short names) and the cells'
+    time; returns ``{(tau, block low end or None): rows}``."""
     from ..analysis import compare_methods, method_comparison_markdown
     from ..analysis.values import cell_values
 
@@ -57,8 +52,7 @@ def compare_by_block(ds, pairs, psi_blocks, names, out=sys.stdout, none="no pair
     psi = np.asarray(ds["psi"].values, dtype=float)
     results = {}
     for tau in [float(t) for t in ds["tau"].values]:
-        blocks = [(None, None)] + list(psi_blocks)
-        for low, high in blocks:
+        for low, high in [(None, None), *psi_blocks]:
             where = {"tau": tau}
             label = f"tau = {tau:g}, every psi"
             if low is not None:
@@ -126,15 +120,12 @@ def evidence_gap(cells=((0.1, 2.0), (0.3, 5.0), (0.9, 10.0)), seeds=(300, 301),
                  widths=(0.1, 0.3, 1.0, 3.0), out=sys.stdout):
     """Which solver's fit has the higher ARD evidence, at the same noise precisions.
 
-    For each (psi, tau) cell of paper data, seed and width, MCC-ARD is fitted by both solvers;
-    the log evidence ``log N(t | 0, B^-1 + Z A^-1 Z^T)`` of each fit's (features, relevances) is
-    evaluated at the precisions ``B`` of the pruning fit's final residuals and again at those of
-    the sequential fit's (up to a constant that depends on ``B`` only, so the two solutions
+    Per (psi, tau) cell of paper data, seed and width, both solvers' MCC-ARD fits are scored by
+    :func:`fit_evidence` at the precisions ``B`` of either fit's final residuals (so the two
     compare within one ``B``). Returns the rows printed."""
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
-    from threadpoolctl import threadpool_limits
 
     from ..data import make_paper_data
     from ..models import MCCARDRegressor
@@ -144,7 +135,7 @@ def evidence_gap(cells=((0.1, 2.0), (0.3, 5.0), (0.9, 10.0)), seeds=(300, 301),
     print(f"{'psi':>5s} {'tau':>5s} {'seed':>5s} {'h':>6s} {'kept: pru':>10s} {'seq':>4s} "
           f"{'B of pruning: seq - pru':>24s} {'B of seq: seq - pru':>20s}", file=out)
     rows = []
-    with threadpool_limits(limits=1), warnings.catch_warnings():
+    with _one_thread(), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for psi, tau in cells:
             for seed in seeds:

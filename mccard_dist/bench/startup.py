@@ -1,8 +1,6 @@
-"""How long the command line takes to answer without running anything: ``mccard-run --help``,
-and two refusals (a misspelt method, refused after Hydra composes the config; an
-``++hydra.callbacks`` override, refused before), against the interpreter's own start and the
-import of Hydra in the same run. Each command runs ``repeats`` times in a fresh process; the
-minimum is the figure least disturbed by other load."""
+"""``bench startup``: how long ``mccard-run --help`` and two refusals (one after Hydra composes the
+config, one before) take, against the interpreter's start and the import of Hydra; each command
+runs ``repeats`` times in a fresh process (the minimum is the least disturbed figure)."""
 
 from __future__ import annotations
 

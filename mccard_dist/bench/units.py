@@ -4,68 +4,55 @@ whole cells, and against one worker."""
 from __future__ import annotations
 
 import sys
+import tempfile
+import time
 
 import numpy as np
 
-from .common import _compose_spec
-
-
-def _units_spec(root, name, unit, n_train, n_features, widths, folds):
-    grid = ",".join(f"{h:g}" for h in np.geomspace(0.1, 10.0, widths))
-    return _compose_spec([
-        "experiment=smoke", "experiment.methods=[mcc_ard]", "experiment.tau=[5.0]",
-        "experiment.psi=[0.3]", "experiment.seeds.count=1", f"data.n_train={n_train}",
-        "data.n_test=200", f"data.n_features={n_features}", "data.n_relevant=30",
-        f"methods.mcc_ard.grid.kernel_width=[{grid}]", f"cv.n_folds={folds}", f"run.unit={unit}",
-        f"store.path={root}/{name}.zarr", "run.progress=false"])
+from .common import _blas_report, _compose_spec, _local_client
 
 
 def bench_units(n_train=2000, n_features=4000, widths=4, folds=5, out=sys.stdout):
     """Wall time of one cell (``widths x folds`` CV fits and a final fit) on 1 and 2 workers,
     with ``run.unit=cell`` and ``fit``; checks that the stores agree. Also prints the unit
     ``auto`` takes for the paper's grid."""
-    import tempfile
-    import time
-
-    from ..cluster import connect
-    from ..config import cluster_spec
-    from ..grid import cells
-    from ..grid import resolve_unit
+    from ..grid import cells, resolve_unit
     from ..runner import run_experiment
     from ..store import open_results
-    from .common import _blas_report
 
-    root = tempfile.mkdtemp(prefix="mccard-bench-units-")
+    grid = ",".join(f"{h:g}" for h in np.geomspace(0.1, 10.0, widths))
     print(f"one cell: MCC-ARD, N={n_train}, D={n_features}, {widths} widths x {folds} folds = "
           f"{widths * folds} CV fits + 1 final fit; BLAS per worker: 1 thread "
           f"(driver: {_blas_report()})", file=out)
     runs = [("1 worker, unit=cell", 1, "cell"), ("2 workers, unit=cell", 2, "cell"),
             ("2 workers, unit=fit", 2, "fit"), ("1 worker, unit=fit", 1, "fit")]
     seconds = {}
-    for label, n_workers, unit in runs:
-        cluster = cluster_spec("local", n_workers=n_workers, threads_per_worker=1,
-                              memory_limit="8GiB", host="127.0.0.1",
-                              dashboard_address="127.0.0.1:0")
-        spec = _units_spec(root, f"w{n_workers}_{unit}", unit, n_train, n_features, widths,
-                           folds)
-        with connect(cluster) as client:
-            client.run(lambda: None)  # workers up before the clock starts
-            start = time.perf_counter()
-            report = run_experiment(spec, client=client, progress=False)
-            seconds[label] = time.perf_counter() - start
-        print(f"  {label:24s} {seconds[label]:8.1f} s (unit used: {report.unit})", file=out,
-              flush=True)
-    base = seconds["1 worker, unit=cell"]
-    print(f"{'run':26s} {'wall s':>8s} {'speed-up vs 1 worker, cell':>27s}", file=out)
-    for label, value in seconds.items():
-        print(f"{label:26s} {value:8.1f} {base / value:26.2f}x", file=out)
-    stores = [open_results(f"{root}/w{n_workers}_{unit}.zarr") for _, n_workers, unit in runs]
-    same = all(
-        np.array_equal(stores[0][v].values, s[v].values, equal_nan=True)
-        for s in stores[1:] for v in stores[0].data_vars
-        if v not in ("cell_seconds", "fit_seconds", "status_name", "error"))
-    print(f"same results in every store (timings aside): {'yes' if same else 'NO'}", file=out)
-    paper = _compose_spec(["experiment=paper", f"store.path={root}/paper.zarr"])
+    with tempfile.TemporaryDirectory(prefix="mccard-bench-units-",
+                                     ignore_cleanup_errors=True) as root:
+        for label, n_workers, unit in runs:
+            spec = _compose_spec([
+                "experiment=smoke", "experiment.methods=[mcc_ard]", "experiment.tau=[5.0]",
+                "experiment.psi=[0.3]", "experiment.seeds.count=1", f"data.n_train={n_train}",
+                "data.n_test=200", f"data.n_features={n_features}", "data.n_relevant=30",
+                f"methods.mcc_ard.grid.kernel_width=[{grid}]", f"cv.n_folds={folds}",
+                f"run.unit={unit}"], root, f"w{n_workers}_{unit}")
+            with _local_client(n_workers, "8GiB") as client:
+                start = time.perf_counter()
+                report = run_experiment(spec, client=client, progress=False)
+                seconds[label] = time.perf_counter() - start
+            print(f"  {label:24s} {seconds[label]:8.1f} s (unit used: {report.unit})", file=out,
+                  flush=True)
+        base = seconds["1 worker, unit=cell"]
+        print(f"{'run':26s} {'wall s':>8s} {'speed-up vs 1 worker, cell':>27s}", file=out)
+        for label, value in seconds.items():
+            print(f"{label:26s} {value:8.1f} {base / value:26.2f}x", file=out)
+        stores = [open_results(f"{root}/w{n_workers}_{unit}.zarr") for _, n_workers, unit in runs]
+        same = all(
+            np.array_equal(stores[0][v].values, s[v].values, equal_nan=True)
+            for s in stores[1:] for v in stores[0].data_vars
+            if v not in ("cell_seconds", "fit_seconds", "status_name", "error"))
+        print(f"same results in every store (timings aside): {'yes' if same else 'NO'}", file=out)
+        paper = _compose_spec(["experiment=paper", f"store.path={root}/paper.zarr"])
     n = len(cells(paper))
     units = {w: resolve_unit(paper, n, w) for w in (2, 100, 1000, 6300)}
     print(f"unit=auto on the paper's grid ({n} cells): "

@@ -5,15 +5,8 @@
   split into training and test sets by the seed, with outliers injected into the training targets.
 """
 
-from .real import (
-                   SOURCES,
-                   DataFileError,
-                   SplitData,
-                   TableSource,
-                   diabetes_source,
-                   load_table,
-                   make_split_data,
-)
+from .real import (SOURCES, DataFileError, SplitData, TableSource, diabetes_source, load_table,
+                   make_split_data)
 from .synthetic import OUTLIERS, PaperData, make_paper_data
 
 __all__ = ["OUTLIERS", "SOURCES", "DataFileError", "PaperData", "SplitData", "TableSource",

@@ -1,26 +1,12 @@
 """Real covariates: the user's data file or scikit-learn's diabetes data, with injected outliers.
 
-A *table source* holds the arrays of a dataset as given (``X``, ``y``, optionally a test set and the
-true coefficients). :func:`make_split_data` turns a source and a key ``(seed, psi, tau)`` into one
-cell's training and test data, so the seed axis of an experiment is a repetition:
-
-- without a given test set, the seed draws a random train/test split;
-- the training targets get outliers: each training row, with probability ``psi``, has
-  ``tau`` times a unit draw of the outlier distribution added to its target (``psi = 0``: the
-  data as they are);
-- with ``standardize``, the columns of X are centred and scaled with the training split's means and
-  standard deviations, and y with the clean training targets' mean and standard deviation, so
-  ``tau`` is in units of the target's spread whatever the data's units.
-
-Random streams (see :mod:`mccard_dist.data.synthetic` for 0-8): stream 4 (outlier indicators),
-5-8 (outlier noise), 9 (the permutation that splits the rows), 10 (the diabetes data's added noise
-features). As for the synthetic data, ``psi`` and ``tau`` only transform these draws, so for a
-fixed seed the split and the clean data are the same in every cell, and the outliers at a smaller
-``psi`` are a subset of those at a larger one.
-
-Reading a file (:func:`load_table`) checks everything a run would trip over later (a missing
-file, an unknown format, missing arrays or columns, non-numeric columns, NaN or infinite values,
-lengths that do not match) and raises :class:`DataFileError` with one line naming the problem.
+A *table source* holds a dataset's arrays as given. :func:`make_split_data` turns it and a key
+``(seed, psi, tau)`` into one cell's data: the seed draws a train/test split (unless a test set is
+given), then each training target gets, with probability ``psi``, ``tau`` times a unit outlier draw
+added; with ``standardize`` the data are first scaled by the training split's (and clean targets')
+statistics, so ``tau`` is in units of the target's spread. The random streams are 4-8 of
+:mod:`mccard_dist.data.synthetic` and 9-10 below: for a fixed seed the split and the clean data are
+the same in every cell, and the outliers at a smaller ``psi`` are a subset of those at a larger one.
 """
 
 from __future__ import annotations
@@ -34,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UsageError
-from .synthetic import OUTLIERS, _rng, _unit_outliers
+from .synthetic import _STREAM_UNIFORM, OUTLIERS, _CellData, _read_only, _rng, _unit_outliers
 
 __all__ = ["FORMATS", "SOURCES", "DataFileError", "SplitData", "TableSource", "diabetes_source",
            "load_table", "make_split_data"]
@@ -48,8 +34,8 @@ FORMATS = {".npz": "npz", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"
 #: arrays a .npz file or a zarr group may hold (X and y required)
 ARRAYS = ("X", "y", "X_test", "y_test", "coef_true")
 
-_STREAM_SPLIT = 9
-_STREAM_NOISE_FEATURES = 10
+_STREAM_SPLIT = 9  # the permutation that splits the rows
+_STREAM_NOISE_FEATURES = 10  # the diabetes data's added noise features
 
 #: rows and columns of scikit-learn's diabetes data
 DIABETES_SHAPE = (442, 10)
@@ -87,7 +73,7 @@ class TableSource:
 
 
 @dataclass(frozen=True, eq=False)
-class SplitData:
+class SplitData(_CellData):
     """One cell's data from a :class:`TableSource` (returned by :func:`make_split_data`).
 
     The same attributes as :class:`~mccard_dist.data.PaperData` where they exist: ``X_train,
@@ -96,25 +82,8 @@ class SplitData:
     ``test_index`` are the rows of the source (None for a given test set).
     """
 
-    X_train: np.ndarray = field(repr=False)
-    y_train: np.ndarray = field(repr=False)
-    X_test: np.ndarray = field(repr=False)
-    y_test: np.ndarray = field(repr=False)
-    coef_true: np.ndarray | None = field(repr=False)
-    outlier_mask: np.ndarray = field(repr=False)
     train_index: np.ndarray | None = field(repr=False)
     test_index: np.ndarray | None = field(repr=False)
-    seed: int
-    psi: float
-    tau: float
-    n_train: int
-    n_test: int
-    n_features: int
-
-    @property
-    def relevant_mask(self) -> np.ndarray | None:
-        """True where ``coef_true != 0``; None when the true coefficients are unknown."""
-        return None if self.coef_true is None else self.coef_true != 0
 
 
 def split_sizes(n_rows: int, test_fraction: float) -> tuple[int, int]:
@@ -129,21 +98,10 @@ def make_split_data(source: TableSource, seed: int, psi: float, tau: float, *,
                     outliers: str = "laplace", df: float | None = None) -> SplitData:
     """One cell's training and test data from ``source`` (see the module docstring).
 
-    Parameters
-    ----------
-    source : TableSource
-        The dataset.
-    seed, psi, tau
-        The cell's key: split and outlier draws, outlier proportion in [0, 1], outlier scale > 0.
-    n_train : int, optional
-        Training rows of a random split (required, and only used, when ``source`` has no test
-        set); the other rows are the test set.
-    standardize : bool, default=True
-        Centre and scale X's columns and y with the training split's statistics (y: the clean
-        targets'). A constant column is centred only.
-    outliers, df
-        The outlier distribution (:data:`mccard_dist.data.OUTLIERS`) and the degrees of freedom of
-        ``student_t``.
+    ``n_train`` (required, and used, only when ``source`` has no test set): the training rows of
+    the random split. ``standardize``: centre and scale X's columns (a constant one is centred
+    only) and y. ``outliers``, ``df``: the outlier distribution (:data:`OUTLIERS`) and the degrees
+    of freedom of ``student_t``.
     """
     if outliers not in OUTLIERS:
         raise ValueError(f"outliers must be one of {', '.join(OUTLIERS)}, got {outliers!r}")
@@ -171,42 +129,23 @@ def make_split_data(source: TableSource, seed: int, psi: float, tau: float, *,
         y_scale = y_scale if y_scale > 0 else 1.0
         y_train, y_test = (y_train - y_mean) / y_scale, (y_test - y_mean) / y_scale
     n = len(y_train)
-    outlier_mask = _rng(seed, 4).random(n) < psi
+    outlier_mask = _rng(seed, _STREAM_UNIFORM).random(n) < psi
     y_train = np.where(outlier_mask, y_train + tau * _unit_outliers(seed, n, outliers, df), y_train)
     arrays = [np.ascontiguousarray(a, dtype=np.float64) for a in (X_train, y_train, X_test, y_test)]
-    for array in arrays + [outlier_mask]:
-        array.setflags(write=False)
+    _read_only(*arrays, outlier_mask)
     return SplitData(*arrays, coef_true=source.coef_true, outlier_mask=outlier_mask,
                      train_index=train_index, test_index=test_index, seed=int(seed),
                      psi=float(psi), tau=float(tau), n_train=n, n_test=len(arrays[3]),
                      n_features=source.n_features)
 
 
-# ------------------------------------------------------------------------------------------------
-# reading and checking a file
-# ------------------------------------------------------------------------------------------------
-
-def file_format(path) -> str:
-    """The format of ``path`` from its suffix (:data:`FORMATS`), or :class:`DataFileError`."""
-    fmt = FORMATS.get(Path(path).suffix.lower())
-    if fmt is None:
-        raise DataFileError(f"data.path: {path} has an unknown format; use a .npz, .csv or "
-                            ".parquet file or a zarr group (a .zarr folder)")
-    return fmt
-
-
 def load_table(path, target: str | None = None) -> TableSource:
     """Read and check a data file; cached per (path, modification time, size, target).
 
-    - ``.npz`` or zarr group: arrays ``X`` (rows x features) and ``y``, optionally ``X_test`` and
-      ``y_test`` (both or neither) and ``coef_true`` (one per feature);
-    - ``.csv`` or ``.parquet``: one row per sample, the column ``target`` is y, every other column
-      a numeric feature.
-
-    Raises
-    ------
-    DataFileError
-        With one line naming the file and the problem.
+    A ``.npz`` file or zarr group holds arrays ``X`` and ``y``, optionally ``X_test`` and ``y_test``
+    (both or neither) and ``coef_true``; in a ``.csv`` or ``.parquet`` file the column ``target`` is
+    y and every other column a numeric feature. Anything a run would trip over later raises
+    :class:`DataFileError` with one line naming the file and the problem.
     """
     path = Path(path).expanduser()
     if not path.exists():
@@ -217,16 +156,24 @@ def load_table(path, target: str | None = None) -> TableSource:
 
 @functools.lru_cache(maxsize=4)
 def _load_cached(path: str, mtime_ns: int, size: int, target: str | None) -> TableSource:
-    fmt = file_format(path)
+    fmt = FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise DataFileError(f"data.path: {path} has an unknown format; use a .npz, .csv or "
+                            ".parquet file or a zarr group (a .zarr folder)")
     if fmt in ("csv", "parquet"):
         arrays, names = _read_frame(path, fmt, target)
     else:
         if target is not None:
             raise DataFileError(f"data.target: only used with .csv and .parquet files (the "
                                 f"target of {Path(path).name} is its array y); remove it")
-        arrays = _read_arrays(path, fmt)
-        names = ()
+        arrays, names = _read_arrays(path, fmt), ()
     return _checked(path, arrays, names)
+
+
+def _unreadable(name: str, fmt: str, exc: Exception) -> DataFileError:
+    """The error for a file a reader refused: the first line of the reader's message."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return DataFileError(f"data.path: cannot read {name} as {fmt}: {first}")
 
 
 def _read_frame(path: str, fmt: str, target: str | None):
@@ -234,16 +181,12 @@ def _read_frame(path: str, fmt: str, target: str | None):
 
     name = Path(path).name
     try:
-        if fmt == "csv":
-            frame = pd.read_csv(path)
-        else:
-            frame = pd.read_parquet(path)
+        frame = pd.read_csv(path) if fmt == "csv" else pd.read_parquet(path)
     except ImportError as exc:
         raise DataFileError(f"data.path: reading {name} needs a parquet engine ({exc}); "
                             "pip install pyarrow") from None
     except Exception as exc:  # noqa: BLE001 - a parser's message, shown on one line
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataFileError(f"data.path: cannot read {name} as {fmt}: {first}") from None
+        raise _unreadable(name, fmt, exc) from None
     columns = [str(c) for c in frame.columns]
     frame.columns = columns
     if target is None:
@@ -284,8 +227,7 @@ def _read_arrays(path: str, fmt: str) -> dict:
     except DataFileError:
         raise
     except Exception as exc:  # noqa: BLE001 - a reader's message, shown on one line
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataFileError(f"data.path: cannot read {name} as {fmt}: {first}") from None
+        raise _unreadable(name, fmt, exc) from None
     unknown = sorted(set(found) - set(ARRAYS))
     if unknown:
         raise DataFileError(f"{expected}; {name} also has {_listed(unknown)}: rename or remove "
@@ -331,8 +273,9 @@ def _checked(path: str, arrays: dict, names: tuple) -> TableSource:
     if coef_true is not None and coef_true.shape != (n_features,):
         raise DataFileError(f"data.path: coef_true of {name} must have one value per feature "
                             f"({n_features}), got shape {coef_true.shape}")
-    for key, array in (("X", X), ("y", y), ("X_test", X_test), ("y_test", y_test),
-                       ("coef_true", coef_true)):
+    digest = hashlib.sha256()
+    for key in ARRAYS:
+        array = arrays.get(key)
         if array is None:
             continue
         bad = ~np.isfinite(array)
@@ -343,22 +286,15 @@ def _checked(path: str, arrays: dict, names: tuple) -> TableSource:
             what = "the target" if key == "y" and names else key
             raise DataFileError(f"data.path: {what} of {name} has {int(bad.sum())} NaN or "
                                 f"infinite value(s) (first at {at}); remove or impute them")
+        digest.update(f"{key}:{array.shape}".encode())
+        digest.update(np.ascontiguousarray(array, dtype="<f8").tobytes())
     for key, array in (("y", y), ("y_test", y_test)):
         if array is not None and np.ptp(array) == 0:
             what = "the target" if key == "y" and names else key
             raise DataFileError(f"data.path: {what} of {name} is constant ({array[0]:g} in every "
                                 "row): correlation and fits are undefined; give a target that "
                                 "varies")
-    digest = hashlib.sha256()
-    for key in ARRAYS:
-        array = arrays.get(key)
-        if array is not None:
-            array = np.ascontiguousarray(array, dtype="<f8")
-            digest.update(f"{key}:{array.shape}".encode())
-            digest.update(array.tobytes())
-    for array in (X, y, X_test, y_test, coef_true):
-        if array is not None:
-            array.setflags(write=False)
+    _read_only(X, y, X_test, y_test, coef_true)
     return TableSource(X, y, X_test, y_test, coef_true,
                        feature_names=names or tuple(f"x{d}" for d in range(n_features)),
                        sha256=digest.hexdigest())
@@ -369,10 +305,6 @@ def _listed(items, limit: int = 8) -> str:
     shown = ", ".join(items[:limit])
     return shown + (f", ... ({len(items)} in all)" if len(items) > limit else "")
 
-
-# ------------------------------------------------------------------------------------------------
-# scikit-learn's diabetes data
-# ------------------------------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=1)
 def _diabetes():
@@ -390,7 +322,7 @@ def diabetes_source(n_noise_features: int, seed: int) -> TableSource:
     X, y, names = _diabetes()
     noise = _rng(seed, _STREAM_NOISE_FEATURES).standard_normal((len(y), n_noise_features))
     X = np.hstack([X, noise])
-    X.setflags(write=False)
+    _read_only(X)
     names = names + tuple(f"noise{j}" for j in range(n_noise_features))
     return TableSource(X, y, feature_names=names)
 

@@ -1,33 +1,18 @@
 """The paper's synthetic regression problem with outlier-contaminated training targets.
 
 Every dataset is a pure function of its arguments, so a worker rebuilds the data from a small key
-``(seed, psi, tau)`` instead of receiving arrays, and every method sees the same data for the same key.
-
-Common random numbers
----------------------
-Each random component has its own stream, derived from ``seed`` with a fixed per-component key:
-
-- stream 0: ``(n_train, n_features)`` standard normals, ``X_train``;
-- stream 1: ``(n_test, n_features)`` standard normals, ``X_test``;
-- stream 2: ``n_relevant`` standard normals, the non-zero entries of ``coef_true``;
-- stream 3: ``n_train`` standard normals, inlier noise (scaled by ``sqrt(noise_var)``);
-- stream 4: ``n_train`` uniforms on [0, 1), outlier indicators ``u < psi``;
-- stream 5: ``n_train`` unit Laplace draws, outlier noise (scaled by ``tau``);
-- streams 6-8, used by the other outlier distributions only: ``n_train`` standard normals
-  (``gaussian``), Student-t draws with ``df`` degrees of freedom (``student_t``), standard Cauchy
-  draws (``cauchy``); ``one_sided`` takes the absolute value of stream 5.
-
+``(seed, psi, tau)`` instead of receiving arrays, and every method sees the same data for the same
+key. Each random component draws from its own stream of ``seed`` (the ``_STREAM_*`` keys below).
 With ``rho > 0`` the features of both design matrices are an AR(1) sequence built from the same
-standard normals, ``x_d = rho x_{d-1} + sqrt(1 - rho^2) z_d``: unit variances and the Toeplitz
-correlation ``rho^|i-j|``. With ``leverage`` the outlying training rows get their relevant features
-shifted by ``tau`` after ``y_train`` is computed from the clean rows (bad leverage points).
+standard normals, ``x_d = rho x_{d-1} + sqrt(1 - rho^2) z_d`` (unit variances, correlation
+``rho^|i-j|``). With ``leverage`` the outlying training rows get their relevant features shifted by
+``tau`` after ``y_train`` is computed from the clean rows (bad leverage points).
 
-``psi`` and ``tau`` only transform these draws, they never change them. For a fixed seed, therefore,
-the design matrices (``X_train`` except with ``leverage``), ``coef_true``, ``y_test`` and the inlier
-noise are identical for every ``psi`` and ``tau``; the outliers at a smaller ``psi`` are a subset of those at a larger ``psi``; and the outlier
-noise is proportional to ``tau``. Curves over ``psi`` or ``tau`` are paired comparisons. Because the
-streams are separate, ``n_test`` does not affect the training data and ``n_train`` does not affect the
-test data.
+``psi`` and ``tau`` only transform the draws, they never change them: for a fixed seed the design
+matrices (``X_train`` except with ``leverage``), ``coef_true``, ``y_test`` and the inlier noise are
+the same for every ``psi`` and ``tau``, the outliers at a smaller ``psi`` are a subset of those at
+a larger one, and the outlier noise is proportional to ``tau``, so curves over ``psi`` or ``tau``
+are paired comparisons. ``n_test`` does not affect the training data, nor ``n_train`` the test data.
 """
 
 from __future__ import annotations
@@ -44,22 +29,46 @@ __all__ = ["OUTLIERS", "PaperData", "make_paper_data"]
 logger = logging.getLogger(__name__)
 
 # Fixed per-component stream keys. Never renumber: stored results depend on them.
-_STREAM_X_TRAIN = 0
-_STREAM_X_TEST = 1
-_STREAM_COEF = 2
-_STREAM_GAUSS = 3
-_STREAM_UNIFORM = 4
-_STREAM_LAPLACE = 5
-_STREAM_GAUSS_OUTLIER = 6
-_STREAM_STUDENT_T = 7
-_STREAM_CAUCHY = 8
+_STREAM_X_TRAIN = 0  # (n_train, n_features) standard normals
+_STREAM_X_TEST = 1  # (n_test, n_features) standard normals
+_STREAM_COEF = 2  # n_relevant standard normals, the non-zero entries of coef_true
+_STREAM_GAUSS = 3  # n_train standard normals, inlier noise (times sqrt(noise_var))
+_STREAM_UNIFORM = 4  # n_train uniforms on [0, 1), outlier indicators u < psi
+_STREAM_LAPLACE = 5  # n_train unit Laplace draws, outlier noise (times tau; one_sided: |.|)
+_STREAM_GAUSS_OUTLIER = 6  # n_train standard normals (outliers="gaussian" only)
+_STREAM_STUDENT_T = 7  # n_train Student-t draws with df degrees of freedom ("student_t" only)
+_STREAM_CAUCHY = 8  # n_train standard Cauchy draws ("cauchy" only)
 
 #: outlier distributions of ``make_paper_data`` (each scaled by ``tau``)
 OUTLIERS = ("laplace", "gaussian", "student_t", "cauchy", "one_sided")
 
 
 @dataclass(frozen=True, eq=False)
-class PaperData:
+class _CellData:
+    """The arrays and key shared by :class:`PaperData` and :class:`~mccard_dist.data.SplitData`."""
+
+    X_train: np.ndarray = field(repr=False)
+    y_train: np.ndarray = field(repr=False)
+    X_test: np.ndarray = field(repr=False)
+    y_test: np.ndarray = field(repr=False)
+    coef_true: np.ndarray | None = field(repr=False)
+    outlier_mask: np.ndarray = field(repr=False)
+    seed: int
+    psi: float
+    tau: float
+    n_train: int
+    n_test: int
+    n_features: int
+
+    @property
+    def relevant_mask(self) -> np.ndarray | None:
+        """ndarray of shape (n_features,), dtype bool: True where ``coef_true != 0`` (None when
+        the true coefficients are unknown)."""
+        return None if self.coef_true is None else self.coef_true != 0
+
+
+@dataclass(frozen=True, eq=False)
+class PaperData(_CellData):
     """One draw of the paper's synthetic problem (returned by :func:`make_paper_data`).
 
     The arrays are read-only; copy them before modifying.
@@ -78,22 +87,10 @@ class PaperData:
         Generating coefficients: the first ``n_relevant`` entries N(0, 1), the rest exactly 0.
     outlier_mask : ndarray of shape (n_train,), dtype bool
         True where the training noise came from the Laplace (outlier) component.
-    seed, psi, tau, n_train, n_test, n_features, n_relevant, noise_var
+    seed, psi, tau, n_train, n_test, n_features, n_relevant, noise_var, outliers, df, leverage, rho
         The arguments the data were generated with.
     """
 
-    X_train: np.ndarray = field(repr=False)
-    y_train: np.ndarray = field(repr=False)
-    X_test: np.ndarray = field(repr=False)
-    y_test: np.ndarray = field(repr=False)
-    coef_true: np.ndarray = field(repr=False)
-    outlier_mask: np.ndarray = field(repr=False)
-    seed: int
-    psi: float
-    tau: float
-    n_train: int
-    n_test: int
-    n_features: int
     n_relevant: int
     noise_var: float
     outliers: str = "laplace"
@@ -101,27 +98,31 @@ class PaperData:
     leverage: bool = False
     rho: float = 0.0
 
-    @property
-    def relevant_mask(self) -> np.ndarray:
-        """ndarray of shape (n_features,), dtype bool: True where ``coef_true != 0``."""
-        return self.coef_true != 0
-
 
 def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 
 
-def _check_real(name: str, value) -> float:
+def _check_real(name: str, value, expected: str = "", ok=lambda v: True) -> float:
+    """``value`` as a finite float for which ``ok`` holds, else ValueError: "name must be
+    ``expected``"."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number, got {value!r}")
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}")
+    if not ok(value):
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
     return value
+
+
+def _read_only(*arrays):
+    """Mark the arrays (None skipped) read-only."""
+    for array in arrays:
+        if array is not None:
+            array.setflags(write=False)
 
 
 def _rng(seed: int, stream: int) -> np.random.Generator:
@@ -200,8 +201,8 @@ def make_paper_data(
 
     with :math:`g_n \sim N(0, 1)`, :math:`u_n \sim U[0, 1)` and :math:`\ell_n \sim
     \mathrm{Laplace}(0, 1)`, so the noise is the mixture ``(1 - psi) N(0, noise_var) + psi
-    Laplace(0, tau)``. Test targets carry no noise. The random streams are described in the module
-    docstring (common random numbers across ``psi`` and ``tau``).
+    Laplace(0, tau)``. Test targets carry no noise. The random streams (common random numbers
+    across ``psi`` and ``tau``) are listed in :mod:`mccard_dist.data.synthetic`.
 
     Examples
     --------
@@ -211,36 +212,24 @@ def make_paper_data(
     ((300, 1000), (300, 1000), 30)
     """
     seed = _check_int("seed", seed, 0)
-    psi = _check_real("psi", psi)
-    if not 0.0 <= psi <= 1.0:
-        raise ValueError(f"psi must be in [0, 1], got {psi!r}")
-    tau = _check_real("tau", tau)
-    if tau <= 0.0:
-        raise ValueError(f"tau must be > 0, got {tau!r}")
-    noise_var = _check_real("noise_var", noise_var)
-    if noise_var < 0.0:
-        raise ValueError(f"noise_var must be >= 0, got {noise_var!r}")
+    psi = _check_real("psi", psi, "in [0, 1]", lambda v: 0.0 <= v <= 1.0)
+    tau = _check_real("tau", tau, "> 0", lambda v: v > 0.0)
+    noise_var = _check_real("noise_var", noise_var, ">= 0", lambda v: v >= 0.0)
     n_train = _check_int("n_train", n_train, 2)
     n_test = _check_int("n_test", n_test, 1)
     n_features = _check_int("n_features", n_features, 1)
     n_relevant = _check_int("n_relevant", n_relevant, 0)
     if n_relevant > n_features:
-        raise ValueError(
-            f"n_relevant must be <= n_features ({n_features}), got {n_relevant!r}"
-        )
+        raise ValueError(f"n_relevant must be <= n_features ({n_features}), got {n_relevant!r}")
     if outliers not in OUTLIERS:
         raise ValueError(f"outliers must be one of {', '.join(OUTLIERS)}, got {outliers!r}")
     if outliers == "student_t":
         if df is None:
             raise ValueError("df (degrees of freedom) is required with outliers='student_t'")
-        df = _check_real("df", df)
-        if df <= 0:
-            raise ValueError(f"df must be > 0, got {df!r}")
+        df = _check_real("df", df, "> 0", lambda v: v > 0)
     elif df is not None:
         raise ValueError(f"df is only used with outliers='student_t', got df={df!r}")
-    rho = _check_real("rho", rho)
-    if not 0.0 <= rho < 1.0:
-        raise ValueError(f"rho must be in [0, 1), got {rho!r}")
+    rho = _check_real("rho", rho, "in [0, 1)", lambda v: 0.0 <= v < 1.0)
     leverage = bool(leverage)
 
     X_train = _design(_rng(seed, _STREAM_X_TRAIN).standard_normal((n_train, n_features)), rho)
@@ -259,27 +248,12 @@ def make_paper_data(
         X_train[np.ix_(outlier_mask, np.arange(n_relevant))] += tau
 
     arrays = (X_train, y_train, X_test, y_test, coef_true, outlier_mask)
-    for array in arrays:
-        array.setflags(write=False)
-    logger.debug(
-        "make_paper_data(seed=%d, psi=%g, tau=%g): %d of %d training samples are outliers",
-        seed, psi, tau, int(outlier_mask.sum()), n_train,
-    )
-    return PaperData(
-        *arrays,
-        seed=seed,
-        psi=psi,
-        tau=tau,
-        n_train=n_train,
-        n_test=n_test,
-        n_features=n_features,
-        n_relevant=n_relevant,
-        noise_var=noise_var,
-        outliers=outliers,
-        df=df,
-        leverage=leverage,
-        rho=rho,
-    )
+    _read_only(*arrays)
+    logger.debug("make_paper_data(seed=%d, psi=%g, tau=%g): %d of %d training samples are "
+                 "outliers", seed, psi, tau, int(outlier_mask.sum()), n_train)
+    return PaperData(*arrays, seed=seed, psi=psi, tau=tau, n_train=n_train, n_test=n_test,
+                     n_features=n_features, n_relevant=n_relevant, noise_var=noise_var,
+                     outliers=outliers, df=df, leverage=leverage, rho=rho)
 
 
 def _design(z: np.ndarray, rho: float) -> np.ndarray:
