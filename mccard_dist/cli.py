@@ -1,14 +1,10 @@
 """Command-line entry points: ``mccard-run`` (Hydra) and ``mccard-report`` (argparse).
 
-``@hydra.main`` is a thin shell: the composed config is resolved to plain Python, validated into an
+``@hydra.main`` is a thin shell: the composed config is validated into an
 :class:`~mccard_dist.config.ExperimentSpec` (bad values stop here, before any cluster starts) and
-handed to :func:`run_from_spec`, which tests and other code call directly.
+handed to :func:`run_from_spec`. Examples::
 
-Examples::
-
-    mccard-run                                   # the quick experiment on a local cluster
     mccard-run experiment=smoke cluster.n_workers=2
-    mccard-run experiment=paper cluster=address cluster.address=tcp://head:8786
     mccard-run -m experiment=quick data.n_features=500,1000   # one store per job
 """
 
@@ -104,12 +100,9 @@ except ImportError:  # pragma: no cover - hydra-core is a dependency
 
 class SweepSummary(_HydraCallback):
     """Hydra callback (``hydra.callbacks`` in ``conf/config.yaml``): after a multirun, print which
-    job wrote which store, and list the stores in ``<sweep dir>/stores.txt`` so that
-    ``open_results(<sweep dir>)`` opens them as one dataset along the swept settings.
-
-    Each job leaves its store's path in its own folder (``store.txt``), so this also works with
-    launchers that run the jobs in other processes.
-    """
+    job wrote which store and list the stores in ``<sweep dir>/stores.txt`` (for
+    ``open_results(<sweep dir>)``); each job leaves its store's path in its folder (``store.txt``),
+    so launchers that run the jobs in other processes work too."""
 
     def on_job_end(self, config, job_return, **kwargs) -> None:
         from hydra.core.hydra_config import HydraConfig
@@ -219,9 +212,8 @@ def help_text(config_dir: Path | None = None) -> str:
 
 
 def run() -> None:
-    """Console entry point ``mccard-run`` (Hydra overrides on the command line); the command line
-    is checked first (:func:`mccard_dist.hydra_guard.check_overrides`), and Hydra's main gets it
-    as it was checked (:func:`~mccard_dist.hydra_guard.hydra_argv`)."""
+    """Console entry point ``mccard-run``: the command line is checked
+    (:func:`mccard_dist.hydra_guard.check_overrides`) before Hydra's main gets it."""
     from .hydra_guard import check_overrides, hydra_argv, parse_args, register_schemas
 
     from .config import config_dir
@@ -255,9 +247,8 @@ def run() -> None:
 
 
 def hydra_error(exc: BaseException) -> str:
-    """An error Hydra raised while composing or launching, as one line: the schema's message
-    (a key the section does not have, a value of the wrong type), else Hydra's own text
-    without its object types and search path."""
+    """An error Hydra raised while composing or launching, as one line: the schema's message,
+    else Hydra's own text without its object types and search path."""
     from .config import composition_message
 
     message = composition_message(exc)
@@ -297,21 +288,9 @@ def _open_store(path):
     return ds
 
 
-def _check_out_dir(out: Path) -> None:
-    """Stop with one line if ``--out`` cannot be written (nothing is created here)."""
-    from .errors import UsageError
-    from .store import check_writable
-
-    try:
-        check_writable(out, key="--out", fix="choose a writable folder")
-    except UsageError as exc:
-        raise SystemExit(f"error: {exc}") from None
-
-
 def report(argv=None) -> None:
-    """Console entry point ``mccard-report``; see :func:`_report`. A problem with the input
-    (:class:`~mccard_dist.errors.UsageError`) is one line; an unexpected error keeps its
-    traceback and is marked as a bug to report."""
+    """Console entry point ``mccard-report`` (:func:`_report`): a problem with the input is one
+    line; an unexpected error keeps its traceback and is marked as a bug to report."""
     from .errors import UsageError
 
     try:
@@ -325,33 +304,24 @@ def report(argv=None) -> None:
         raise SystemExit(f"error: {BUG_HINT}") from None
 
 
-def _print_pairs(ds, pairs) -> None:
-    """The paired comparison of ``mccard-report --pair``."""
+def _print_pairs(ds, pairs, title="Methods paired as asked (--pair; same cells)") -> None:
+    """A paired comparison of methods, under ``title``."""
     from .analysis import compare_methods, method_comparison_markdown
 
-    print("\nMethods paired as asked (--pair; same cells):\n")
+    print(f"\n{title}:\n")
     print(method_comparison_markdown(compare_methods(ds, pairs)))
 
 
 def _report(argv=None) -> None:
-    """Console entry point ``mccard-report STORE [STORE ...] --out DIR [--cell
-    method,tau,psi,seed] [--compare BASE_STORE] [--pair BASE,OTHER ...]``.
-
-    Writes the paper's figures and ``report.md`` (summary tables, claims, cells done, config and
-    versions) into DIR and prints the claims table. Works on a partial store. Several stores of
-    the same cells with different methods (e.g. K-fold and auto-width methods) are reported side
-    by side. Plain argparse: the store carries its own config, there is nothing to compose.
-    """
+    """``mccard-report STORE [STORE ...] --out DIR [--cell method,tau,psi,seed] [--compare
+    BASE_STORE] [--pair BASE,OTHER ...]``: the paper's figures and ``report.md`` in DIR, the
+    claims table printed. Plain argparse: the store carries its own config."""
     import argparse
 
-    from .analysis import (
-        claims_markdown,
-        compare_methods,
-        method_comparison_markdown,
-        width_pairs,
-        write_report,
-    )
+    from .analysis import claims_markdown, width_pairs, write_report
     from .analysis.cells import parse_cell, resolve_cell
+    from .errors import UsageError
+    from .store import check_writable
 
     parser = argparse.ArgumentParser(
         prog="mccard-report",
@@ -401,7 +371,10 @@ def _report(argv=None) -> None:
             parser.error(f"--pair: expected BASE,OTHER (two different method names), got {pair!r}")
         pairs_asked.append(tuple(names))
     if args.out is not None:
-        _check_out_dir(Path(args.out))
+        try:
+            check_writable(Path(args.out), key="--out", fix="choose a writable folder")
+        except UsageError as exc:
+            raise SystemExit(f"error: {exc}") from None
     path = Path(args.store[0]) if len(args.store) == 1 else [Path(p) for p in args.store]
     ds = _open_store(path)
     missing = sorted({n for pair in pairs_asked for n in pair} - set(map(str, ds["model"].values)))
@@ -429,10 +402,9 @@ def _report(argv=None) -> None:
     out = write_report(ds, args.out, cell=cell, html=args.html,
                        store_path=path if isinstance(path, Path) else " + ".join(map(str, path)))
     print(claims_markdown(out.claims))
-    pairs = width_pairs(ds)
-    if pairs:
-        print("\nKernel width set inside the fit against K-fold CV (paired, same cells):\n")
-        print(method_comparison_markdown(compare_methods(ds, pairs)))
+    if pairs := width_pairs(ds):
+        _print_pairs(ds, pairs,
+                     "Kernel width set inside the fit against K-fold CV (paired, same cells)")
     if pairs_asked:
         _print_pairs(ds, pairs_asked)
     written = sum(f.path is not None for f in out.figures)

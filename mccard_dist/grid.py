@@ -1,17 +1,11 @@
-"""The experiment grid: cells, CV candidates, blocks of work, store coordinates and the grid hash.
+"""The experiment grid: cells, CV candidates, blocks of work, store coordinates and the grid hash;
+pure functions of an :class:`~mccard_dist.config.ExperimentSpec` (no Dask, no zarr, no I/O).
 
-Pure functions of an :class:`~mccard_dist.config.ExperimentSpec` (no Dask, no zarr, no I/O).
-
-- A *cell* is one ``(method, tau, psi, seed)`` point: K-fold CV over the method's candidates, then a
-  final fit on the whole training set. ``Cell.index`` is its position in the store's
-  ``(method, tau, psi, seed)`` coordinates.
-- A *block* is the unit of distribution: consecutive cells of one method and one tau that form a
-  rectangle ``psi[p0:p1+1] x seed[s0:s1+1]`` of about ``run.fits_per_block`` fits. Block boundaries are
-  aligned to fixed multiples in the full grid, so the blocks of a subset of the cells (e.g. the
-  unfinished ones on resume) are subsets of the full grid's blocks, and the same cells always get the
-  same key.
-- :func:`grid_hash` identifies everything that changes results (methods and their grids and params,
-  tau, psi, seeds, data, CV), not how or where the run happens (run, store, cluster, experiment name).
+A *cell* is one ``(method, tau, psi, seed)`` point (K-fold CV over the method's candidates, then a
+final fit); a *block*, the unit of distribution, is a ``psi x seed`` rectangle of cells of one
+method and tau, aligned to fixed multiples of the full grid so that the blocks of a subset of the
+cells are subsets of the full grid's blocks. :func:`grid_hash` identifies everything that changes
+results, not how or where the run happens.
 """
 
 from __future__ import annotations
@@ -28,25 +22,10 @@ import numpy as np
 if TYPE_CHECKING:  # the grid reads specs; it needs no config code at run time
     from .config import CVSpec, ExperimentSpec, MethodSpec
 
-__all__ = [
-    "GRID_VERSION",
-    "Block",
-    "Cell",
-    "block_fits",
-    "candidate_values",
-    "cells",
-    "chosen_names",
-    "coords",
-    "cv_candidates",
-    "cv_units",
-    "diff_descriptions",
-    "fits_per_cell",
-    "grid_description",
-    "grid_hash",
-    "make_blocks",
-    "resolve_unit",
-    "submission_order",
-]
+__all__ = ["GRID_VERSION", "Block", "Cell", "block_fits", "candidate_values", "cells",
+           "chosen_names", "coords", "cv_candidates", "cv_units", "diff_descriptions",
+           "fits_per_cell", "flatten_keys", "grid_description", "grid_hash", "make_blocks",
+           "resolve_unit", "submission_order"]
 
 #: Bumped when the meaning of a grid description or the store's layout changes (stores of an
 #: earlier version are refused until ``mccard-migrate`` brings them to this one).
@@ -71,11 +50,8 @@ class Cell:
 
 @dataclass(frozen=True)
 class Block:
-    """A unit of distributed work: cells of one method and one tau forming a ``psi x seed`` rectangle.
-
-    ``key`` reads ``"<method>/t<tau pos>/p<psi pos or first-last>/s<seed pos or first-last>"`` (ranges
-    inclusive, positions in the coordinates), e.g. ``"mcc_l1/t2/p20/s40-42"``.
-    """
+    """A unit of distributed work: cells of one method and tau forming a ``psi x seed`` rectangle;
+    ``key`` gives the positions (ranges inclusive), e.g. ``"mcc_l1/t2/p20/s40-42"``."""
 
     key: str
     method: str
@@ -181,20 +157,16 @@ def _segments(group: Sequence[Cell]) -> list[list[Cell]]:
 
 
 def make_blocks(spec: ExperimentSpec, cells_: Iterable[Cell]) -> list[Block]:
-    """Group consecutive cells into blocks of about ``spec.run.fits_per_block`` fits.
+    """Group consecutive cells into blocks of about ``spec.run.fits_per_block`` fits, in the order
+    of ``cells_`` (a block exceeds it only when a single cell does).
 
-    Each block holds cells of one method and one tau forming a rectangle in ``(psi, seed)``, and at
-    least one cell; it exceeds ``fits_per_block`` only when a single cell does. With ``k =
-    fits_per_block // fits_per_cell`` cells per block: when ``k`` is at least the number of seeds, a
-    block is ``k // n_seeds`` whole psi rows (aligned to multiples of that in the psi positions);
-    otherwise a block is ``k`` seeds of one psi (aligned to multiples of ``k`` in the seed positions).
-    Cells missing from ``cells_`` are skipped, so a subset gives subsets of the full grid's blocks.
-    The order of blocks follows the order of ``cells_``.
+    With ``k = fits_per_block // fits_per_cell`` cells per block: when ``k`` is at least the number
+    of seeds, a block is ``k // n_seeds`` whole psi rows (aligned to multiples of that in the psi
+    positions); otherwise ``k`` seeds of one psi (aligned to multiples of ``k``). Cells missing
+    from ``cells_`` are skipped, so a subset gives subsets of the full grid's blocks.
     """
-    cells_ = list(cells_)
     n_seeds = len(spec.seeds)
     blocks: list[Block] = []
-    # consecutive cells of one (method, tau)
     for _, group in itertools.groupby(cells_, key=lambda c: (c.method, c.index[1])):
         group = list(group)
         method = spec.method(group[0].method)
@@ -226,14 +198,9 @@ def make_blocks(spec: ExperimentSpec, cells_: Iterable[Cell]) -> list[Block]:
 
 
 def coords(spec: ExperimentSpec, n_features: int | None = None) -> dict[str, np.ndarray]:
-    """Coordinates of the results store (real values, not positions).
-
-    ``model`` (method names), ``tau``, ``psi``, ``seed`` in the spec's order; ``candidate``
-    ``0..n-1`` for the most CV candidates of a method (each method's candidates in
-    :func:`cv_candidates` order, their values in :func:`candidate_values`); ``fold``
-    ``0..n_folds-1`` (a single column 0 for ``cv.scheme=alo``); ``feature``
-    ``0..n_features-1``.
-    """
+    """Coordinates of the results store: ``model`` (method names), ``tau``, ``psi``, ``seed`` in
+    the spec's order; ``candidate``, ``fold`` (one column for ``cv.scheme=alo``) and ``feature``
+    as positions, ``candidate`` up to the most CV candidates of a method."""
     n_candidates = max((len(cv_candidates(m)) for m in spec.methods), default=0)
     return {
         "model": np.array(spec.method_names, dtype=str),
@@ -264,43 +231,35 @@ def candidate_values(spec) -> dict[str, np.ndarray]:
 
 
 def chosen_names(spec) -> list[str]:
-    """The store's per-cell variables of the final fit's grid values (``spec`` as for
-    :func:`candidate_values`), ``chosen_<name>`` for each name of the methods' grids (the width
-    an auto-width fit settled at included); the absolute penalty is ``chosen_alpha`` for every
-    method with one."""
+    """The store's per-cell variables ``chosen_<name>`` of the final fit's value of each name of
+    the methods' grids (``spec`` as for :func:`candidate_values`), but ``chosen_alpha`` (the
+    absolute penalty, a scalar of every cell)."""
     names = dict.fromkeys(f"chosen_{name}" for m in spec.methods for name in m.kind.grid_names)
     return [name for name in names if name != "chosen_alpha"]
 
 
 def grid_description(spec: ExperimentSpec) -> dict:
-    """Everything that changes results, as plain JSON-able Python (the input of :func:`grid_hash`),
-    in the config's layout: the experiment's grid, each method's estimator, params and grid,
-    the data (a file by its content, not its location) and the CV settings. Not in it: the
-    experiment's name, ``run``, ``store``, ``cluster``."""
+    """Everything that changes results, as plain JSON-able Python in the config's layout (the
+    input of :func:`grid_hash`): not the experiment's name, ``run``, ``store`` nor ``cluster``; a
+    data file by its content, not its location."""
     cv = asdict(spec.cv)
     if all(path_route(m, spec.cv) == "none" for m in spec.methods):
         cv["paths"] = "none"  # no method fits paths: the route changes nothing
     return {
         "grid_version": GRID_VERSION,
-        "experiment": {
-            "methods": list(spec.method_names),
-            "tau": list(spec.tau),
-            "psi": list(spec.psi),
-            "seeds": list(spec.seeds),
-        },
+        "experiment": {"methods": list(spec.method_names), "tau": list(spec.tau),
+                       "psi": list(spec.psi), "seeds": list(spec.seeds)},
         "methods": {m.name: m.to_dict() for m in spec.methods},
         "data": spec.data.describe(),
         "cv": cv,
     }
 
 
-def _canonical_json(description: dict) -> str:
-    return json.dumps(description, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
 def grid_hash(spec: ExperimentSpec) -> str:
     """SHA-256 hex digest of the canonical JSON (sorted keys) of :func:`grid_description`."""
-    return hashlib.sha256(_canonical_json(grid_description(spec)).encode()).hexdigest()
+    text = json.dumps(grid_description(spec), sort_keys=True, separators=(",", ":"),
+                      allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 _ABSENT = object()
@@ -315,12 +274,13 @@ def _short(value) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def _flatten(d, prefix: str = "") -> dict:
+def flatten_keys(d: dict, prefix: str = "") -> dict:
+    """A nested dict as one level, its keys joined by dots (``{"data.n_features": 500}``)."""
     out = {}
     for k, v in d.items():
         key = f"{prefix}{k}"
         if isinstance(v, dict) and v:
-            out.update(_flatten(v, key + "."))
+            out.update(flatten_keys(v, key + "."))
         else:
             out[key] = v
     return out
@@ -330,7 +290,7 @@ def diff_descriptions(a: dict, b: dict) -> list[str]:
     """Human-readable differences between two grid descriptions, e.g. ``"data.n_features: 1000 !=
     500"`` (``a``'s value first), keys as in the config; empty when they are equal. Long lists
     are abbreviated."""
-    fa, fb = _flatten(a), _flatten(b)
+    fa, fb = flatten_keys(a), flatten_keys(b)
     keys = list(fa) + [k for k in fb if k not in fa]
     return [
         f"{k}: {_short(fa.get(k, _ABSENT))} != {_short(fb.get(k, _ABSENT))}"
@@ -340,13 +300,9 @@ def diff_descriptions(a: dict, b: dict) -> list[str]:
 
 
 def submission_order(blocks):
-    """Blocks sorted seed-major: every method, tau and psi of the first seeds before later seeds.
-
-    An interrupted or still-running grid then holds complete seeds (the same data for every
-    method), which is what paired comparisons across methods need.
-    """
-    return sorted(blocks, key=lambda b: (b.cells[0].index[3], b.cells[0].index[0],
-                                         b.cells[0].index[1], b.cells[0].index[2]))
+    """Blocks sorted seed-major, so that an unfinished grid holds complete seeds (the same data
+    for every method: what paired comparisons need)."""
+    return sorted(blocks, key=lambda b: (b.cells[0].index[3], *b.cells[0].index[:3]))
 
 
 def resolve_unit(spec: ExperimentSpec, n_cells: int, n_workers: int) -> str:

@@ -1,29 +1,13 @@
 """One writer per results store: lock files naming their holder, held with ``flock``.
 
-Two files, both locked with ``flock`` (an exclusive lock of the open file, kept by the kernel for
-as long as the holding process lives) and both holding the holder's host, PID and the time it was
-taken, so that a refused driver can say who has the store:
-
-- ``<store>.lock`` beside the store: it exists before the store does, so it guards the store's
-  creation (the store is created only once the cluster is up);
-- ``<store>/.lock`` inside the store, taken as soon as the store exists (at once when it already
-  does, else by :meth:`StoreLock.hold_store` right after creating it). Deleting the file beside
-  the store while a driver runs therefore frees nothing: a second driver still meets the lock
-  inside.
-
-A driver checks before each write that the file inside the store is still the one it locked,
-and stops if it is not (:meth:`StoreLock.check_held`): with both files deleted by hand, a second
-driver can take the store, and the first then stops instead of writing on. Both are found from the
-store's resolved path, so a store reached through a symlink or a
-relative path is the same store. A driver killed outright (SIGKILL, a lost node) loses its
-``flock`` with its process, so the files it leaves behind are not locks and the next driver
-takes them over.
-
-On a shared file system (a cluster's home or scratch) ``flock`` is carried out by the file
-system's lock manager across the nodes that mount it (NFS: as byte-range locks, since Linux 2.6.12;
-Lustre with ``-o flock``; GPFS, BeeGFS). A file system mounted without locking makes every
-``flock`` succeed: two drivers on one store are then not refused, and a store should not be shared
-between drivers on such a mount.
+``<store>.lock`` beside the store guards its creation; ``<store>/.lock`` inside it is taken as soon
+as the store exists (:meth:`StoreLock.hold_store`), so deleting the file beside a running store
+frees nothing. Both hold the holder's host, PID and start time, so a refused driver can say who has
+the store; both are found from the store's resolved path. A driver checks before each write that
+the file inside is still the one it locked (:meth:`StoreLock.check_held`). A driver killed outright
+loses its ``flock`` with its process, so the next driver takes its files over. On a shared file
+system ``flock`` works through its lock manager (NFS, Lustre with ``-o flock``, GPFS, BeeGFS); a
+mount without locking lets every ``flock`` succeed, and two drivers on one store are not refused.
 """
 
 from __future__ import annotations
@@ -98,8 +82,7 @@ class _LockFile:
         return {}
 
     def is_ours(self) -> bool:
-        """Whether the file at the path is still the one this process locked (not deleted, nor
-        replaced by another process's)."""
+        """Whether the file at the path is still the one this process locked."""
         try:
             mine, there = os.fstat(self.fd), os.stat(self.path)
         except (FileNotFoundError, OSError):
@@ -107,8 +90,7 @@ class _LockFile:
         return (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino)
 
     def release(self) -> None:
-        """Remove the file if it is still ours, then release the lock (a driver that opened the
-        removed file finds that it is no longer the lock file)."""
+        """Remove the file if it is still ours, then release the lock."""
         if self.fd < 0:
             return
         if self.is_ours():  # a file put there since is another driver's lock
@@ -118,7 +100,6 @@ class _LockFile:
 
 
 def _describe(holder: dict) -> str:
-    """The holder of a lock file, as a refusal names it."""
     return (f"the driver on host {holder.get('host', '?')} with PID {holder.get('pid', '?')} "
             f"(since {holder.get('since', '?')})")
 
@@ -180,8 +161,7 @@ class StoreLock:
 
     def check_held(self) -> None:
         """Raise :class:`StoreLockedError` if the lock file inside the store is no longer the
-        one this driver locked: deleted, or replaced by another driver's once both files were
-        deleted. Another driver may then write to the store, so this one must stop writing."""
+        one this driver locked (deleted or replaced): another driver may be writing."""
         if self._inside.fd < 0 or self._inside.is_ours():
             return
         raise StoreLockedError(

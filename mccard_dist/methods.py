@@ -1,12 +1,10 @@
 """What each registry estimator declares about its hyper-parameters.
 
 A method in the config names one of these kinds (``estimator: mcc_l1``) and gives its CV grid,
-keyed by the names the kind declares (:attr:`MethodKind.grid_names`: the estimator's own
-parameter, such as Huber's ``epsilon``, or ``alpha_ratio`` for a penalty given as a fraction of
-``alpha_max``). A kind has at most two names, a width (or other robustness scale) and a penalty;
-a CV candidate is a mapping ``{name: value}``, and the kind says how it becomes estimator
-parameters (``alpha = alpha_ratio * alpha_max``). The grid, the tasks and the runner ask the
-method's kind and know no estimator by name; a new estimator is one entry in :data:`KINDS`.
+keyed by the kind's :attr:`MethodKind.grid_names` (a width and a penalty at most); a CV candidate
+is a mapping ``{name: value}`` that the kind turns into estimator parameters. The rest of the
+package asks the method's kind and knows no estimator by name: a new estimator is one entry in
+:data:`KINDS`.
 """
 
 from __future__ import annotations

@@ -1,25 +1,14 @@
-"""Run an experiment grid on a Dask cluster into its results store: the only Dask-aware room
-besides :mod:`mccard_dist.cluster`.
+"""Run an experiment grid on a Dask cluster into its results store (the only Dask-aware room
+besides :mod:`mccard_dist.cluster`).
 
-Blocks of cells are submitted in bounded waves (at most ``run.blocks_per_worker`` per worker in
-flight), so the driver's memory and the scheduler's graph stay flat however large the grid is. Each
-finished block is written to the store by the driver (the only writer) as soon as it arrives. A fit
-that raises inside a block is recorded by the task as a failed cell; a block that cannot finish at
-all (its workers lost more often than ``run.retries``) stays pending and is reported, so a rerun of
-the same command resumes it. A cluster left with no worker for ``cluster.no_worker_timeout`` while
-tasks wait ends the run as failed rather than waiting forever.
-
-With ``run.unit=fit`` (or ``auto`` with few cells per worker) the tasks are single K-fold fits
-instead, so the CV of a few large cells spreads over every worker; a cell's choice and final fit
-follow as one task once its fits are in, and the cell is written alone. The results are the same
-as with blocks of cells (the same fits on the same folds, the same choice).
-
-Before a store is created or a cluster started, everything that can be refused is checked: the
-store's location is writable, an existing store belongs to this grid, the batch system is there.
-The store is created once the cluster is up, so a cluster that does not start leaves nothing
-behind. Each run is recorded in the store's ``runs`` attribute when it starts (host, PID) and
-again when it ends, saying how: finished, interrupted (Ctrl-C, SIGTERM, SIGHUP), failed (with the
-error's first line). A record still ``running`` at the next start is marked as ended unrecorded.
+Tasks are submitted in bounded waves (``run.blocks_per_worker`` per worker in flight), so the
+driver's memory stays flat; the driver, the only writer, writes each finished block as it arrives.
+A failed fit is a failed cell; a block that cannot finish (workers lost more than ``run.retries``
+times) stays pending for a rerun to resume. With ``run.unit=fit`` the tasks are single K-fold
+fits, then one task per cell for its choice and final fit (the same results as blocks of cells).
+Everything that can be refused is checked before a store is created or a cluster started, and the
+store is created once the cluster is up. Each run is recorded in the store's ``runs`` attribute
+when it starts and when it ends, saying how.
 """
 
 from __future__ import annotations
@@ -36,16 +25,8 @@ import numpy as np
 from .cluster import Completed, broadcast, connect, preflight
 from .config import ExperimentSpec
 from .errors import StoreAccessError
-from .grid import (
-    cell_block,
-    cv_candidates,
-    cv_units,
-    grid_hash,
-    make_blocks,
-    resolve_unit,
-    submission_order,
-)
-from .grid import cells as all_cells
+from .grid import cell_block, cv_candidates, cv_units, grid_hash, make_blocks, resolve_unit
+from .grid import cells as all_cells, submission_order
 from .lock import StoreLock
 from .records import STATUS_FAILED
 from .store import ResultsStore, check_writable, store_path
@@ -79,12 +60,6 @@ class RunReport:
     @property
     def complete(self) -> bool:
         return not self.stopped_early and not self.block_errors
-
-
-def _progress(total: int, enabled: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, unit="block", desc="blocks", disable=not enabled, smoothing=0.1)
 
 
 def run_experiment(spec: ExperimentSpec, *, client=None, stop_after_blocks: int | None = None,
@@ -167,8 +142,8 @@ class Interrupted(KeyboardInterrupt):
 
 @contextlib.contextmanager
 def _signals_interrupt():
-    """SIGTERM and SIGHUP stop the driver as Ctrl-C does: the run is recorded as interrupted and
-    the cluster closed. Only in the main thread (where Python delivers signals)."""
+    """SIGTERM and SIGHUP stop the driver as Ctrl-C does (in the main thread, where Python
+    delivers signals)."""
     import signal
     import threading
 
@@ -201,29 +176,28 @@ def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress
     n_workers = max(1, connected, spec.cluster.target_workers or 0)
     max_in_flight = max(1, spec.run.blocks_per_worker * n_workers)
     token = f"{grid_hash(spec)[:8]}-{uuid.uuid4().hex[:6]}"
-    # The arrays of a data file go to the workers once, not with every task, and workers never
-    # read the file themselves (they may not see its path). Workers that join later fetch them
-    # from a peer.
+    # a data file's arrays go to each worker once (workers may not see its path)
     source = spec.data.load_source()
     if source is not None:
         source = broadcast(client, source, spec.cluster)
     n_cells = sum(len(b) for b in blocks)
     report.unit = resolve_unit(spec, n_cells, n_workers)
     log.info("unit of work: %s (%d cells, %d workers)", report.unit, n_cells, n_workers)
-    drive = _drive_fits if report.unit == "fit" else _drive_blocks
-    drive(spec, client, store, blocks, report, stop_after_blocks, show_progress, source,
-          max_in_flight, token)
+    tasks = _fit_tasks if report.unit == "fit" else _block_tasks
+    _drain(spec, client, tasks(spec, client, store, blocks, report, source, token), report,
+           stop_after_blocks, max_in_flight, show_progress)
 
 
-def _drain(spec, client, queue, submit, handle, report, stop_after_blocks, max_in_flight):
-    """Keep at most ``max_in_flight`` tasks of ``queue`` running, and hand each one's result to
-    ``handle`` as it finishes.
+def _drain(spec, client, tasks, report, stop_after_blocks, max_in_flight, show_progress):
+    """Run ``tasks``, ``(n_steps, queue, submit, handle)``: keep at most ``max_in_flight`` items
+    of ``queue`` running (``submit(item)``: its future) and hand each result to
+    ``handle(item, result, error, then)`` as it finishes (``error``: what the task raised, else
+    None; ``then(item)`` submits a follow-up task outside the queue's slots), which returns
+    whether the progress bar steps. Stops, cancelling the rest, once ``stop_after_blocks`` blocks
+    are written."""
+    from tqdm.auto import tqdm
 
-    ``submit(item)`` makes an item's future. ``handle(item, result, error, then)`` takes the
-    result (``error``: what a failed task raised, lost workers included; ``result`` is then
-    None) and may call ``then(item)`` to submit a follow-up task, which takes no queue slot.
-    Stops once ``report.n_blocks_written`` reaches ``stop_after_blocks``, cancelling the tasks
-    in flight; the loop over finished futures ends after ``cluster.no_worker_timeout`` idle."""
+    n_steps, queue, submit, handle = tasks
     in_flight = {}
     futures = Completed(client, spec.cluster)
 
@@ -239,39 +213,30 @@ def _drain(spec, client, queue, submit, handle, report, stop_after_blocks, max_i
         add(item, True)
         return True
 
-    for _ in range(max_in_flight):
-        if not submit_next():
-            break
-    for future in futures:
-        item, queued = in_flight.pop(future)
-        try:
-            result, error = future.result(), None
-        except Exception as exc:  # noqa: BLE001 - lost workers etc.: its cells stay pending
-            result, error = None, exc
-        handle(item, result, error, lambda follow: add(follow, False))
-        future.release()
-        if stop_after_blocks is not None and report.n_blocks_written >= stop_after_blocks:
-            report.stopped_early = True
-            for other in list(in_flight):
-                other.cancel()
-            break
-        if queued:
-            submit_next()
-
-
-def _ticker(bar, report):
-    """``tick(n)``: one more step of the progress bar, ``n`` more cells written, the rate and
-    the failed cells shown."""
-    t0 = time.perf_counter()
-    written = [0]
-
-    def tick(n_cells: int) -> None:
-        written[0] += n_cells
-        bar.update(1)
-        rate = written[0] / max(time.perf_counter() - t0, 1e-9)
-        bar.set_postfix(cells_per_s=f"{rate:.2f}", failed=report.n_failed_cells)
-
-    return tick
+    with tqdm(total=n_steps, unit="block", desc="blocks", disable=not show_progress,
+              smoothing=0.1) as bar:
+        t0 = time.perf_counter()
+        for _ in range(max_in_flight):
+            if not submit_next():
+                break
+        for future in futures:
+            item, queued = in_flight.pop(future)
+            try:
+                result, error = future.result(), None
+            except Exception as exc:  # noqa: BLE001 - lost workers etc.: its cells stay pending
+                result, error = None, exc
+            if handle(item, result, error, lambda follow: add(follow, False)):
+                bar.update(1)
+                rate = report.n_cells_written / max(time.perf_counter() - t0, 1e-9)
+                bar.set_postfix(cells_per_s=f"{rate:.2f}", failed=report.n_failed_cells)
+            future.release()
+            if stop_after_blocks is not None and report.n_blocks_written >= stop_after_blocks:
+                report.stopped_early = True
+                for other in list(in_flight):
+                    other.cancel()
+                break
+            if queued:
+                submit_next()
 
 
 def _write(store, block, results, report) -> None:
@@ -281,33 +246,26 @@ def _write(store, block, results, report) -> None:
     report.n_failed_cells += sum(r.status == STATUS_FAILED for r in results)
 
 
-def _drive_blocks(spec, client, store, blocks, report, stop_after_blocks, show_progress, source,
-                  max_in_flight, token):
+def _block_tasks(spec, client, store, blocks, report, source, token):
     """``run.unit=cell``: a task per block of cells, written as it comes in."""
     def submit(block):
         return client.submit(run_block, spec, block, source, key=f"block-{token}-{block.key}",
                              retries=spec.run.retries)
 
-    with _progress(len(blocks), show_progress) as bar:
-        tick = _ticker(bar, report)
+    def handle(block, results, error, then):
+        if error is not None:  # the block stays pending
+            report.block_errors.append((block.key, f"{type(error).__name__}: {error}"))
+        else:
+            _write(store, block, results, report)
+        return True
 
-        def handle(block, results, error, then):
-            if error is not None:  # the block stays pending
-                report.block_errors.append((block.key, f"{type(error).__name__}: {error}"))
-            else:
-                _write(store, block, results, report)
-            tick(0 if error is not None else len(results))
-
-        _drain(spec, client, iter(blocks), submit, handle, report, stop_after_blocks,
-               max_in_flight)
+    return len(blocks), iter(blocks), submit, handle
 
 
-def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_progress, source,
-                max_in_flight, token):
-    """``run.unit=fit``: every K-fold fit of every pending cell is a task (at most
-    ``max_in_flight`` at a time); once a cell's fits are in, its choice and final fit run as one
-    more task, ahead of the queued fits, and the finished cell is written on its own (so resuming
-    stays at cell level: a cell is done only once its record is written)."""
+def _fit_tasks(spec, client, store, blocks, report, source, token):
+    """``run.unit=fit``: a task per K-fold fit of every pending cell; once a cell's fits are in,
+    its choice and final fit run as one more task, ahead of the queued fits, and the cell is
+    written on its own."""
     cells = [cell for block in blocks for cell in block.cells]
     units = {m.name: cv_units(m, spec.cv) for m in spec.methods}
     progress = {c.key: _CellProgress.of(spec, c, units[c.method]) for c in cells}
@@ -325,39 +283,36 @@ def _drive_fits(spec, client, store, blocks, report, stop_after_blocks, show_pro
                              p.failures, p.seconds, source, priority=1,
                              key=f"cell-{token}-{cell.key}", retries=spec.run.retries)
 
-    with _progress(len(cells), show_progress) as bar:
-        tick = _ticker(bar, report)
+    def handle(item, result, error, then):
+        kind, cell = item[0], item[1]
+        p = progress[cell.key]
+        if error is not None:  # the cell stays pending
+            if p.broken:
+                return False
+            p.broken = True
+            report.block_errors.append((cell.key, f"{type(error).__name__}: {error}"))
+            return True
+        if kind == "fit" and not p.broken:
+            _, _, k, f = item
+            unit_scores, failed, spent = result
+            p.scores[list(units[cell.method][k]), f] = unit_scores
+            p.failures += int(failed)
+            p.seconds += spent
+            p.fits_left -= 1
+            if p.fits_left == 0:
+                then(("finish", cell))
+        elif kind == "finish":
+            _write(store, cell_block(cell), [result], report)
+            return True
+        return False
 
-        def handle(item, result, error, then):
-            kind, cell = item[0], item[1]
-            p = progress[cell.key]
-            if error is not None:  # the cell stays pending
-                if not p.broken:
-                    p.broken = True
-                    report.block_errors.append((cell.key, f"{type(error).__name__}: {error}"))
-                    tick(0)
-            elif kind == "fit" and not p.broken:
-                _, _, k, f = item
-                unit_scores, failed, spent = result
-                p.scores[list(units[cell.method][k]), f] = unit_scores
-                p.failures += int(failed)
-                p.seconds += spent
-                p.fits_left -= 1
-                if p.fits_left == 0:
-                    then(("finish", cell))
-            elif kind == "finish":
-                _write(store, cell_block(cell), [result], report)
-                tick(1)
-
-        # fits in cell order; a cell without candidates goes straight to its final fit
-        _drain(spec, client, _fit_queue(spec, cells, units), submit, handle, report,
-               stop_after_blocks, max_in_flight)
+    # fits in cell order; a cell without candidates goes straight to its final fit
+    return len(cells), _fit_queue(spec, cells, units), submit, handle
 
 
 @dataclass
 class _CellProgress:
-    """One cell's K-fold fits under ``run.unit=fit``: the scores so far (candidates x folds),
-    failed fits, seconds spent, fits still out, and whether a task of it failed (it stays
+    """One cell's K-fold fits under ``run.unit=fit``; ``broken``: a task of it failed (it stays
     pending)."""
 
     scores: np.ndarray
@@ -384,35 +339,25 @@ def _fit_queue(spec, cells, units):
 
 
 def run_serial(spec: ExperimentSpec, store_path=None) -> RunReport:
-    """Run the same blocks in this process, one after another, into a store (no Dask).
-
-    The reference the distributed run must reproduce exactly, and the serial baseline of the
-    pipeline benchmark.
-    """
+    """Run the same blocks in this process, one after another, into a store (no Dask): the
+    reference the distributed run must reproduce exactly, and the pipeline benchmark's serial
+    baseline."""
     spec.check_data()
     refuse_unmigrated(spec)
     with StoreLock(store_path if store_path is not None else default_store_path(spec)) as lock:
-        return _run_serial_locked(spec, store_path, lock)
-
-
-def _run_serial_locked(spec, store_path, lock) -> RunReport:
-    start = time.perf_counter()
-    store = ResultsStore.open_or_create(spec, store_path)
-    lock.hold_store()
-    store.lock = lock
-    pending = store.pending_cells(spec.run.retry_failed)
-    report = RunReport(store.path, len(all_cells(spec)), len(pending))
-    blocks = make_blocks(spec, pending)
-    report.n_blocks = len(blocks)
-    with _recorded(store, report, start) as outcome:
-        source = spec.data.load_source()
-        for block in blocks:
-            results = run_block(spec, block, source)
-            store.write_block(block, results)
-            report.n_blocks_written += 1
-            report.n_cells_written += len(results)
-            report.n_failed_cells += sum(r.status == STATUS_FAILED for r in results)
-        outcome["ended"] = "finished (serial)"
+        start = time.perf_counter()
+        store = ResultsStore.open_or_create(spec, store_path)
+        lock.hold_store()
+        store.lock = lock
+        pending = store.pending_cells(spec.run.retry_failed)
+        report = RunReport(store.path, len(all_cells(spec)), len(pending))
+        blocks = make_blocks(spec, pending)
+        report.n_blocks = len(blocks)
+        with _recorded(store, report, start) as outcome:
+            source = spec.data.load_source()
+            for block in blocks:
+                _write(store, block, run_block(spec, block, source), report)
+            outcome["ended"] = "finished (serial)"
     return report
 
 
@@ -430,7 +375,8 @@ def _recorded(store, report: RunReport, start: float):
         outcome["ended"] = f"interrupted ({exc})" if str(exc) else "interrupted"
         raise
     except Exception as exc:
-        outcome["ended"] = _failed(exc)
+        lines = str(exc).strip().splitlines()
+        outcome["ended"] = f"failed: {type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
         raise
     finally:
         report.seconds = time.perf_counter() - start
@@ -440,8 +386,3 @@ def _recorded(store, report: RunReport, start: float):
         except StoreAccessError as exc:
             log.warning("the run's end could not be recorded: %s", exc)
 
-
-def _failed(exc: BaseException) -> str:
-    """A run record's ``ended`` for a run stopped by ``exc``."""
-    lines = str(exc).strip().splitlines()
-    return f"failed: {type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")

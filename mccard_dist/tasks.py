@@ -1,21 +1,12 @@
 """What a worker runs: rebuild a cell's data from its key, cross-validate, refit, score.
 
-Plain, picklable functions with no Dask, Hydra or I/O. The data of a cell is a pure function of
-``(seed, psi, tau)`` and the data spec, so workers rebuild it instead of receiving arrays, and every
-method sees the same data (and the same CV folds) for the same ``(tau, psi, seed)``.
-
-The data of a file (``data.source=file``) are the exception: the driver reads them once and
-ships them to each worker once (see :func:`run_block`); a cell's split and outliers are still
-a pure function of its key.
-
-One cell: K-fold CV over the method's candidates ``(kernel_width, alpha_ratio)`` (folds drawn from
-the cell's seed), choice of the candidate with the lowest mean validation loss (ties: the first in the
-method's grid as the config lists it), a final fit on the whole training set with that choice, and the
-paper's metrics on the noise-free test set. With ``cv.race`` the candidates race through the folds
-(clearly worse ones are not fitted on the remaining folds). With ``cv.scheme=alo`` each candidate is
-fitted once on the whole training set and scored on its approximate leave-one-out residuals, and
-the chosen fit is the final fit. A fit that raises is recorded (CV: a NaN score; final
-fit: the cell's status becomes "failed" with the message); the block goes on.
+Plain, picklable functions with no Dask, Hydra or I/O. A cell's data (and CV folds) are a pure
+function of ``(seed, psi, tau)`` and the data spec, so workers rebuild them and every method sees
+the same data; a data file's arrays are shipped once per worker (:func:`run_block`). One cell:
+K-fold CV over the method's candidates (ties: the first in the grid; ``cv.race`` drops clearly
+worse candidates early), or with ``cv.scheme=alo`` one fit per candidate scored on approximate
+leave-one-out residuals; a final fit; the paper's metrics on the noise-free test set. A fit that
+raises is recorded (CV: a NaN score; final fit: a failed cell) and the block goes on.
 """
 
 from __future__ import annotations
@@ -29,6 +20,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
+from threadpoolctl import threadpool_limits
 
 from .config import CVSpec, ExperimentSpec
 from .grid import Block, Cell, cv_candidates, cv_units
@@ -46,33 +38,25 @@ def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
     error; ``correntropy``: ``1 - mean exp(-e^2 / 2 w)`` at the fixed ``cv.reference_width`` w.
     """
     e = np.asarray(residuals, dtype=float)
-    if cv.score == "mae":
-        return float(np.mean(np.abs(e)))
-    if cv.score == "medae":
-        return float(np.median(np.abs(e)))
-    if cv.score == "rmse":
-        return float(np.sqrt(np.mean(e * e)))
-    if cv.score == "correntropy":
-        return float(1.0 - np.mean(np.exp(-e * e / (2.0 * cv.reference_width))))
-    raise ValueError(f"cv.score must be one of mae, medae, rmse, correntropy; got {cv.score!r}")
+    losses = {"mae": lambda: np.mean(np.abs(e)), "medae": lambda: np.median(np.abs(e)),
+              "rmse": lambda: np.sqrt(np.mean(e * e)),
+              "correntropy": lambda: 1.0 - np.mean(np.exp(-e * e / (2.0 * cv.reference_width)))}
+    if cv.score not in losses:
+        raise ValueError(f"cv.score must be one of mae, medae, rmse, correntropy; got {cv.score!r}")
+    return float(losses[cv.score]())
 
 
 @contextlib.contextmanager
 def _quiet():
-    """No warning of a cell's fits is shown, convergence or floating-point (the store records
-    failed fits, the final fit's convergence and a degenerate fit)."""
+    """No convergence or floating-point warning of a cell's fits (the store records them)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", RuntimeWarning)
         yield
 
 
-def _scorer(cv: CVSpec):
-    """The scikit-learn scorer of ``cv.score``: minus :func:`cv_loss` of the residuals."""
-    return functools.partial(_neg_loss, cv)
-
-
 def _neg_loss(cv, estimator, X, y):
+    """The scikit-learn scorer of ``cv.score`` (with ``cv`` bound): minus :func:`cv_loss`."""
     return -cv_loss(y - estimator.predict(X), cv)
 
 
@@ -93,7 +77,8 @@ def kfold_scores(spec, method, X, y, seed):
     dropped the candidate) and the failure count."""
     with _quiet():
         scores, failed = search(spec, method).fold_scores(
-            X, y, folds(len(y), spec.cv.n_folds, seed), _scorer(spec.cv), race=spec.cv.race)
+            X, y, folds(len(y), spec.cv.n_folds, seed), functools.partial(_neg_loss, spec.cv),
+            race=spec.cv.race)
     return -scores, failed
 
 
@@ -108,9 +93,8 @@ def _alo_order(method, candidates):
 
 def _select_alo(spec, method, X, y, candidates):
     """One fit per candidate on all the training data, scored on its approximate leave-one-out
-    residuals; the best fit is kept as the final fit (no refit). ``best`` is None if every
-    candidate failed or scored NaN. With ``cv.path_stop``, a width's remaining (smaller)
-    penalties are skipped once one scores clearly worse than the best on its path."""
+    residuals; the best is the final fit (``best``: None if every candidate failed or scored NaN).
+    ``cv.path_stop`` skips a width's smaller penalties once one scores clearly worse."""
     scores = np.full((len(candidates), 1), np.nan)
     penalty_cache = {}
     best = None  # (score, index, estimator, seconds)
@@ -148,10 +132,8 @@ def _select_alo(spec, method, X, y, candidates):
 
 def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
              source=None) -> CellResult:
-    """Cross-validate, refit and score one cell; never raises for a failing fit.
-
-    ``source``: the data's arrays when the driver ships them (a data file), else None.
-    """
+    """Cross-validate, refit and score one cell; never raises for a failing fit (``source``: the
+    data's arrays when the driver ships them, else None)."""
     start = time.perf_counter()
     method = spec.method(cell.method)
     data = spec.data.make_data(cell.seed, cell.psi, cell.tau, source)
@@ -213,8 +195,7 @@ def _failed(cell, exc, n_failures, seconds, scores) -> CellResult:
 
 def _degenerate(est) -> float:
     """1 when the final fit is degenerate (MCC-ARD: every sample lost its weight; LS-ARD: the
-    noise variance collapsed and the model interpolates), 0 when not, NaN for an estimator that
-    does not say."""
+    noise variance collapsed), 0 when not, NaN for an estimator that does not say."""
     for name in ("degenerate_", "noise_var_collapsed_"):
         if hasattr(est, name):
             return float(bool(getattr(est, name)))
@@ -237,9 +218,7 @@ def _done(spec, method, cell, est, chosen, metrics, fit_seconds, cell_seconds,
     return CellResult(cell.index, STATUS_DONE, scalars=scalars, cv_score=scores, coef=coef)
 
 
-# ------------------------------------------------------------------------------------------------
-# fit units (run.unit=fit): one CV fit per task, then the cell's choice and final fit
-# ------------------------------------------------------------------------------------------------
+# -- fit units (run.unit=fit): one CV fit per task, then the cell's choice and final fit ------
 
 @functools.lru_cache(maxsize=4)
 def _cached_data(data_spec, seed: int, psi: float, tau: float, source):
@@ -249,14 +228,8 @@ def _cached_data(data_spec, seed: int, psi: float, tau: float, source):
 
 def cv_fit(spec: ExperimentSpec, cell: Cell, unit: int, fold: int, source=None):
     """The K-fold fits of one unit (:func:`~mccard_dist.grid.cv_units`: one candidate, or one
-    path) on one fold of a cell: ``(validation losses of the unit's candidates,
-    NaN where a fit failed; failed fits; seconds)``.
-
-    The same fits, on the same fold, as the cell's own loop in :func:`run_cell` makes, so the
-    scores, and the cell's choice from them, are the same.
-    """
-    from threadpoolctl import threadpool_limits
-
+    path) on one fold of a cell: ``(validation losses of the unit's candidates, NaN where a fit
+    failed; failed fits; seconds)``; the same fits as :func:`run_cell` makes."""
     start = time.perf_counter()
     method = spec.method(cell.method)
     data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
@@ -264,7 +237,8 @@ def cv_fit(spec: ExperimentSpec, cell: Cell, unit: int, fold: int, source=None):
     train, val = folds(len(y), spec.cv.n_folds, cell.seed)[fold]
     cv = search(spec, method)
     with threadpool_limits(limits=1), _quiet():
-        out, failed = cv.unit_scores(cv.units[unit], X, y, train, val, _scorer(spec.cv))
+        out, failed = cv.unit_scores(cv.units[unit], X, y, train, val,
+                                     functools.partial(_neg_loss, spec.cv))
     return -out, failed, time.perf_counter() - start
 
 
@@ -273,8 +247,6 @@ def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_se
     """The rest of a cell whose K-fold scores came from :func:`cv_fit` tasks: the choice, the
     final fit and the metrics, as :func:`run_cell` would give them. ``cell_seconds`` counts the
     fits' seconds (``cv_seconds``) and this task's."""
-    from threadpoolctl import threadpool_limits
-
     start = time.perf_counter()
     method = spec.method(cell.method)
     with threadpool_limits(limits=1):
@@ -290,14 +262,8 @@ def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_se
 
 
 def run_block(spec: ExperimentSpec, block: Block, source=None) -> list[CellResult]:
-    """Run every cell of a block (the unit of distribution) with one BLAS thread.
-
-    ``spec`` is the validated spec itself (plain frozen dataclasses: it pickles, and no Hydra
-    object is in it), so a worker does not parse the config again for every block. ``source`` is
-    what ``spec.data.load_source()`` gave the driver (the arrays of a data file, which reach
-    each worker once as a scattered Dask future), or None when workers build the data.
-    """
-    from threadpoolctl import threadpool_limits
-
+    """Run every cell of a block (the unit of distribution) with one BLAS thread; ``source``:
+    what ``spec.data.load_source()`` gave the driver (a data file's arrays, scattered to each
+    worker once), or None when workers build the data."""
     with threadpool_limits(limits=1):
         return [run_cell(spec, cell, source=source) for cell in block.cells]

@@ -1,14 +1,8 @@
 """Dask clusters from the typed cluster spec: the only place that builds or connects to one.
 
-- ``local``: a :class:`distributed.LocalCluster` of worker processes with one thread each and
-  BLAS pinned to one thread, bound to 127.0.0.1, the dashboard on localhost only.
-- ``address``: connect to a running scheduler (``tcp://host:8786``).
-- ``scheduler_file``: connect through a scheduler file written by ``dask scheduler
-  --scheduler-file`` (what the batch scripts in ``jobs/`` do).
-- ``slurm`` / ``pbs``: a :class:`dask_jobqueue.SLURMCluster` / ``PBSCluster``: the scheduler runs
-  in this process, workers run as batch jobs (single-threaded, BLAS pinned to one thread through
-  the job script), ``n_jobs`` of them or ``adaptive`` bounds; with ``worker_lifetime`` the workers
-  retire before the walltime and new jobs take their place.
+``local``: a :class:`distributed.LocalCluster` of single-threaded worker processes (BLAS pinned to
+one thread) on 127.0.0.1; ``address`` / ``scheduler_file``: a running scheduler; ``slurm`` /
+``pbs``: dask-jobqueue, workers as batch jobs (:mod:`~mccard_dist.cluster.jobqueue`).
 """
 
 from __future__ import annotations
@@ -16,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import queue
 import time
 from pathlib import Path
 
@@ -27,33 +22,26 @@ __all__ = ["BATCH_COMMANDS", "BLAS_ENV", "MALLOC_ENV", "Completed", "broadcast",
 
 log = logging.getLogger(__name__)
 
-#: environment of local worker processes: one BLAS/OpenMP thread each (the workers are the parallelism)
+#: environment of local worker processes: one BLAS/OpenMP thread each (workers are the parallelism)
 BLAS_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
-#: Dask's nannies start workers with ``MALLOC_TRIM_THRESHOLD_=65536`` to hand freed memory back to
-#: the system. Setting it also fixes glibc's mmap threshold at 128 KiB, so every temporary array
-#: of a fit above that size is mapped, zero-filled and unmapped again: the fits then spend a large
-#: share of their time in the kernel. Workers here run fits, not long-lived data, so the nannies
-#: leave the variable unset (glibc's defaults). The same setting as an environment variable, for
-#: batch-job workers:
+#: nannies leave ``MALLOC_TRIM_THRESHOLD_`` unset (Dask sets it, which fixes glibc's mmap
+#: threshold at 128 KiB: a fit's temporary arrays are then mapped and unmapped, spending much of
+#: its time in the kernel); as an environment variable, for batch-job workers
 MALLOC_ENV = {"DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON": '{"MALLOC_TRIM_THRESHOLD_": None}'}
 
 #: how long to wait for batch-job workers before logging again that they are still queued (seconds)
 _WAIT_LOG_INTERVAL = 60
 
-
-#: how many recent messages (and transitions) Dask keeps per connection for debugging, in
-#: the driver: each holds a task's spec and cells, so Dask's 1,000 made the driver grow with
-#: every task until that many had gone to each worker
+#: recent messages Dask keeps per connection in the driver (each holds a task's spec and cells:
+#: Dask's 1,000 made the driver grow with every task)
 MESSAGE_LOG_LENGTH = 20
 
 
 @contextlib.contextmanager
 def connect(spec):
     """Yield a :class:`distributed.Client` for the spec; close what was created on exit. The
-    Dask objects made here in the driver (the client, and the scheduler of a local or batch-job
-    cluster) keep :data:`MESSAGE_LOG_LENGTH` recent messages, so the driver's memory stays flat
-    however many tasks a run submits."""
+    driver's Dask objects keep :data:`MESSAGE_LOG_LENGTH` recent messages (flat memory)."""
     import dask
     import distributed  # noqa: F401 - its config defaults first, which the set below restores
 
@@ -83,19 +71,14 @@ def _connect(spec):
                 cluster = LocalCluster(
                     # True: temporary TLS certificates of this run only; None: Dask's configured
                     # security (plain TCP unless the user's Dask config asks for TLS)
-                    security=None if spec.tls is False else True,
-                    n_workers=spec.n_workers,
-                    threads_per_worker=spec.threads_per_worker,
-                    processes=True,
-                    memory_limit=spec.memory_limit,
-                    host=spec.host,
+                    security=None if spec.tls is False else True, n_workers=spec.n_workers,
+                    threads_per_worker=spec.threads_per_worker, processes=True,
+                    memory_limit=spec.memory_limit, host=spec.host, env=dict(BLAS_ENV),
                     # the HTTP port (routes or none) on this machine, at a free port
                     dashboard_address=spec.dashboard_address or "127.0.0.1:0",
-                    env=dict(BLAS_ENV),
                     **{**options, "scheduler_kwargs": {
                         "dashboard": bool(spec.dashboard_address),
-                        **options.get("scheduler_kwargs", {})}},
-                )
+                        **options.get("scheduler_kwargs", {})}})
             try:
                 with Client(cluster) as client:
                     client.register_plugin(_ignore_interrupt_plugin_class()())
@@ -123,9 +106,8 @@ def _silence_worker_logs() -> None:
 
 
 def _quiet_teardown(client) -> None:
-    """Before a local cluster closes, its workers stop logging below CRITICAL: their stderr is
-    the driver's terminal, and a worker still running a task when the scheduler closes (a run
-    stopped by a signal) logs its failed heartbeat with a traceback."""
+    """Local workers stop logging below CRITICAL before their cluster closes (their stderr is the
+    driver's terminal, and a busy worker would log its failed heartbeat with a traceback)."""
     try:
         client.run(_silence_worker_logs)
     except Exception as exc:  # noqa: BLE001 - a closing cluster: nothing left to quiet
@@ -137,10 +119,8 @@ def _ignore_interrupt_plugin_class():
     from distributed.diagnostics.plugin import WorkerPlugin
 
     class IgnoreInterrupt(WorkerPlugin):
-        """Local workers leave Ctrl-C to the driver: a Ctrl-C in the terminal reaches the whole
-        process group, and the driver, which records the run and closes the cluster, is the
-        one to act on it (workers that took it would die with tracebacks). Set in each worker
-        process as it starts, restarted ones included."""
+        """Local workers leave Ctrl-C (which reaches the whole process group) to the driver,
+        which records the run and closes the cluster."""
 
         name = "mccard-ignore-interrupt"
 
@@ -155,17 +135,10 @@ def _ignore_interrupt_plugin_class():
     return IgnoreInterrupt
 
 
-def __getattr__(name):  # IgnoreInterrupt: a class of distributed's, made when first asked for
-    if name == "IgnoreInterrupt":
-        return _ignore_interrupt_plugin_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 @contextlib.contextmanager
 def _started_whole():
-    """A local cluster that fails to start (a worker process killed or out of memory while it
-    starts, an interrupt) is closed here, quietly, and the failure reported in one line; left
-    half-started, Dask's exit handler would fail on it with a traceback."""
+    """A local cluster that fails to start is closed here, quietly (Dask's exit handler would
+    fail on it with a traceback), and the failure reported in one line."""
     from distributed.deploy.spec import SpecCluster
 
     before = set(SpecCluster._instances)
@@ -188,11 +161,8 @@ def _started_whole():
 @contextlib.contextmanager
 def _worker_allocator_defaults():
     """Nannies created inside start their workers without ``MALLOC_TRIM_THRESHOLD_``
-    (:data:`MALLOC_ENV`). A nanny exports its pre-spawn variables into its own process before
-    spawning, so a Dask cluster made earlier in this process (a notebook, a test) leaves the
-    variable in ``os.environ``, where new workers would inherit it: it is taken out for the
-    cluster's lifetime (workers restarted during the run spawn without it too) and put back after.
-    """
+    (:data:`MALLOC_ENV`); one left in ``os.environ`` by an earlier Dask cluster of this process is
+    taken out for the cluster's lifetime."""
     import os
 
     import dask
@@ -254,8 +224,8 @@ def _connect_running(spec):
 
 
 def _scheduler_file_address(path: Path, deadline: float, timeout: float) -> str:
-    """The address in a scheduler file, waiting until ``deadline`` for the file to appear (Dask
-    would wait for it forever) and to hold an address (the scheduler may be writing it)."""
+    """The address in a scheduler file, waiting until ``deadline`` for it (Dask would wait
+    forever)."""
     import json
 
     while True:
@@ -273,13 +243,9 @@ def _scheduler_file_address(path: Path, deadline: float, timeout: float) -> str:
 
 
 def _check_handshake(address: str, deadline: float, connection_args: dict) -> None:
-    """Connect to ``address`` and exchange Dask's handshake before ``deadline``.
-
-    Dask bounds the TCP (and TLS) connection by its timeout but then awaits the peer's handshake
-    with no deadline, so a port that accepts and never answers as a scheduler does (an HTTP
-    server, a dashboard, a silent service) would keep a Client waiting forever. The check runs in
-    a thread of its own: the caller may be running an event loop already (a notebook).
-    """
+    """Connect to ``address`` and exchange Dask's handshake before ``deadline`` (Dask awaits it
+    without one: a port that never answers as a scheduler would keep a Client waiting forever).
+    In a thread of its own: the caller may be running an event loop already (a notebook)."""
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
@@ -311,16 +277,10 @@ def _no_workers(spec, waiting: str) -> ClusterError:
 
 class Completed:
     """Futures in the order they finish, as :class:`distributed.as_completed` (``add`` them,
-    iterate); but once the cluster has had no worker for ``spec.no_worker_timeout`` while some are
-    unfinished, the iteration raises a :class:`ClusterError` instead of waiting forever.
-
-    The wait for the next future returns as soon as one finishes; only after a few seconds
-    without any (``check_every``) is the scheduler asked how many workers it has.
-    """
+    iterate), but a :class:`ClusterError` once the cluster has had no worker for
+    ``spec.no_worker_timeout`` (asked after ``check_every`` seconds without a finished future)."""
 
     def __init__(self, client, spec, check_every: float = 2.0):
-        import queue
-
         self._client = client
         self._spec = spec
         self._limit = spec.no_worker_timeout_seconds
@@ -334,8 +294,6 @@ class Completed:
         future.add_done_callback(self._finished.put)  # finished, failed or cancelled
 
     def __iter__(self):
-        import queue
-
         while self._n_pending:
             try:
                 future = self._finished.get(timeout=self._check_every)

@@ -26,12 +26,9 @@ BATCH_COMMANDS = {"slurm": ("sbatch", "squeue", "scancel"), "pbs": ("qsub", "qst
 
 
 def preflight(spec) -> None:
-    """Refuse, with one line, a cluster that cannot start here: checked before any store exists.
-
-    ``slurm`` / ``pbs``: the batch commands must be on PATH and dask-jobqueue installed; for
-    ``slurm`` the worker job is also checked by ``sbatch --test-only`` (partition, account,
-    walltime and resources are validated by SLURM without submitting anything).
-    """
+    """Refuse, with one line, a batch-job cluster that cannot start here (before any store
+    exists): the batch commands must be on PATH, dask-jobqueue installed, and for ``slurm`` the
+    worker job must pass ``sbatch --test-only`` (SLURM's check, submitting nothing)."""
     if spec.kind not in BATCH_COMMANDS:
         return
     missing = [c for c in BATCH_COMMANDS[spec.kind] if shutil.which(c) is None]
@@ -58,7 +55,6 @@ def preflight(spec) -> None:
                                "cluster.memory")
 
 
-# -- dask-jobqueue (slurm, pbs) ---------------------------------------------------------------------
 def _jobqueue_class(kind: str):
     try:
         from dask_jobqueue import PBSCluster, SLURMCluster
@@ -73,14 +69,11 @@ def _seconds(value: float) -> str:
 
 
 def jobqueue_kwargs(spec) -> dict:
-    """Keyword arguments of ``SLURMCluster`` / ``PBSCluster`` for a ``slurm`` / ``pbs`` spec.
-
-    Every worker gets one thread (``processes`` workers share a job's ``cores``; if there are fewer
-    workers than cores, ``--nthreads 1`` overrides dask-jobqueue's cores/processes threads) and the
-    job script exports :data:`BLAS_ENV` before the user's ``job_script_prologue``. The worker
-    lifetime and stagger become ``--lifetime`` / ``--lifetime-stagger``. ``cluster.options`` are
-    passed on; its ``worker_extra_args`` and ``scheduler_options`` are merged with these.
-    """
+    """Keyword arguments of ``SLURMCluster`` / ``PBSCluster`` for a ``slurm`` / ``pbs`` spec:
+    single-threaded workers (``--nthreads 1`` when a job has more cores than workers), the job
+    script exporting :data:`BLAS_ENV` before the user's ``job_script_prologue``, the worker
+    lifetime as ``--lifetime`` / ``--lifetime-stagger``; ``cluster.options`` passed on (its
+    ``worker_extra_args`` and ``scheduler_options`` merged with these)."""
     if spec.kind not in ("slurm", "pbs"):
         raise ValueError(f"cluster.kind={spec.kind} is not a dask-jobqueue kind (slurm, pbs)")
     options = to_plain(spec.options)
@@ -98,21 +91,13 @@ def jobqueue_kwargs(spec) -> dict:
     prologue = [f"export {name}={value}" for name, value in BLAS_ENV.items()]
     prologue += [f"export {name}={shlex.quote(value)}" for name, value in MALLOC_ENV.items()]
     prologue += list(spec.job_script_prologue)
-    kwargs = dict(
-        cores=spec.cores,
-        processes=per_job,
-        memory=spec.memory,
-        walltime=spec.walltime,
-        queue=spec.queue,
-        account=spec.account,
-        interface=spec.interface,
-        log_directory=spec.log_directory,
-        job_extra_directives=list(spec.job_extra_directives),
-        job_script_prologue=prologue,
-        worker_extra_args=worker_args,
-        scheduler_options=scheduler_options,
-        job_name=options.pop("job_name", "mccard-worker"),
-    )
+    kwargs = dict(cores=spec.cores, processes=per_job, memory=spec.memory, walltime=spec.walltime,
+                  queue=spec.queue, account=spec.account, interface=spec.interface,
+                  log_directory=spec.log_directory,
+                  job_extra_directives=list(spec.job_extra_directives),
+                  job_script_prologue=prologue, worker_extra_args=worker_args,
+                  scheduler_options=scheduler_options,
+                  job_name=options.pop("job_name", "mccard-worker"))
     if spec.python is not None:
         kwargs["python"] = spec.python
     if spec.kind == "pbs":
@@ -122,7 +107,7 @@ def jobqueue_kwargs(spec) -> dict:
 
 
 def _pbs_default_resources(spec) -> str:
-    """dask-jobqueue's own default ``-l`` string (PBS Pro ``select``), set here so it is not logged."""
+    """dask-jobqueue's default ``-l`` string (PBS Pro ``select``), set here so it is not logged."""
     from dask.utils import parse_bytes
     from dask_jobqueue.pbs import pbs_format_bytes_ceil
 
@@ -130,11 +115,8 @@ def _pbs_default_resources(spec) -> str:
 
 
 def job_script(spec, scheduler_address: str = "tcp://<scheduler>:8786") -> str:
-    """The batch script one worker job of a ``slurm`` / ``pbs`` spec would submit.
-
-    Rendered by dask-jobqueue's job class without starting a scheduler or submitting anything;
-    it carries the configured resources (``#SBATCH`` / ``#PBS`` lines) and the worker command.
-    """
+    """The batch script one worker job of a ``slurm`` / ``pbs`` spec would submit, rendered by
+    dask-jobqueue's job class without starting a scheduler or submitting anything."""
     cls = _jobqueue_class(spec.kind)
     kwargs = jobqueue_kwargs(spec)
     from dask_jobqueue.core import JobQueueCluster
@@ -152,26 +134,24 @@ def jobqueue_client(spec):
     cls = _jobqueue_class(spec.kind)
     cluster = cls(**jobqueue_kwargs(spec))
     try:
-        per_job = spec.workers_per_job
+        per_job, jobs = spec.workers_per_job, spec.n_jobs
         if spec.adaptive is not None:
-            cluster.adapt(minimum_jobs=spec.adaptive.minimum, maximum_jobs=spec.adaptive.maximum)
-            expected = spec.adaptive.minimum * per_job
-            plan = f"{spec.adaptive.minimum} to {spec.adaptive.maximum} jobs (adaptive)"
+            jobs = spec.adaptive.minimum
+            cluster.adapt(minimum_jobs=jobs, maximum_jobs=spec.adaptive.maximum)
+            plan = f"{jobs} to {spec.adaptive.maximum} jobs (adaptive)"
         elif spec.worker_lifetime is not None:
             # adaptive with fixed bounds: a job whose workers retired is replaced by a new one
-            cluster.adapt(minimum_jobs=spec.n_jobs, maximum_jobs=spec.n_jobs)
-            expected = spec.n_jobs * per_job
-            plan = f"{spec.n_jobs} job(s), replaced as their workers retire"
+            cluster.adapt(minimum_jobs=jobs, maximum_jobs=jobs)
+            plan = f"{jobs} job(s), replaced as their workers retire"
         else:
-            cluster.scale(jobs=spec.n_jobs)
-            expected = spec.n_jobs * per_job
-            plan = f"{spec.n_jobs} job(s)"
+            cluster.scale(jobs=jobs)
+            plan = f"{jobs} job(s)"
         log.info("%s cluster: %s; per job %d single-threaded worker(s), %d cores, %s, "
                  "walltime %s; dashboard %s", spec.kind, plan, per_job, spec.cores, spec.memory,
                  spec.walltime, cluster.dashboard_link)
         log.debug("worker job script:\n%s", cluster.job_script())
         with Client(cluster) as client:
-            _wait_for_workers(client, cluster, expected, spec)
+            _wait_for_workers(client, cluster, jobs * per_job, spec)
             yield client
     finally:
         cluster.close()

@@ -8,5 +8,5 @@ from .layout import check_writable, store_path
 from .reader import SWEEP_LIST, open_results
 from .writer import ResultsStore, StoreDamagedError, StoreMismatchError, package_versions
 
-__all__ = ["SWEEP_LIST", "ResultsStore", "StoreDamagedError", "StoreMismatchError", "check_writable",
-           "open_results", "package_versions", "store_path"]
+__all__ = ["SWEEP_LIST", "ResultsStore", "StoreDamagedError", "StoreMismatchError",
+           "check_writable", "open_results", "package_versions", "store_path"]

@@ -1,34 +1,17 @@
 """A results store's chunks, verified whenever they are read, checked against its status and
 repaired by recomputing what was lost.
 
-A chunk can go missing (deleted, lost with a disk) or be damaged (truncated by a full disk or a
-killed copy, overwritten). zarr reads a missing chunk as its fill value without a word, and Blosc
-decodes a truncated chunk without an error from whatever lies in memory after it (it trusts the
-sizes its header gives). Two guards:
-
-- every read of a store goes through :class:`VerifiedStore` (:func:`open_group`,
-  :func:`open_dataset`), which compares each Blosc chunk's length with the compressed size in its
-  header and refuses a chunk where they differ with :class:`StoreDamagedError`, before it is
-  decoded;
-- :func:`check` walks every chunk against the cells' status. Readers refuse a store in which it
-  finds a problem (``repair=False``: nothing is changed); before a run resumes a store it turns
-  each problem into work (``repair=True``):
-
-  - coordinates (and every other array written whole with the store): a lost, damaged or
-    altered chunk is rewritten from the grid's values;
-  - ``status``: a lost or damaged chunk is rebuilt from ``cell_seconds`` (finite for every cell
-    that was written, and written just before the status) and ``error`` (non-empty for failed
-    cells); a lost ``error`` chunk is rebuilt too (failed cells lose their message);
-  - per-cell variables: every chunk of a slab holding finished cells is read; a damaged chunk,
-    or a missing one (every chunk of a written region is stored, see
-    :data:`WRITES_EVERY_CHUNK`), puts those cells back to pending, and so does a done cell
-    without one of the values every done cell has;
-  - ``cv_score`` and ``coef``: the chunk files of finished cells must exist and match their
-    header's size; ``full`` also decompresses them (they are most of the store);
-  - damaged chunk files are deleted (zarr reads a chunk before writing part of it). Only a chunk
-    whose bytes do not check out counts as damaged: a file system error is raised as it is.
-
-The cells put back to pending are recomputed by the next run; nothing else is touched.
+zarr reads a missing chunk as its fill value without a word, and Blosc decodes a truncated chunk
+from whatever lies in memory after it. Two guards: every read goes through
+:class:`VerifiedStore` (:func:`open_group`, :func:`open_dataset`), which refuses a Blosc chunk
+whose length disagrees with its header (:class:`StoreDamagedError`); and :func:`check` walks every
+chunk against the cells' status. Readers refuse a store with a problem (``repair=False``); a
+resuming run repairs it (``repair=True``): coordinates are rewritten from the grid, ``status`` is
+rebuilt from ``cell_seconds`` and ``error``, a lost ``error`` chunk is rebuilt (failed cells lose
+their message), finished cells whose chunks of per-cell variables, ``cv_score`` or ``coef`` are
+missing or damaged (or that lack a value every done cell has) go back to pending, and damaged
+chunk files are deleted. Only bytes that do not check out count as damage: a file system error is
+raised as it is.
 """
 
 from __future__ import annotations
@@ -42,12 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UsageError
-from ..records import (
-    STATUS_DONE,
-    STATUS_FAILED,
-    STATUS_PENDING,
-    done_cell_values,
-)
+from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING, done_cell_values
+from .layout import CELL_DIMS
 
 __all__ = ["WRITES_EVERY_CHUNK", "StoreDamagedError", "VerifiedStore", "check", "open_dataset",
            "open_group"]
@@ -57,10 +36,6 @@ log = logging.getLogger(__name__)
 #: store attribute: 1 when every chunk of a written region is stored, even one holding only the
 #: fill value (so that any missing chunk of a finished region was lost)
 WRITES_EVERY_CHUNK = "writes_every_chunk"
-
-#: the per-cell dimensions: arrays laid out along them are written cell by cell, the others
-#: (coordinates) whole when the store is made
-CELL_DIMS = ("model", "tau", "psi", "seed")
 
 #: what a reader says after the problem it found
 REPAIR_HINT = ("rerun the experiment's command to repair it (what the damaged chunks held is "
@@ -88,12 +63,8 @@ def _verified_store_class():
     from zarr.storage import WrapperStore
 
     class VerifiedStore(WrapperStore):
-        """A zarr store that refuses a Blosc chunk whose length disagrees with its header.
-
-        Wraps a :class:`zarr.storage.LocalStore`; every chunk read through it (zarr, xarray,
-        dask, on any worker: it pickles) is checked before a codec sees it, and a damaged one
-        raises :class:`StoreDamagedError` naming the chunk.
-        """
+        """A zarr store (wrapping a :class:`zarr.storage.LocalStore`; it pickles) that refuses a
+        Blosc chunk whose length disagrees with its header, before a codec sees it."""
 
         def __init__(self, store):
             super().__init__(store)
@@ -109,10 +80,9 @@ def _verified_store_class():
                 compressor = None
                 if meta is not None:
                     try:
-                        compressor = (json.loads(meta.to_bytes()).get("compressor")
-                                      or {}).get("id")
+                        compressor = (json.loads(meta.to_bytes()).get("compressor") or {}).get("id")
                     except ValueError:
-                        compressor = None
+                        pass
                 self._blosc[array] = compressor == "blosc"
             return self._blosc[array]
 
@@ -171,11 +141,14 @@ def open_dataset(path):
     return xr.open_zarr(_local(path, True), consolidated=True)
 
 
+class _Damaged(Exception):
+    """A chunk's bytes cannot be decoded."""
+
+
 def _read(array, region):
-    """``array[region]``, raising :class:`_Damaged` for a chunk that cannot be decoded (or that
-    :class:`VerifiedStore` refused); an ``OSError`` (a file system's hiccup, a permission) or
-    ``MemoryError`` is raised as it is: it says nothing about the chunk, which must not be
-    deleted for it."""
+    """``array[region]``, raising :class:`_Damaged` for a chunk that cannot be decoded; an
+    ``OSError`` or ``MemoryError`` says nothing about the chunk (which must not be deleted for
+    it) and is raised as it is."""
     try:
         return array[region]
     except (OSError, MemoryError):
@@ -186,28 +159,21 @@ def _read(array, region):
         raise _Damaged(f"cannot be read ({exc})") from exc
 
 
-class _Damaged(Exception):
-    """A chunk's bytes cannot be decoded."""
-
-
 def _chunks(array):
-    """``(key, region)`` of every chunk of a zarr array."""
+    """``(index, region)`` of every chunk of a zarr array."""
     grid = [range(-(-s // c)) for s, c in zip(array.shape, array.chunks)]
     for idx in itertools.product(*grid):
-        region = tuple(slice(i * c, min((i + 1) * c, s))
-                       for i, c, s in zip(idx, array.chunks, array.shape))
-        yield idx, region
-
-
-def _separator(path: Path, name: str) -> str:
-    try:
-        return json.loads((path / name / ".zarray").read_text()).get("dimension_separator") or "."
-    except (OSError, ValueError):
-        return "."
+        yield idx, tuple(slice(i * c, min((i + 1) * c, s))
+                         for i, c, s in zip(idx, array.chunks, array.shape))
 
 
 def _file_of(path: Path, name: str):
-    separator = _separator(path, name)
+    """The chunk file of an index of array ``name``."""
+    try:
+        meta = json.loads((path / name / ".zarray").read_text())
+        separator = meta.get("dimension_separator") or "."
+    except (OSError, ValueError):
+        separator = "."
     return lambda idx: path / name / separator.join(map(str, idx))
 
 
@@ -218,37 +184,15 @@ def _header_ok(file: Path) -> bool:
     return len(head) == 16 and int.from_bytes(head[12:16], "little") == file.stat().st_size
 
 
-def _by_cell(array) -> int:
-    """How many of the array's leading dimensions are the per-cell ones (``model, tau, psi,
-    seed``): 4, or 0; -1 for the per-cell arrays themselves (exactly those dimensions)."""
-    dims = list(array.attrs.get("_ARRAY_DIMENSIONS", []))
-    if dims[:4] != list(CELL_DIMS):
-        return 0
-    return -1 if len(dims) == 4 else 4
-
-
-def _cell_variables(group) -> list[str]:
-    """The per-cell result arrays of the store (dims ``model, tau, psi, seed``), ``status`` and
-    ``error`` left out."""
-    return [name for name in sorted(group.array_keys())
-            if _by_cell(group[name]) == -1 and name not in ("status", "error")]
-
-
-def _whole_arrays(group) -> list[str]:
-    """The arrays written whole when the store is made (coordinates): those not laid out by
-    cell."""
-    return [name for name in sorted(group.array_keys()) if _by_cell(group[name]) == 0]
-
-
 def _same(values: np.ndarray, expected: np.ndarray) -> bool:
     values, expected = np.asarray(values), np.asarray(expected)
     if values.shape != expected.shape:
         return False
     if values.dtype.kind == "f" and expected.dtype.kind == "f":
         return bool(np.array_equal(values, expected, equal_nan=True))
-    return bool(np.array_equal(values.astype(str), expected.astype(str))
-                if "U" in (values.dtype.kind, expected.dtype.kind) else
-                np.array_equal(values, expected))
+    if "U" in (values.dtype.kind, expected.dtype.kind):
+        return bool(np.array_equal(values.astype(str), expected.astype(str)))
+    return bool(np.array_equal(values, expected))
 
 
 def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: bool = False,
@@ -260,10 +204,9 @@ def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: 
     ``methods``: the names along ``model``; ``cv_methods``: indices of the methods that write
     ``cv_score``; ``full``: also decompress every chunk of ``cv_score`` and ``coef`` holding
     finished cells; ``required``: the per-cell variables every done cell has
-    (:func:`~mccard_dist.records.done_cell_values`: the selection counts only for data with true
-    coefficients); ``lost``: variables whose every chunk is gone (their folder was recreated
-    empty); ``coordinates``: the values the store's coordinates must hold, by name (those given
-    are compared; with ``repair``, rewritten where they differ or were lost).
+    (:func:`~mccard_dist.records.done_cell_values`); ``lost``: variables whose every chunk is
+    gone (their folder was recreated empty); ``coordinates``: the values the store's coordinates
+    must hold, by name (with ``repair``, rewritten where they differ or were lost).
 
     Returns one message per problem found (empty if the store is whole). With ``repair``, the
     problems are mended as the module says and each is logged as a warning; without it nothing
@@ -275,18 +218,24 @@ def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: 
     reset = np.zeros(group["status"].shape, bool)  # finished cells whose results are lost
     doomed: list[Path] = []  # damaged chunk files, deleted by the repair
 
-    def which(region) -> str:
-        return ", ".join(methods[region[0]])
-
     def damaged(name, file, region, why):
-        problems.append(f"{name}: chunk {file.name} ({which(region)}) {why}")
+        problems.append(f"{name}: chunk {file.name} ({', '.join(methods[region[0]])}) {why}")
         if why != "is missing":
             doomed.append(file)
-        return region[:4]
+        reset[region[:4]] = True
 
-    # -- coordinates: written whole with the store ---------------------------------------------
+    def read(name, array, file, region):
+        try:
+            _read(array, region)
+        except _Damaged as exc:
+            damaged(name, file, region, str(exc))
+
+    names = sorted(group.array_keys())
+    dims = {name: tuple(group[name].attrs.get("_ARRAY_DIMENSIONS", ())) for name in names}
+
+    # -- coordinates (every array not laid out by cell): written whole with the store ----------
     coordinates = coordinates or {}
-    for name in _whole_arrays(group):
+    for name in (n for n in names if dims[n][:4] != CELL_DIMS):
         array = group[name]
         file = _file_of(path, name)
         bad = None
@@ -366,45 +315,34 @@ def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: 
                         + (f"; rebuilt ({int(failed.sum())} failed cells lost their message)"
                            if repair else ""))
 
-    # -- per-cell variables: read every chunk --------------------------------------------------
-    for name in _cell_variables(group):
-        array = group[name]
-        file = _file_of(path, name)
+    # -- per-cell variables: read every chunk holding finished cells --------------------------
+    for name in names:
+        if dims[name] != CELL_DIMS or name in ("status", "error"):
+            continue
+        array, file = group[name], _file_of(path, name)
         for idx, region in _chunks(array):
             if not finished[region].any():
                 continue
-            if not file(idx).exists():
-                if every_chunk or name in lost or (name in required and done[region].any()):
-                    reset[damaged(name, file(idx), region, "is missing")] = True
-                continue
-            try:
-                _read(array, region)
-            except _Damaged as exc:
-                reset[damaged(name, file(idx), region, str(exc))] = True
+            if file(idx).exists():
+                read(name, array, file(idx), region)
+            elif every_chunk or name in lost or (name in required and done[region].any()):
+                damaged(name, file(idx), region, "is missing")
 
     # -- large variables: the chunk files of finished cells must exist and be whole ------------
     for name in ("cv_score", "coef"):
         if name not in group:
             continue
-        array = group[name]
-        file = _file_of(path, name)
+        array, file = group[name], _file_of(path, name)
         for idx, region in _chunks(array):
-            cells = region[:4]
-            if name == "cv_score" and idx[0] not in cv_methods:
-                continue
-            if not done[cells].any():
+            if (name == "cv_score" and idx[0] not in cv_methods) or not done[region[:4]].any():
                 continue
             if not file(idx).exists():
-                reset[damaged(name, file(idx), region, "is missing")] = True
+                damaged(name, file(idx), region, "is missing")
             elif not _header_ok(file(idx)):
-                reset[damaged(name, file(idx), region,
-                              "is damaged (its length disagrees with its header: truncated or "
-                              "overwritten)")] = True
+                damaged(name, file(idx), region, "is damaged (its length disagrees with its "
+                        "header: truncated or overwritten)")
             elif full:
-                try:
-                    _read(array, region)
-                except _Damaged as exc:
-                    reset[damaged(name, file(idx), region, str(exc))] = True
+                read(name, array, file(idx), region)
 
     # -- finished cells must have the values every finished cell has -------------------------
     for name in required:
@@ -416,19 +354,18 @@ def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: 
             continue
         bad = done & ~np.isfinite(values) & ~reset
         if bad.any():
-            names = ", ".join(sorted({methods[i] for i in np.flatnonzero(bad.any(axis=(1, 2, 3)))}))
-            problems.append(f"{name}: {int(bad.sum())} done cell(s) of {names} have no value")
+            who = ", ".join(sorted({methods[i] for i in np.flatnonzero(bad.any(axis=(1, 2, 3)))}))
+            problems.append(f"{name}: {int(bad.sum())} done cell(s) of {who} have no value")
             reset |= bad
 
     reset &= finished
-    if reset.any():
+    if reset.any() and repair:
         counts = ", ".join(f"{methods[i]} {int(n)}" for i, n in
                            enumerate(reset.sum(axis=(1, 2, 3))) if n)
-        if repair:
-            status[reset] = STATUS_PENDING
-            group["status"][...] = status
-            problems.append(f"{int(reset.sum())} finished cell(s) ({counts}) are pending again "
-                            "and will be recomputed")
+        status[reset] = STATUS_PENDING
+        group["status"][...] = status
+        problems.append(f"{int(reset.sum())} finished cell(s) ({counts}) are pending again "
+                        "and will be recomputed")
     if repair:
         for file in doomed:
             file.unlink(missing_ok=True)

@@ -1,16 +1,14 @@
-"""The store's schema: where the store lies (:func:`store_path`), and where each cell's
-results lie in it.
+"""The store's schema: where the store lies (:func:`store_path`) and where each cell's results lie.
 
-- ``cv_score`` (model, tau, psi, seed, candidate, fold): each method's CV candidates lie along
-  ``candidate`` in the order of :func:`mccard_dist.grid.cv_candidates`; their values are
-  coordinates on ``(model, candidate)`` named as the methods' grids name them
-  (``kernel_width``, ``alpha_ratio``, Huber's ``epsilon`` and ``alpha`` ...), NaN where a method
-  has no such name or fewer candidates;
-- per cell, ``chosen_<name>`` for each of those names: the final fit's value (for a width set
-  inside the fit, where it settled).
+- per cell, dims ``(model, tau, psi, seed)``: ``status`` (int8: 0 pending, 1 done, 2 failed),
+  ``error`` (text) and the float64 :data:`~mccard_dist.records.SCALARS` (NaN where not
+  available), with ``chosen_<name>`` for each name of the methods' grids (the final fit's value);
+- ``cv_score`` (+ ``candidate, fold``): each method's CV candidates in the order of
+  :func:`mccard_dist.grid.cv_candidates`, their values in coordinates on ``(model, candidate)``
+  named as the grids name them (NaN where a method has no such name or fewer candidates);
+- ``coef`` (+ ``feature``): the final coefficients, unless ``run.save_coef`` is off.
 
-Every array carries a CRC-32C checksum of each chunk (a filter before Blosc), so a chunk whose
-bytes changed is refused when decoded, not read as other numbers.
+Every array carries a CRC-32C checksum of each chunk (a filter before Blosc).
 """
 
 from __future__ import annotations
@@ -101,11 +99,8 @@ class Layout:
 
 
 def store_path(spec: ExperimentSpec) -> Path:
-    """``store.path`` if set, else ``<store.root>/<name>-<grid_hash[:10]>.zarr``.
-
-    Deterministic from the grid, so rerunning the same command finds (and resumes) the same
-    store. Relative paths are relative to the current directory (Hydra does not chdir).
-    """
+    """``store.path`` if set, else ``<store.root>/<name>-<grid_hash[:10]>.zarr`` (so the same
+    command finds the same store); relative to the current directory (Hydra does not chdir)."""
     if spec.store.path is not None:
         return Path(spec.store.path)
     return Path(spec.store.root) / f"{spec.name}-{grid.grid_hash(spec)[:10]}.zarr"

@@ -1,30 +1,18 @@
 """The one door for stores of earlier versions: ``mccard-migrate STORE [--to COPY]``.
 
-A store records the version of its layout (``grid_version`` in its grid description). Readers and
-the runner refuse a store of an earlier version in one line that names this command
-(:func:`refuse_earlier`); :func:`migrate` rewrites it in this version's layout, so that no other
-module knows an earlier one. What it converts:
-
-- version 1, ``candidate`` layout: the grid hash and description in this version's vocabulary,
-  a CRC-32C checksum on every chunk, ``degenerate`` added (no value) where the store lacked it;
-- version 1, ``axes`` layout (``cv_score`` over ``h`` x ``alpha_ratio``, ``chosen_h``,
-  ``chosen_alpha_ratio``; ``method``, ``lam`` and ``chosen_lam`` in the oldest stores): the
-  candidates laid along ``candidate`` with each method's grid values as coordinates, and the
-  chosen values under each method's grid names;
-- configs written before ``grid`` (a method's axes under ``kernel_width`` and ``alpha_ratio``)
-  and before ``cv.paths`` (every candidate fitted alone: ``paths: none``).
-
-The new store is written beside the old one, then checked against it cell by cell (every value
-of every cell, each candidate's scores looked up by its grid values), and only then takes its
-place; a store named by its grid is renamed after its new grid hash, so that the same command
-finds it. The cells keep the values, run records, code fingerprint and library versions they
-were computed with.
+Readers and the runner refuse a store of an earlier layout version (``grid_version`` in its grid
+description) in one line naming this command (:func:`refuse_earlier`); :func:`migrate` rewrites it
+in this version's layout (grid hash and description in this version's vocabulary, CRC-32C
+checksums, ``degenerate``; the ``axes`` layout's ``cv_score`` laid along ``candidate``; configs
+from before ``grid`` and ``cv.paths``), so that no other module knows an earlier one. The new store
+is written beside the old one, checked against it cell by cell, and only then takes its place
+(renamed after its new grid hash when named by its grid); the cells keep their values, run
+records, code fingerprint and library versions.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
 import shutil
 import sys
@@ -155,7 +143,7 @@ def migrate(path, to=None) -> Path:
     from ..lock import StoreLock
     from .integrity import open_dataset
     from .layout import Layout
-    from .writer import _consolidate, _template
+    from .writer import _consolidate, _now, _template
 
     path = Path(path)
     if not (path / ".zgroup").is_file():
@@ -192,7 +180,7 @@ def migrate(path, to=None) -> Path:
                 new.attrs.pop(key)
         new.attrs["migrated"] = json.dumps({
             "from_version": store_version(old.attrs), "from_grid_hash": old.attrs["grid_hash"],
-            "at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
+            "at": _now()})
         staging = target.with_name(target.name + ".migrating")
         shutil.rmtree(staging, ignore_errors=True)
         with zarr.config.set({"array.write_empty_chunks": True}):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..grid import flatten_keys
 from ..records import STATUS_DONE, STATUS_NAMES, done_cell_values
 
 from .integrity import REPAIR_HINT, StoreDamagedError, check, open_dataset, open_group
@@ -27,8 +28,8 @@ def open_results(path, mask: bool = True):
     With ``mask`` (default), every per-cell variable (and ``cv_score``, ``coef``) is NaN where the
     cell is not done (pending or failed); ``status`` and ``error`` are kept as written, and
     ``status_name`` gives "pending" / "done" / "failed". The per-cell variables (dims ``model,
-    tau, psi, seed`` only: a few MB even for the paper's grid) are loaded, so ``ds["r"].mean("seed")``
-    gives numbers; ``cv_score`` and ``coef`` stay lazy (dask).
+    tau, psi, seed`` only: a few MB even for the paper's grid) are loaded, so
+    ``ds["r"].mean("seed")`` gives numbers; ``cv_score`` and ``coef`` stay lazy (dask).
 
     The methods of ``experiment.methods`` lie along the dimension ``model``: select one with
     ``ds.sel(model="mcc_ard")``. (A dimension named ``method`` would collide with the ``method``
@@ -111,9 +112,7 @@ def open_results(path, mask: bool = True):
 
 def check_stored(path, ds) -> list[str]:
     """The problems :func:`mccard_dist.store.integrity.check` finds in the store at ``path``
-    (``ds``: it opened lazily), judged by its stored config: the coordinates ``model``, ``tau``,
-    ``psi`` and ``seed`` must hold its values, and done cells the values its data define.
-    Nothing is changed."""
+    (``ds``: it opened lazily), judged by its stored config; nothing is changed."""
     from ..config import MethodSpec
     from ..grid import cv_candidates
 
@@ -135,20 +134,9 @@ def check_stored(path, ds) -> list[str]:
 SWEEP_LIST = "stores.txt"
 
 
-def _flatten(d: dict, prefix: str = "") -> dict:
-    out = {}
-    for key, value in d.items():
-        if isinstance(value, dict) and value:
-            out.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
-
-
 def _with_all_variables(stores):
-    """Each store with the variables and coordinates only some of the others have (the
-    ``chosen_<name>`` and candidate values of the grids' names: Huber's ``epsilon`` in one store
-    and not in another), NaN throughout, so that they concatenate."""
+    """Each store with the variables and coordinates only some of the others have (Huber's
+    ``epsilon`` in one store and not in another), NaN throughout, so that they concatenate."""
     import xarray as xr
 
     shapes = {}
@@ -167,15 +155,23 @@ def _with_all_variables(stores):
     return out
 
 
-def _sweep(stores, paths):
-    """Stores of the same methods concatenated along the grid settings that differ."""
+def _concat(stores, dim: str):
+    """The stores concatenated along ``dim``, every variable in each."""
     import warnings
 
     import xarray as xr
     from dask.array import PerformanceWarning
 
-    flat = [_flatten(json.loads(ds.attrs["grid_description"]))
-            for ds in stores]
+    with warnings.catch_warnings():
+        # the outer join on candidate / fold re-chunks the lazy cv_score: expected, and small
+        warnings.simplefilter("ignore", PerformanceWarning)
+        return xr.concat(_with_all_variables(stores), dim=dim, join="outer", data_vars="all",
+                         coords="different", compat="equals", combine_attrs="override")
+
+
+def _sweep(stores, paths):
+    """Stores of the same methods concatenated along the grid settings that differ."""
+    flat = [flatten_keys(json.loads(ds.attrs["grid_description"])) for ds in stores]
     keys = sorted({k for f in flat for k in f}
                   - {k for k in flat[0] if all(f.get(k) == flat[0][k] for f in flat)})
     if not keys:
@@ -190,11 +186,7 @@ def _sweep(stores, paths):
     names = [n if n not in taken and names.count(n) == 1 else k.replace(".", "_")
              for n, k in zip(names, keys)]
     values = {n: [label(f.get(k)) for f in flat] for n, k in zip(names, keys)}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PerformanceWarning)
-        combined = xr.concat(_with_all_variables(stores), dim="sweep", join="outer",
-                             data_vars="all",
-                             coords="different", compat="equals", combine_attrs="override")
+    combined = _concat(stores, "sweep")
     combined = combined.assign_coords({n: ("sweep", v) for n, v in values.items()})
     combos = list(zip(*values.values()))
     if len(names) == 1:
@@ -215,21 +207,15 @@ def _sweep(stores, paths):
 
 def _side_by_side(stores, paths):
     """Stores of the same cells concatenated along ``model`` (:func:`open_results`)."""
-    import warnings
-
-    import xarray as xr
-    from dask.array import PerformanceWarning
-
     if not stores:
         raise ValueError("open_results: the list of stores is empty")
     descriptions = [json.loads(ds.attrs["grid_description"]) for ds in stores]
     first = descriptions[0]
     names: list[str] = []
     for path, ds, d in zip(paths, stores, descriptions):
-        for key in ("data",):
-            if d[key] != first[key]:
-                raise StoreMismatchError(f"{path} has other {key} settings than {paths[0]}: "
-                                         f"stores opened side by side must hold the same cells")
+        if d["data"] != first["data"]:
+            raise StoreMismatchError(f"{path} has other data settings than {paths[0]}: "
+                                     "stores opened side by side must hold the same cells")
         for key in ("tau", "psi", "seeds"):  # the same values, in any order
             if sorted(d["experiment"][key]) != sorted(first["experiment"][key]):
                 raise StoreMismatchError(f"{path} has other experiment.{key} than {paths[0]}: "
@@ -242,12 +228,7 @@ def _side_by_side(stores, paths):
     # the cells in the first store's order
     order = {dim: stores[0][dim].values for dim in ("tau", "psi", "seed")}
     stores = [ds.sel(order) for ds in stores]
-    with warnings.catch_warnings():
-        # the outer join on candidate / fold re-chunks the lazy cv_score: expected, and small
-        warnings.simplefilter("ignore", PerformanceWarning)
-        combined = xr.concat(_with_all_variables(stores), dim="model", join="outer",
-                             data_vars="all",
-                             coords="different", compat="equals", combine_attrs="override")
+    combined = _concat(stores, "model")
     config = json.loads(stores[0].attrs["config"])
     description = copy.deepcopy(first)
     for ds, d in zip(stores[1:], descriptions[1:]):

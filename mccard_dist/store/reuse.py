@@ -1,23 +1,12 @@
 """Results of unchanged methods taken from the other stores under ``store.root``.
 
-A store holds one grid, and its name carries the hash of the whole grid, so an override that changes
-one method (``methods.mcc_l1.grid.alpha_ratio=[...]``) makes a new store. The methods the override did
-not touch would give the same numbers again: when the new store is created, their finished cells
-are copied from any store under the same root whose results are the same computation:
-
-- the same code (:func:`code_fingerprint`, a hash of this package's source outside its report and
-  benchmark subpackages, kept in every store's attributes; a store of other code is never a
-  source) on the same numerical libraries (:data:`NUMERICAL`, whose versions every store keeps),
-- the same method description (estimator, params, CV candidates), data description and CV settings
-  (``grid_description``), and the same ``save_coef``.
-
-Only a store named by its grid (``store.path`` unset, ``<store.root>/<name>-<grid hash>.zarr``)
-takes cells: a store given its own ``store.path`` is a deliberate separate computation (a benchmark
-timing a run, a test of resuming), and is computed whole.
-
-A block of the new store is copied only when every one of its cells is done in the source, through
-:meth:`ResultsStore.write_block` (status last), so a copy interrupted halfway leaves the rest
-pending, to be computed. Cells of other ``tau``, ``psi`` or ``seed`` values are computed as usual.
+An override that changes one method makes a new store (its name carries the grid hash); when it
+is created, the finished cells of the methods left unchanged are copied from a store under the same
+root that made them by the same computation: the same code (:func:`code_fingerprint`) on the same
+numerical libraries (:data:`NUMERICAL`), the same method, data and CV description and the same
+``save_coef``. Only a store named by its grid takes cells (one given its own ``store.path`` is
+computed whole). A block is copied only when all its cells are done in the source, through
+:meth:`ResultsStore.write_block` (status last), so an interrupted copy leaves the rest pending.
 """
 
 from __future__ import annotations
@@ -112,15 +101,11 @@ def _sources(store, spec) -> list[tuple[Path, object, dict]]:
 
 
 def fill_from_siblings(store, spec) -> dict[str, tuple[str, int]]:
-    """Copy the finished cells of unchanged methods into the new ``store``.
-
-    Returns ``{method: (source path, cells copied)}`` for every method that took cells.
-    """
+    """Copy the finished cells of unchanged methods into the new ``store``; returns ``{method:
+    (source path, cells copied)}`` for every method that took cells."""
     new = grid.grid_description(spec)
     copied: dict[str, tuple[str, int]] = {}
     sources = _sources(store, spec)
-    if not sources:
-        return copied
     for method_spec in spec.methods:
         method = method_spec.name
         for path, group, stored in sources:

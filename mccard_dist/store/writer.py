@@ -1,25 +1,10 @@
-"""The results store: one labelled zarr (format 2, consolidated) per experiment grid.
+"""Creating and filling a results store: the only room that writes zarr.
 
-The only zarr-aware room. The schema is written once as a template (coordinates with their real
-values, lazily allocated data variables, attributes with the resolved config, the grid hash and
-package versions); every block of work then fills exactly its own region, the ``status`` of its
-cells last, so an interrupted run leaves finished blocks marked done and unfinished ones pending.
-Only the driver writes (one writer, in sequence), so partial-chunk writes cannot race.
-
-Layout (``xarray.open_zarr(path)`` is enough to analyse it; :mod:`~mccard_dist.store.layout`):
-
-- per cell, dims ``(model, tau, psi, seed)`` (``model``: the method names): ``status`` (0 pending,
-  1 done, 2 failed), ``error`` (message of a failed cell), the metrics ``r, rmse, n_selected, tp,
-  fp, fn, tn, precision, recall, f1``, the final fit's grid values ``chosen_<name>`` under the
-  names of the methods' grids (``chosen_kernel_width``, ``chosen_alpha_ratio``,
-  ``chosen_epsilon`` ...) and its absolute penalty ``chosen_alpha``, and ``n_iter, converged,
-  fit_seconds, cell_seconds, n_cv_failures, degenerate`` (1 where the final fit is degenerate:
-  MCC-ARD's samples all lost their weight, LS-ARD's noise variance collapsed); float64 (NaN
-  where not available) but for ``status`` (int8) and ``error`` (text).
-- ``cv_score`` (model, tau, psi, seed, candidate, fold): validation loss of each candidate and
-  fold (NaN where a method has fewer candidates); each candidate's values are coordinates on
-  ``(model, candidate)`` named as the grids name them (``kernel_width``, ``alpha_ratio`` ...).
-- ``coef`` (model, tau, psi, seed, feature): final coefficients (unless ``run.save_coef`` is off).
+The schema is written once as a template (coordinates with their values, lazily allocated data
+variables, attributes with the resolved config, the grid hash and package versions); each block
+of work then fills exactly its own region, ``status`` last, so an interrupted run leaves finished
+blocks done and the others pending. Only the driver writes. The variables are listed in
+:mod:`~mccard_dist.store.layout`.
 """
 
 from __future__ import annotations
@@ -38,12 +23,7 @@ from . import integrity
 from ..config import ExperimentSpec
 from ..errors import StoreAccessError, UsageError
 from ..lock import INNER_LOCK
-from ..records import (
-    STATUS_FAILED,
-    STATUS_PENDING,
-    CellResult,
-    done_cell_values,
-)
+from ..records import STATUS_FAILED, STATUS_PENDING, CellResult, done_cell_values
 from .integrity import StoreDamagedError, open_group
 from .layout import Layout, store_path
 from .migrate import refuse_earlier
@@ -60,18 +40,16 @@ class StoreMismatchError(ValueError, UsageError):
 
 
 def _here():
-    """Dask's synchronous scheduler: the template's few computed values are made in this process,
-    never sent to a cluster whose client is the default scheduler (and which may have no worker
-    yet)."""
+    """Dask's synchronous scheduler: the template's few computed values are made here, never sent
+    to a cluster (which may have no worker yet)."""
     import dask
 
     return dask.config.set(scheduler="synchronous")
 
 
 def _consolidate(path: Path) -> None:
-    """Rebuild ``.zmetadata`` from the arrays' own metadata. The driver's lock file inside the
-    store (:data:`mccard_dist.lock.INNER_LOCK`) is no zarr object: zarr's warning about it is
-    left out."""
+    """Rebuild ``.zmetadata`` from the arrays' own metadata (without zarr's warning about the
+    lock file inside the store, :data:`mccard_dist.lock.INNER_LOCK`)."""
     import warnings
 
     import zarr
@@ -81,25 +59,10 @@ def _consolidate(path: Path) -> None:
         zarr.consolidate_metadata(str(path), zarr_format=2)
 
 
-def _restore_consolidated_metadata(path: Path) -> None:
-    """Re-consolidate a store whose ``.zmetadata`` is gone but whose group and arrays are there
-    (one call rebuilds it from the arrays' own metadata)."""
-
-    path = Path(path)
-    if (path / ".zgroup").is_file() and not (path / ".zmetadata").exists():
-        _consolidate(path)
-        log.warning("store %s: .zmetadata was missing; rebuilt from the arrays' metadata", path)
-
-
 def _restore_missing_arrays(path: Path, spec: ExperimentSpec) -> tuple[list[str], list[str]]:
-    """Recreate the arrays of the template whose folder (or its ``.zarray``) is gone.
-
-    A data variable gets its metadata only, no chunks: :mod:`~mccard_dist.store.integrity` then
-    finds every chunk of it missing, so its finished cells are recomputed (``status`` and
-    ``error`` are rebuilt from the others instead). A coordinate is written whole from the grid.
-    Returns one message per array recreated, and the names of the data variables recreated (all
-    their chunks are lost).
-    """
+    """Recreate the template's arrays whose folder (or ``.zarray``) is gone: a coordinate whole,
+    a data variable as metadata only (:func:`~mccard_dist.store.integrity.check` then finds its
+    chunks lost). Returns a message per array, and the data variables recreated."""
     import shutil
     import tempfile
 
@@ -190,20 +153,19 @@ class ResultsStore:
             store = cls(path, spec)
             store.check_and_repair()
             return store
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(path.name + ".creating")
-            if tmp.exists():
-                import shutil
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".creating")
+        if tmp.exists():
+            import shutil
 
-                shutil.rmtree(tmp)
-            # every chunk written, so that any missing chunk was lost (integrity.check)
-            with _here(), zarr.config.set({"array.write_empty_chunks": True}):
-                template = _template(spec)
-                template.to_zarr(str(tmp), compute=False, zarr_format=2, consolidated=True,
-                                 encoding=Layout.encoding(template))
-            tmp.rename(path)  # a store appears whole or not at all
-            log.info("created results store %s", path)
+            shutil.rmtree(tmp)
+        # every chunk written, so that any missing chunk was lost (integrity.check)
+        with _here(), zarr.config.set({"array.write_empty_chunks": True}):
+            template = _template(spec)
+            template.to_zarr(str(tmp), compute=False, zarr_format=2, consolidated=True,
+                             encoding=Layout.encoding(template))
+        tmp.rename(path)  # a store appears whole or not at all
+        log.info("created results store %s", path)
         store = cls(path, spec)
         if spec.store.path is None:  # a store named by its grid: variants of a grid sit together
             fill_from_siblings(store, spec)  # methods unchanged from a store beside it
@@ -211,7 +173,7 @@ class ResultsStore:
 
     def check_and_repair(self, full: bool | None = None) -> list[str]:
         """Find lost or damaged chunks and put their finished cells back to pending
-        (:func:`mccard_dist.store.integrity.check_and_repair`; ``full`` defaults to
+        (:func:`mccard_dist.store.integrity.check`; ``full`` defaults to
         ``store.verify == "full"``); returns what was found."""
         import zarr
 
@@ -233,7 +195,11 @@ class ResultsStore:
     @staticmethod
     def check_compatible(path: Path, spec: ExperimentSpec) -> None:
         """Refuse a store written by a different grid, saying what differs."""
-        _restore_consolidated_metadata(path)
+        folder = Path(path)
+        if (folder / ".zgroup").is_file() and not (folder / ".zmetadata").exists():
+            _consolidate(folder)  # lost, but the arrays' own metadata are there
+            log.warning("store %s: .zmetadata was missing; rebuilt from the arrays' metadata",
+                        folder)
         try:
             attrs = open_group(path).attrs.asdict()
         except Exception as exc:  # noqa: BLE001 - anything unreadable is "not a store"
@@ -241,8 +207,8 @@ class ResultsStore:
                 f"{path} exists but is not a readable results store ({exc}); choose another "
                 "store.path or move it away") from exc
         if "grid_hash" not in attrs:
-            raise StoreMismatchError(f"{path} is a zarr store but not an mccard-dist results store; "
-                                     "choose another store.path")
+            raise StoreMismatchError(f"{path} is a zarr store but not an mccard-dist results "
+                                     "store; choose another store.path")
         refuse_earlier(path, attrs)
         if attrs["grid_hash"] != grid.grid_hash(spec):
             diffs = grid.diff_descriptions(json.loads(attrs["grid_description"]),
@@ -291,8 +257,31 @@ class ResultsStore:
             self.lock.check_held()
         import zarr
 
+        g = self._group
+
+        def write(name, value_of, fill=np.nan, dtype=float):
+            values = np.full((n_psi, n_seed) + g[name].shape[4:], fill, dtype=dtype)
+            for (p, s), res in pos.items():
+                value = value_of(res)
+                if value is not None:  # cv_score: a method's candidates come first
+                    values[(p, s) + tuple(slice(n) for n in np.shape(value))] = value
+            g[name][block.region] = values
+
+        def scalar(name):
+            write(name, lambda res: res.scalars.get(name, np.nan))
+
         with zarr.config.set({"array.write_empty_chunks": True}), self._writing():
-            self._write_region(block, pos, n_psi, n_seed)
+            for name in self._layout.cell_variables():
+                if name != "cell_seconds":
+                    scalar(name)
+            if self._n_candidates[block.method]:
+                write("cv_score", lambda res: res.cv_score)
+            if "coef" in g:
+                write("coef", lambda res: res.coef)
+            write("error", lambda res: res.error, "", object)
+            scalar("cell_seconds")  # next to last: a lost status is rebuilt from it
+            # last: the block counts as done only once all else is in
+            write("status", lambda res: res.status, 0, np.int8)
 
     @contextlib.contextmanager
     def _writing(self):
@@ -306,43 +295,6 @@ class ResultsStore:
                 "finished before are kept: fix the file system (space, quota, mount) and rerun "
                 "the same command to resume") from exc
 
-    def _write_region(self, block, pos, n_psi, n_seed) -> None:
-        mi, ti, ps, ss = block.region
-        g = self._group
-        region = (mi, ti, ps, ss)
-        method = self.spec.methods[mi]
-
-        def scalar(name):
-            values = np.full((n_psi, n_seed), np.nan)
-            for (p, s), res in pos.items():
-                values[p, s] = res.scalars.get(name, np.nan)
-            g[name][region] = values
-
-        for name in self._layout.cell_variables():
-            if name != "cell_seconds":
-                scalar(name)
-        n_candidates = self._n_candidates[method.name]
-        if n_candidates:
-            cv = np.full((n_psi, n_seed) + g["cv_score"].shape[4:], np.nan)
-            for (p, s), res in pos.items():
-                if res.cv_score is not None:
-                    cv[p, s, :n_candidates] = res.cv_score
-            g["cv_score"][region] = cv
-        if "coef" in g:
-            coef = np.full((n_psi, n_seed, g["coef"].shape[-1]), np.nan)
-            for (p, s), res in pos.items():
-                if res.coef is not None:
-                    coef[p, s] = res.coef
-            g["coef"][region] = coef
-        errors = np.full((n_psi, n_seed), "", dtype=object)
-        status = np.zeros((n_psi, n_seed), np.int8)
-        for (p, s), res in pos.items():
-            errors[p, s] = res.error
-            status[p, s] = res.status
-        g["error"][region] = errors
-        scalar("cell_seconds")  # next to last: a lost status is rebuilt from it
-        g["status"][region] = status  # last: the block counts as done only once all else is in
-
     def runs(self) -> list[dict]:
         """The run records (``runs`` attribute) as they are on disk now, oldest first."""
         try:
@@ -352,8 +304,7 @@ class ResultsStore:
         return json.loads(attrs.get("runs", "[]"))
 
     def _update_runs(self, change) -> list[dict]:
-        """Apply ``change`` to the records as they are on disk now and write them back: a
-        record another driver wrote since this one read them is kept."""
+        """Apply ``change`` to the records as they are on disk now and write them back."""
         with self._writing():
             runs = self.runs()
             change(runs)
@@ -365,13 +316,9 @@ class ResultsStore:
         return int((self.status() != STATUS_PENDING).sum())
 
     def start_run(self, started: str | None = None) -> str:
-        """Record a run as started (``ended: "running"``, with host and PID, and how many cells
-        were finished then; ``started``: its time, now by default); returns the record's ``id``.
-
-        A previous record still ``running`` belongs to a driver that ended without saying how
-        (killed, or its machine lost): it is marked so, with the cells it wrote counted from the
-        store (one driver at a time: every cell finished since it started is its own).
-        """
+        """Record a run as started (``ended: "running"``, host, PID, the cells finished then;
+        ``started``: now by default); returns the record's ``id``. A previous record still
+        ``running`` is marked as ended unrecorded, with the cells finished since it started."""
         import os
         import socket
         import uuid
@@ -395,10 +342,9 @@ class ResultsStore:
 
     def end_run(self, run_id: str, n_blocks: int, ended: str, n_cells: int | None = None,
                 finished: str | None = None) -> None:
-        """Say how the run ``run_id`` ended: ``finished``, ``interrupted``, ``stopped early``,
-        ``failed: <first line of the error>``..., with the blocks and cells it wrote (``n_cells``,
-        or counted from the store: the cells finished since it started), at ``finished`` (now by
-        default)."""
+        """Say how the run ``run_id`` ended (``finished``, ``interrupted``, ``failed: ...``), with
+        the blocks and cells it wrote (``n_cells``, or the cells finished since it started), at
+        ``finished`` (now by default)."""
         finished = finished or _now()
         with self._writing():
             n_finished = self._n_finished() if n_cells is None else None
