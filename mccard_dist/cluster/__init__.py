@@ -139,16 +139,25 @@ def _ignore_interrupt_plugin_class():
 def _started_whole():
     """A local cluster that fails to start is closed here, quietly (Dask's exit handler would
     fail on it with a traceback), and the failure reported in one line."""
+    import multiprocessing
+
     from distributed.deploy.spec import SpecCluster
 
     before = set(SpecCluster._instances)
+    children = set(multiprocessing.active_children())
     try:
         yield
     except BaseException as exc:
+        # the nannies' start tasks cut short would log tracebacks when collected
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         for cluster in set(SpecCluster._instances) - before:
             with contextlib.suppress(BaseException):
                 cluster.close(timeout=10)
             SpecCluster._instances.discard(cluster)
+        # a worker process still spawning would fail with a traceback once this one has exited
+        for child in set(multiprocessing.active_children()) - children:
+            child.terminate()
+            child.join(5)
         if isinstance(exc, (KeyboardInterrupt, ClusterError)):
             raise
         raise ClusterError(
