@@ -20,6 +20,7 @@ _HOMES = {
     "LSARDRegressor": "models", "MCCARDRegressor": "models", "MCCARDRegressorCV": "models",
     "MCCL1Path": "models", "MCCL1Regressor": "models", "MCCL1RegressorCV": "models",
     "mcc_l1_alpha_max": "models", "mcc_l1_objective": "models", "mcc_l1_path": "models",
+    "resolve_solver": "models",
     "open_results": "store",
 }
 

@@ -3,6 +3,7 @@ Lasso and Huber regression as peer baselines. ``__all__`` is what a user imports
 are pieces other rooms of the package use.
 """
 
+from ._base import resolve_solver
 from ._likelihoods import log_density  # noqa: F401
 from ._linalg import RidgeSteps, weighted_ridge  # noqa: F401
 from ._sequential import ard_evidence  # noqa: F401
@@ -30,5 +31,6 @@ __all__ = [
     "mcc_l1_alpha_max",
     "mcc_l1_objective",
     "mcc_l1_path",
+    "resolve_solver",
 ]
 

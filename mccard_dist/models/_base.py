@@ -13,7 +13,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ._linalg import loo_from_leverage, posterior_covariance
 
-__all__ = ["ARDFit", "AT_LEAST_ONE", "NON_NEGATIVE", "POSITIVE", "WIDTH", "check_params",
+__all__ = ["ARDFit", "WarmStart", "resolve_solver", "AT_LEAST_ONE", "NON_NEGATIVE", "POSITIVE", "WIDTH", "check_params",
            "PosteriorPredictive", "RegressorBase", "ard_relevance_step", "check_sample_weight",
            "relative_change", "weighted_median", "weighted_var"]
 
@@ -34,6 +34,40 @@ class ARDFit:
     degenerate: bool
     n_fallbacks: int = 0
     engine: object = None
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """A fitted ARD estimator's answer, where a warm-started fit begins: coefficients and
+    relevances of every feature (``inf`` where pruned), intercept, and the kernel width (robust
+    fits) or noise variance (Gaussian) it ended at."""
+
+    coef: np.ndarray
+    intercept: float
+    relevance: np.ndarray
+    scale: float
+
+    @property
+    def active(self) -> np.ndarray:
+        return np.flatnonzero(np.isfinite(self.relevance))
+
+
+#: ``solver="auto"`` takes the pruning solver up to this ``N D min(N, D)`` (the cost of one of
+#: its iterations) and ``D / N``; beyond either, the sequential one (docs/user_guide/solvers.md)
+PRUNING_MAX_COST = 3e8
+PRUNING_MAX_RATIO = 10
+
+
+def resolve_solver(solver: str, n_samples: int, n_features: int) -> str:
+    """``solver``, or for ``"auto"`` the solver the data's shape calls for: ``"pruning"`` where
+    its iterations are cheap and features do not far outnumber samples (it converges there and
+    keeps the sparser selection), else ``"sequential"``."""
+    if solver != "auto":
+        return solver
+    cost = n_samples * n_features * min(n_samples, n_features)
+    if cost <= PRUNING_MAX_COST and n_features <= PRUNING_MAX_RATIO * n_samples:
+        return "pruning"
+    return "sequential"
 
 
 def relative_change(coef, coef_prev) -> float:

@@ -48,10 +48,14 @@ def _relevance_change(new, before, keep) -> float:
         return float(np.max(np.abs(np.log(new[keep] / before[keep])), initial=0.0))
 
 
-def fit_robust(model, X, y, schedule) -> ARDFit:
+def fit_robust(model, X, y, schedule, start=None) -> ARDFit:
     """MCC-ARD by Algorithm 1: up to ``w_steps`` w-steps per iteration (until ``w`` settles),
     the a-step and pruning. ``schedule``: the auto width's, or None. Converged when nothing is
-    pruned and neither ``w`` nor the relevances move by more than ``tol`` (width settled)."""
+    pruned and neither ``w`` nor the relevances move by more than ``tol`` (width settled).
+
+    ``start``: a previous fit (:class:`WarmStart`) to start from instead of ``init``: its
+    coefficients and relevances, every feature it pruned back in at ``relevance_max``, so the
+    first a-step prunes again those the new fit does not need and lets back in those it does."""
     n_samples, n_features = X.shape
     sw = model._fit_weights
     h = schedule.h if schedule else model.kernel_width
@@ -59,10 +63,13 @@ def fit_robust(model, X, y, schedule) -> ARDFit:
     active = np.arange(n_features)
     relevance = np.ones(n_features)
     Xa = X
-    if model.init == "ridge":
+    if start is not None:
+        coef, intercept = start.coef.copy(), start.intercept
+        relevance = np.minimum(start.relevance, model.relevance_max)
+    elif model.init == "ridge":
         start_weights = model._weight_scale(h) * (np.ones(n_samples) if sw is None else sw)
-        start = weighted_ridge(X, y, start_weights, relevance, compute_gamma=False, **ridge)
-        coef, intercept = start.coef, start.intercept
+        ridge_start = weighted_ridge(X, y, start_weights, relevance, compute_gamma=False, **ridge)
+        coef, intercept = ridge_start.coef, ridge_start.intercept
     else:
         coef = np.zeros(n_features)
         intercept = weighted_median(y, sw) if model.fit_intercept else 0.0

@@ -40,7 +40,7 @@ def _max_steps(n_features: int) -> int:
     return 200 + 4 * min(n_features, 1000)
 
 
-def fit_robust(model, X, y, schedule) -> ARDFit:
+def fit_robust(model, X, y, schedule, start=None) -> ARDFit:
     """MCC-ARD by the sequential solver: the precisions ``model._precisions(e, h)`` refreshed
     from the residuals around the evidence maximisation.
 
@@ -48,16 +48,26 @@ def fit_robust(model, X, y, schedule) -> ARDFit:
     from ``var(y)`` (the wide kernels see every sample as an inlier); the auto width
     (``schedule``) anneals from ``var(y)`` and is widened once settled. Converged when the width
     is reached, the inner maximisation settled at ``tol``, the active set unchanged and no
-    coefficient moved by more than ``tol`` relative."""
+    coefficient moved by more than ``tol`` relative.
+
+    ``start`` (a fixed width only): a previous fit (:class:`WarmStart`) whose active set,
+    relevances and residuals the fit starts from, halving from its width (if wider) instead of
+    ``var(y)``: the route a cold fit takes, joined where the previous fit ended."""
     precisions, tol, sample_weight = model._precisions, model.tol, model._fit_weights
     kernel_width = None if schedule is not None else model.kernel_width
     scale = weighted_var(y, sample_weight)
     if not (np.isfinite(scale) and scale > 0.0):
         scale = 1.0
-    h = schedule.h if schedule is not None else max(kernel_width, scale)
     engine = SequentialARD(X, fit_intercept=model.fit_intercept,
                            relevance_max=model.relevance_max)
-    e = y - weighted_median(y, sample_weight) if model.fit_intercept else y
+    if start is not None:
+        h = max(kernel_width, start.scale)
+        engine.active = start.active
+        engine.relevance = start.relevance[engine.active]
+        e = y - start.intercept - X @ start.coef
+    else:
+        h = schedule.h if schedule is not None else max(kernel_width, scale)
+        e = y - weighted_median(y, sample_weight) if model.fit_intercept else y
     coef_prev = np.zeros(X.shape[1])
     active_prev = None
     converged = degenerate = False

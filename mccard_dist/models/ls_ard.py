@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import StrOptions
 
 from . import _pruning_fits, _sequential_fits
-from ._base import AT_LEAST_ONE, POSITIVE, PosteriorPredictive, RegressorBase
+from ._base import AT_LEAST_ONE, POSITIVE, PosteriorPredictive, RegressorBase, resolve_solver
 from ._linalg import hat_diagonal
 
 __all__ = ["LSARDRegressor"]
@@ -32,15 +32,19 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         profiled out, and the intercept counts as one degree of freedom in the noise update).
     form : {"auto", "primal", "dual"}, default="auto"
         Linear algebra: dual (Woodbury) while more features are active than samples.
-    solver : {"pruning", "sequential"}, default="pruning"
+    solver : {"auto", "pruning", "sequential"}, default="auto"
         ``"pruning"``: the updates below, starting with every feature and pruning.
         ``"sequential"``: the fast marginal-likelihood maximisation of Tipping & Faul (2003),
         from an empty model, one feature added, re-estimated or deleted at a time, with the noise
         variance re-estimated between maximisations (its cost grows with the features kept;
-        ``form`` does not apply).
+        ``form`` does not apply). ``"auto"``: the rule of :class:`MCCARDRegressor`
+        (:func:`~mccard_dist.models.resolve_solver`): pruning at the paper's sizes,
+        sequential for large ``N D min(N, D)`` or ``D > 10 N``.
 
     Attributes
     ----------
+    solver_ : str
+        The solver that ran.
     coef_ : ndarray of shape (n_features,)
         Posterior mean of ``w``; exactly 0 for pruned features.
     intercept_ : float
@@ -97,11 +101,11 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         "relevance_max": [POSITIVE],
         "fit_intercept": ["boolean"],
         "form": [StrOptions({"auto", "primal", "dual"})],
-        "solver": [StrOptions({"pruning", "sequential"})],
+        "solver": [StrOptions({"auto", "pruning", "sequential"})],
     }
 
     def __init__(self, *, max_iter=300, tol=1e-4, relevance_max=1e6, fit_intercept=True,
-                 form="auto", solver="pruning"):
+                 form="auto", solver="auto"):
         self.max_iter = max_iter
         self.tol = tol
         self.relevance_max = relevance_max
@@ -144,7 +148,8 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         self._validate_params()
         X, y, sw = self._validate_fit_data(X, y, sample_weight)
         self._fit_weights = sw
-        solver = _sequential_fits if self.solver == "sequential" else _pruning_fits
+        self.solver_ = resolve_solver(self.solver, *X.shape)
+        solver = _sequential_fits if self.solver_ == "sequential" else _pruning_fits
         fit = solver.fit_gaussian(self, X, y)
         if fit.degenerate:
             warnings.warn(f"LS-ARD: the noise variance collapsed ({fit.noise_var:.3g}) with "

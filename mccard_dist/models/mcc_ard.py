@@ -5,16 +5,18 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import StrOptions
 
-from ._base import AT_LEAST_ONE, POSITIVE, WIDTH, PosteriorPredictive, RegressorBase
+from ._base import (AT_LEAST_ONE, POSITIVE, WIDTH, PosteriorPredictive, RegressorBase,
+                    WarmStart, resolve_solver)
 from . import _pruning_fits, _sequential_fits
 from ._likelihoods import irls_weight, kernel, log_density
 from ._linalg import hat_diagonal
 from ._width import WidthSchedule, is_auto
 
-__all__ = ["MCCARDRegressor"]
+__all__ = ["MCCARDRegressor", "fit_width_path"]
 
 #: ``final_width_ratio=None``: the final width over the annealed one, per likelihood.
 FINAL_WIDTH_RATIO = {"deviant": 2.0, "proper": 8.0}
@@ -77,16 +79,28 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     final_width_ratio : float or None, default=None
         ``kernel_width="auto"`` only: the width of the final phase as a multiple of the annealed
         one (see Notes). ``None``: 2 for the deviant likelihood, 8 for the proper one.
-    solver : {"pruning", "sequential"}, default="pruning"
+    solver : {"auto", "pruning", "sequential"}, default="auto"
         ``"pruning"``: Algorithm 1, starting with every feature and pruning (a solve in
         ``min(N, D)`` per iteration). ``"sequential"``: the fast marginal-likelihood maximisation
         of Tipping & Faul (2003) with per-sample noise precisions, starting from an empty model
         and adding, re-estimating or deleting one feature at a time, so the cost grows with the
         features kept, not with ``N`` and ``D`` (see Notes; ``curvature="fisher"`` only;
-        ``init``, ``w_steps`` and ``form`` do not apply).
+        ``init``, ``w_steps`` and ``form`` do not apply). ``"auto"``: pruning where
+        ``N D min(N, D) <= 3e8`` and ``D <= 10 N`` (the paper's sizes: it converges there and
+        keeps the sparser selection), sequential beyond (:func:`~mccard_dist.models.resolve_solver`); always
+        pruning with ``curvature="exact"``. ``solver_`` says which ran.
+    warm_start : bool, default=False
+        Start ``fit`` from the previous fit's answer (on as many features; a fixed
+        ``kernel_width`` only) instead of ``init``: the pruning solver from its coefficients and
+        relevances with the pruned features back in at ``relevance_max`` (the first a-step prunes
+        again those the new width does not need), the sequential one from its active set,
+        relevances and residuals, halving from its width. A path of widths refitted this way,
+        wide to narrow, costs a fraction of independent fits (:class:`MCCARDRegressorCV`).
 
     Attributes
     ----------
+    solver_ : str
+        The solver that ran, ``"pruning"`` or ``"sequential"``.
     kernel_width_ : float
         The width ``h`` of the final fit (``kernel_width`` itself when it is a number).
     kernel_width_path_ : ndarray of shape (n_updates + 1,)
@@ -200,13 +214,14 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         "fit_intercept": ["boolean"],
         "form": [StrOptions({"auto", "primal", "dual"})],
         "final_width_ratio": [POSITIVE, None],
-        "solver": [StrOptions({"pruning", "sequential"})],
+        "solver": [StrOptions({"auto", "pruning", "sequential"})],
+        "warm_start": ["boolean"],
     }
 
     def __init__(self, kernel_width="auto", *, likelihood="deviant", h_factor="consistent",
                  curvature="fisher", init="ridge", w_steps=10, max_iter=300, tol=1e-4,
                  relevance_max=1e6, fit_intercept=True, form="auto", final_width_ratio=None,
-                 solver="pruning"):
+                 solver="auto", warm_start=False):
         self.kernel_width = kernel_width
         self.likelihood = likelihood
         self.h_factor = h_factor
@@ -220,6 +235,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         self.form = form
         self.final_width_ratio = final_width_ratio
         self.solver = solver
+        self.warm_start = warm_start
 
     def _final_width_ratio(self):
         if self.final_width_ratio is None:
@@ -241,6 +257,13 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         if self.solver == "sequential" and self.curvature != "fisher":
             raise ValueError("curvature='exact' needs solver='pruning': the sequential solver "
                              "uses the Fisher curvature (sample weights that are never negative)")
+
+    def _warm_start(self) -> WarmStart | None:
+        """The previous fit's answer when ``warm_start`` asks for it (none after a degenerate
+        fit, where no sample kept its weight)."""
+        if not self.warm_start or not hasattr(self, "coef_") or self.degenerate_:
+            return None
+        return WarmStart(self.coef_, self.intercept_, self.relevance_, self.kernel_width_)
 
     def _objective(self, e, coef, relevance, h):
         density = log_density(e, h, self.likelihood)
@@ -279,11 +302,16 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         self : MCCARDRegressor
         """
         self._validate_params()
+        start = self._warm_start()
         X, y, self._fit_weights = self._validate_fit_data(X, y, sample_weight)
         auto = is_auto(self.kernel_width)
         schedule = WidthSchedule(y, weights=self._fit_weights) if auto else None
-        solver = _sequential_fits if self.solver == "sequential" else _pruning_fits
-        fit = solver.fit_robust(self, X, y, schedule)
+        if auto or (start is not None and start.coef.size != X.shape[1]):
+            start = None
+        self.solver_ = ("pruning" if self.curvature == "exact"
+                        else resolve_solver(self.solver, *X.shape))
+        solver = _sequential_fits if self.solver_ == "sequential" else _pruning_fits
+        fit = solver.fit_robust(self, X, y, schedule, start)
         active, coef, relevance, h = fit.active, fit.coef, fit.relevance, fit.kernel_width
         if fit.degenerate:
             warnings.warn(f"every training sample has zero weight at kernel_width={h!r}: the "
@@ -309,3 +337,15 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         self.n_curvature_fallbacks_ = fit.n_fallbacks
         self.degenerate_ = bool(fit.degenerate)
         return self
+
+
+def fit_width_path(models, X, y, sample_weight=None):
+    """Fit the first of ``models`` (:class:`MCCARDRegressor` s that differ only in their fixed
+    ``kernel_width``) at each one's width in their order, each fit warm-started from the one
+    before (``warm_start``), yielding it (the same object) after each fit. Wide to narrow, each
+    fit starts where a cold fit's route passes (the sequential solver anneals from wide widths
+    down) or from a neighbour's near answer (the pruning solver)."""
+    model = clone(models[0]).set_params(warm_start=True)
+    kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+    for m in models:
+        yield model.set_params(kernel_width=m.kernel_width).fit(X, y, **kw)
