@@ -55,6 +55,9 @@ class MethodKind:
     solver_params : tuple of str
         Its parameters that only select (``solver``, first) or tune a solver: two methods that
         differ only in these fit the same model (the solver comparisons pair them).
+    path_param : str or None
+        The boolean parameter that must be true for :attr:`path` to be used (the estimator's
+        ``warm_start``); None: paths whenever ``cv.paths`` asks.
     """
 
     estimator: str
@@ -66,6 +69,7 @@ class MethodKind:
     no_path_solvers: tuple[str, ...] = ()
     alo: bool = True
     solver_params: tuple[str, ...] = ()
+    path_param: str | None = None
 
     @property
     def cls(self) -> type:
@@ -126,10 +130,23 @@ class MethodKind:
         """``route`` (``width``, ``penalty`` or ``none``) if the estimator can fit its candidates
         as paths that way with ``params``, else ``none``."""
         if (self.path is None or route not in ("width", "penalty")
+                or self.path_name(route) is None
                 or grid.get(self.width_param) == AUTO_WIDTH
-                or params.get("solver") in self.no_path_solvers):
+                or params.get("solver") in self.no_path_solvers
+                or (self.path_param is not None and not params.get(self.path_param, False))):
             return "none"
         return route
+
+    def resolve_solver(self, params: Mapping, n_samples: int, n_features: int) -> dict:
+        """``params`` with a solver ``"auto"`` (said, or the estimator's default) replaced by the
+        one the training data's shape calls for, so that every fold's fit and the final fit of a
+        cell use one solver."""
+        if self.solver(params) != "auto":
+            return dict(params)
+        from .models import resolve_solver
+        solver = "pruning" if params.get("curvature") == "exact" else resolve_solver(
+            "auto", n_samples, n_features)
+        return {**params, self.solver_params[0]: solver}
 
     def path_name(self, route: str) -> str:
         """The grid name a path of ``route`` walks along, from its largest value."""
@@ -154,8 +171,10 @@ class MethodKind:
 #: name an arbitrary class.
 _M = "mccard_dist.models"
 KINDS = MappingProxyType({
+    # warm_start: one warm-started path over the widths per fold, widest first (cv.paths=width)
     "mcc_ard": MethodKind(f"{_M}:MCCARDRegressor", width_param="kernel_width",
-                          solver_params=("solver", "w_steps", "init", "form")),
+                          path=f"{_M}.mcc_ard:fit_width_path", path_param="warm_start",
+                          solver_params=("solver", "warm_start", "w_steps", "init", "form")),
     "ls_ard": MethodKind(f"{_M}:LSARDRegressor", solver_params=("solver", "form")),
     "mcc_l1": MethodKind(f"{_M}:MCCL1Regressor", width_param="kernel_width",
                          penalty_name="alpha_ratio", penalty_scale=f"{_M}:mcc_l1_alpha_max",

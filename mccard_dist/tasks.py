@@ -65,18 +65,20 @@ def folds(n_train: int, n_folds: int, seed: int):
     return list(KFold(n_splits=n_folds, shuffle=True, random_state=seed).split(np.empty(n_train)))
 
 
-def search(spec, method) -> Search:
-    """The method's K-fold search (:class:`~mccard_dist.models.search.Search`): its
-    candidates, fitted in :func:`~mccard_dist.grid.cv_units`."""
+def search(spec, method, X) -> Search:
+    """The method's K-fold search (:class:`~mccard_dist.models.search.Search`) on a cell's
+    training data ``X``: its candidates, fitted in :func:`~mccard_dist.grid.cv_units`, with one
+    solver for every fold and the final fit (a solver ``"auto"`` chosen from ``X``'s shape)."""
+    params = method.kind.resolve_solver(method.params, *X.shape)
     return Search(cv_candidates(method), cv_units(method, spec.cv),
-                  functools.partial(method.kind.fit_members, method.params))
+                  functools.partial(method.kind.fit_members, params))
 
 
 def kfold_scores(spec, method, X, y, seed):
     """(n_candidates, n_folds) validation losses (NaN where a fit failed, or where ``cv.race``
     dropped the candidate) and the failure count."""
     with _quiet():
-        scores, failed = search(spec, method).fold_scores(
+        scores, failed = search(spec, method, X).fold_scores(
             X, y, folds(len(y), spec.cv.n_folds, seed), functools.partial(_neg_loss, spec.cv),
             race=spec.cv.race)
     return -scores, failed
@@ -167,7 +169,7 @@ def _choose_and_refit(spec, method, data, scores, n_failures):
     training data (along the path the CV walked, down to it): ``(candidate, estimator, fit
     seconds)`` (candidate ``{}`` without a grid)."""
     fit_start = time.perf_counter()
-    cv = search(spec, method)
+    cv = search(spec, method, data.X_train)
     if cv.candidates:
         best = choose(-scores, n_failures)
         chosen = cv.candidates[best]
@@ -235,7 +237,7 @@ def cv_fit(spec: ExperimentSpec, cell: Cell, unit: int, fold: int, source=None):
     data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
     X, y = data.X_train, data.y_train
     train, val = folds(len(y), spec.cv.n_folds, cell.seed)[fold]
-    cv = search(spec, method)
+    cv = search(spec, method, X)
     with threadpool_limits(limits=1), _quiet():
         out, failed = cv.unit_scores(cv.units[unit], X, y, train, val,
                                      functools.partial(_neg_loss, spec.cv))

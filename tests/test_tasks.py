@@ -59,14 +59,15 @@ def test_cell_picks_the_lowest_mean_cv_loss(smoke_spec):
 
 def test_cell_cv_scores_are_scikit_learns_cross_val_scores(smoke_spec):
     """Each candidate's per-fold validation loss against scikit-learn's cross_val_score of the
-    same estimator on the same shuffled K folds (validation MAE, the config's cv.score)."""
+    same estimator on the same shuffled K folds (validation MAE, the config's cv.score), for
+    independent fits (warm_start=false)."""
     import warnings
 
     from sklearn.model_selection import KFold, cross_val_score
 
     from mccard_dist import MCCARDRegressor
 
-    spec = smoke_spec()
+    spec = smoke_spec("methods.mcc_ard.params.warm_start=false")
     cell = grid.cells(spec)[2]  # mcc_ard, psi = 0.2
     assert cell.method == "mcc_ard" and spec.cv.score == "mae"
     res = tasks.run_cell(spec, cell)
@@ -80,6 +81,34 @@ def test_cell_cv_scores_are_scikit_learns_cross_val_scores(smoke_spec):
             sklearn = -cross_val_score(MCCARDRegressor(h, **method.params), data.X_train,
                                        data.y_train, cv=kfold, scoring="neg_mean_absolute_error")
         np.testing.assert_allclose(res.cv_score[i], sklearn, rtol=1e-10)
+
+
+def test_warm_cell_cv_scores_are_a_refitted_estimators_along_the_widths(smoke_spec):
+    """With warm_start, each fold's losses are those of one MCCARDRegressor(warm_start=True)
+    refitted by hand at the widths from the widest down."""
+    import warnings
+
+    from sklearn.model_selection import KFold
+
+    from mccard_dist import MCCARDRegressor
+
+    spec = smoke_spec("methods.mcc_ard.params.warm_start=true")
+    cell = grid.cells(spec)[2]
+    method = spec.method(cell.method)
+    assert method.params["warm_start"] is True and spec.cv.paths == "width"
+    res = tasks.run_cell(spec, cell)
+    data = spec.data.make_data(cell.seed, cell.psi, cell.tau, None)
+    X, y = data.X_train, data.y_train
+    widths = [c["kernel_width"] for c in grid.cv_candidates(method)]
+    kfold = KFold(n_splits=spec.cv.n_folds, shuffle=True, random_state=cell.seed)
+    for f, (train, val) in enumerate(kfold.split(X)):
+        model = MCCARDRegressor(**method.params)
+        for i in sorted(range(len(widths)), key=lambda i: -widths[i]):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model.set_params(kernel_width=widths[i]).fit(X[train], y[train])
+            mae = np.mean(np.abs(y[val] - model.predict(X[val])))
+            np.testing.assert_allclose(res.cv_score[i, f], mae, rtol=1e-10)
 
 
 @pytest.mark.slow  # runs the pipeline into a store

@@ -12,7 +12,7 @@ Usage::
     python -m mccard_dist.bench solvers STORE
     python -m mccard_dist.bench widths STORE
     python -m mccard_dist.bench paths [--seeds 0] [--psi 0.1,0.5,0.9] [--tau 2,10] [--set K=V]
-    python -m mccard_dist.bench paths --stores NONE_STORE PATHS_STORE
+    python -m mccard_dist.bench paths --stores NONE_STORE PATHS_STORE [--method mcc_ard]
     python -m mccard_dist.bench evidence [--cells 0.1:2,0.3:5,0.9:10] [--seeds 300,301]
     python -m mccard_dist.bench startup [--repeats 5]
 
@@ -56,11 +56,12 @@ def _race(store, margin):
                   f"{r['fits']:7d}/{r['full']:<7d} ({r['fits'] / r['full']:.0%})")
 
 
-def _paths(seeds, psi, tau, overrides, stores):
+def _paths(seeds, psi, tau, overrides, stores, method):
     if stores:
-        compare_stores(*(_store(path) for path in stores))
+        compare_stores(*(_store(path) for path in stores), method=method)
     else:
-        bench_paths(seeds=_ints(seeds), psi=_floats(psi), tau=_floats(tau), overrides=overrides)
+        bench_paths(seeds=_ints(seeds), psi=_floats(psi), tau=_floats(tau), overrides=overrides,
+                    method=method)
 
 
 def _paper(baseline_psi, **kwargs):
@@ -123,8 +124,10 @@ SUBCOMMANDS = {
                 "holding both", lambda store: compare_solvers(_store(store)), _STORE),
     "widths": ("the kernel width set inside the fit against K-fold CV, paired on the cells of a "
                "store holding both", lambda store: compare_widths(_store(store)), _STORE),
-    "paths": ("MCC-L1's CV by warm-started paths against one fit per candidate, on the same cells "
+    "paths": ("K-fold CV by warm-started paths against one fit per candidate, on the same cells "
               "or two stores", _paths, {
+        "--method": {"default": "mcc_l1", "help": "the method (mcc_l1, or an MCC-ARD method "
+                                                   "with warm_start)"},
         "--seeds": {"default": "0", "help": "comma-separated seeds"},
         "--psi": {"default": "0.1,0.5,0.9", "help": "comma-separated psi values"},
         "--tau": {"default": "2,10", "help": "comma-separated tau values"},

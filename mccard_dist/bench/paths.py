@@ -1,5 +1,6 @@
-"""``bench paths``: MCC-L1's K-fold CV by warm-started paths (``cv.paths``: ``width``,
-``penalty``) against one fit per candidate (``none``), on the same cells or two stores."""
+"""``bench paths``: K-fold CV by warm-started paths (``cv.paths``: ``width``, ``penalty``) against
+one fit per candidate (``none``), on the same cells or two stores: MCC-L1's paths over widths or
+penalties, MCC-ARD's over widths."""
 
 from __future__ import annotations
 
@@ -28,15 +29,16 @@ def bench_paths(seeds=(0,), psi=(0.1, 0.5, 0.9), tau=(2.0, 10.0), method="mcc_l1
              for r in ROUTES}
     spec = specs["none"]
     methods = {r: specs[r].method(method) for r in ROUTES}
-    if path_route(methods["width"], specs["width"].cv) == "none":
+    routes = ("none", *(r for r in ROUTES[1:] if path_route(methods[r], specs[r].cv) == r))
+    if len(routes) == 1:
         raise SystemExit(f"bench paths: method {method!r} does not fit paths")
     candidates = cv_candidates(methods["none"])
     print(f"{method}: {len(candidates)} candidates, {spec.cv.n_folds} folds, "
           f"{spec.data.n_train} x {spec.data.n_features}, one BLAS thread", file=out)
     print(f"{'tau':>5s} {'psi':>5s} {'seed':>5s} "
-          + " ".join(f"{r + ' s':>9s}" for r in ROUTES) + "  same as none", file=out)
-    totals = dict.fromkeys(ROUTES, 0.0)
-    same = dict.fromkeys(ROUTES, 0)
+          + " ".join(f"{r + ' s':>9s}" for r in routes) + "  same as none", file=out)
+    totals = dict.fromkeys(routes, 0.0)
+    same = dict.fromkeys(routes, 0)
     n_cells = 0
     with _one_thread():
         for t in tau:
@@ -44,7 +46,7 @@ def bench_paths(seeds=(0,), psi=(0.1, 0.5, 0.9), tau=(2.0, 10.0), method="mcc_l1
                 for seed in seeds:
                     data = spec.data.make_data(seed, p, t, None)
                     chosen, spent = {}, {}
-                    for r in ROUTES:
+                    for r in routes:
                         start = time.perf_counter()
                         scores, _ = kfold_scores(specs[r], methods[r], data.X_train,
                                                  data.y_train, seed)
@@ -53,15 +55,15 @@ def bench_paths(seeds=(0,), psi=(0.1, 0.5, 0.9), tau=(2.0, 10.0), method="mcc_l1
                         totals[r] += spent[r]
                         same[r] += int(chosen[r] == chosen["none"])
                     n_cells += 1
-                    agree = ", ".join(f"{r} {chosen[r] == chosen['none']}" for r in ROUTES[1:])
+                    agree = ", ".join(f"{r} {chosen[r] == chosen['none']}" for r in routes[1:])
                     print(f"{t:5g} {p:5g} {seed:5d} "
-                          + " ".join(f"{spent[r]:9.2f}" for r in ROUTES) + f"  {agree}",
+                          + " ".join(f"{spent[r]:9.2f}" for r in routes) + f"  {agree}",
                           file=out)
-    for r in ROUTES[1:]:
+    for r in routes[1:]:
         print(f"{r}: {totals[r]:.1f} s against none {totals['none']:.1f} s, "
               f"{totals['none'] / totals[r]:.1f}x less; same choice as none in {same[r]} of "
               f"{n_cells} cells", file=out)
-    return {r: {"seconds": totals[r], "same": same[r], "cells": n_cells} for r in ROUTES}
+    return {r: {"seconds": totals[r], "same": same[r], "cells": n_cells} for r in routes}
 
 
 def compare_stores(fits_store, paths_store, method="mcc_l1", out=sys.stdout):
@@ -73,18 +75,20 @@ def compare_stores(fits_store, paths_store, method="mcc_l1", out=sys.stdout):
     from ..analysis.values import cell_values
     from .solvers import WIDTH_BLOCKS, compare_by_block
 
-    names = ["status", "r", "rmse", "f1", "n_selected", "cell_seconds", "chosen_kernel_width",
-             "chosen_alpha_ratio"]
+    chosen = [n for n in ("chosen_kernel_width", "chosen_alpha_ratio")
+              if n in fits_store and n in paths_store]
+    names = ["status", "r", "rmse", "f1", "n_selected", "cell_seconds", *chosen]
     a, b = xr.align(fits_store[names].sel(model=[method]), paths_store[names].sel(model=[method]),
                     join="inner")
     fits, paths = f"{method} (fits)", f"{method} (paths)"
     ds = xr.concat([a.assign_coords(model=[fits]), b.assign_coords(model=[paths])], dim="model")
     done = (cell_values(a, "status").values == 1) & (cell_values(b, "status").values == 1)
     match = done.copy()  # done in both, the same choice
-    for name in ("chosen_kernel_width", "chosen_alpha_ratio"):
+    for name in chosen:
         match &= cell_values(a, name).values == cell_values(b, name).values
     n_done, n_same = int(done.sum()), int(match.sum())
-    print(f"{method}: {n_done} cells done in both; same (kernel_width, alpha_ratio) in {n_same} "
+    what = ", ".join(n.removeprefix("chosen_") for n in chosen)
+    print(f"{method}: {n_done} cells done in both; same ({what}) in {n_same} "
           f"({n_same / max(n_done, 1):.1%})", file=out)
     ra, rb = cell_values(a, "r").values, cell_values(b, "r").values
     if match.any():

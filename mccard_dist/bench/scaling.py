@@ -1,5 +1,6 @@
 """``bench scaling``: fit time, memory and quality of both MCC-ARD solvers over N and D, on
-paper-like data, one core, MCC-ARD with the width set inside the fit."""
+paper-like data, one core, MCC-ARD with the width set inside the fit; which one ``solver="auto"``
+takes at each size."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
     (N, D); returns the rows. A solver is skipped where :func:`_projection` exceeds ``cap``."""
     from ..data import make_paper_data
     from ..metrics import correlation
+    from ..models import resolve_solver
 
     rows = []
     ran = {}  # solver -> [(N, D, seconds)] of the sizes it ran
@@ -85,9 +87,10 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
                                kept=float(np.mean(kept)), converged=sum(conv), fits=len(conv))
                     rows.append(row)
                     mib = "-" if peak is None else f"{peak / 2**20:.0f}"
+                    auto = "  <- auto" if resolve_solver("auto", n, d) == solver else ""
                     print(f"{n:6d} {d:6d} {solver:>10} {seconds:9.2f} {mib:>7} {row['r']:6.3f} "
                           f"{row['found']:5.1f} {min(found):4d} {row['kept']:5.1f} "
-                          f"{sum(conv):>2d}/{len(conv)}", file=out, flush=True)
+                          f"{sum(conv):>2d}/{len(conv)}{auto}", file=out, flush=True)
                     ran.setdefault(solver, []).append((n, d, seconds))
                 del data
     print("", file=out)
@@ -102,7 +105,8 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
              and s["solver"] == "sequential" and (p["n"], p["d"]) == (s["n"], s["d"])]
     for p, s in pairs:
         print(f"N={p['n']:>5} D={p['d']:>5}: sequential {p['seconds'] / s['seconds']:6.1f}x "
-              "faster", file=out)
+              f"faster; solver='auto' takes {resolve_solver('auto', p['n'], p['d'])}", file=out)
+    print("(<- auto: the solver solver='auto', the default, takes at that size)", file=out)
     if plot is not None:
         _plot(rows, plot)
         print(f"plot: {plot}", file=out)

@@ -13,7 +13,8 @@ from .common import _blas_report, _compose_spec, _local_client
 
 
 def bench_units(n_train=2000, n_features=4000, widths=4, folds=5, out=sys.stdout):
-    """Wall time of one cell (``widths x folds`` CV fits and a final fit) on 1 and 2 workers,
+    """Wall time of one cell (``widths x folds`` independent CV fits, ``cv.paths=none``, and a
+    final fit) on 1 and 2 workers,
     with ``run.unit=cell`` and ``fit``; checks that the stores agree. Also prints the unit
     ``auto`` takes for the paper's grid."""
     from ..grid import cells, resolve_unit
@@ -35,7 +36,7 @@ def bench_units(n_train=2000, n_features=4000, widths=4, folds=5, out=sys.stdout
                 "experiment.psi=[0.3]", "experiment.seeds.count=1", f"data.n_train={n_train}",
                 "data.n_test=200", f"data.n_features={n_features}", "data.n_relevant=30",
                 f"methods.mcc_ard.grid.kernel_width=[{grid}]", f"cv.n_folds={folds}",
-                f"run.unit={unit}"], root, f"w{n_workers}_{unit}")
+                "cv.paths=none", f"run.unit={unit}"], root, f"w{n_workers}_{unit}")
             with _local_client(n_workers, "8GiB") as client:
                 start = time.perf_counter()
                 report = run_experiment(spec, client=client, progress=False)
