@@ -45,7 +45,7 @@ def test_bench_paper_auto_against_kfold_racing_on_the_same_cells():
     assert set(auto) == {"mcc_ard_auto", "mcc_ard_proper_auto", "ls_ard", "mcc_l1"}
     assert all(m["cells"] == 21 for m in auto.values())
     assert auto["mcc_ard_auto"]["fits_per_cell"] == 1.0  # no CV over h
-    assert auto["mcc_l1"]["fits_per_cell"] == 2 * 2 * 3 + 1  # every candidate, no racing
+    assert 1.0 < auto["mcc_l1"]["fits_per_cell"] <= 2 * 2 * 3 + 1  # racing may drop folds
     kfold = runs["K-fold (racing), baseline cells"]["methods"]
     assert set(kfold) == {"mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1"}
     assert "K-fold (racing) / auto time per cell" in text

@@ -173,8 +173,16 @@ def comparison_table(rows: list[Comparison], base_name="base", other_name="other
 
 
 def width_pairs(ds) -> list[tuple[str, str]]:
-    """``(kfold_method, auto_method)`` pairs of the store: the same estimator and parameters, the
+    """``(kfold_method, auto_method)`` pairs of the store: the same estimator and parameters
+    (but the one that only says how a width grid is fitted, the kind's ``path_param``), the
     kernel width chosen by CV over a grid in the first and set inside the fit in the second."""
+    from ..methods import KINDS
+
+    def params(c):
+        kind = KINDS.get(c.get("estimator"))
+        skip = kind.path_param if kind else None
+        return {k: v for k, v in (c.get("params") or {}).items() if k != skip}
+
     config = _config(ds).get("methods", {})
     names = [str(m) for m in ds["model"].values]
     auto = _auto_width_methods(ds)
@@ -185,7 +193,7 @@ def width_pairs(ds) -> list[tuple[str, str]]:
             widths = _grid(cb).get("kernel_width")
             if (b not in auto and isinstance(widths, list) and widths
                     and cb.get("estimator") == ca.get("estimator")
-                    and cb.get("params") == ca.get("params")):
+                    and params(cb) == params(ca)):
                 pairs.append((b, a))
                 break
     return pairs
