@@ -29,7 +29,7 @@ __all__ = ["GRID_VERSION", "Block", "Cell", "block_fits", "candidate_values", "c
 
 #: Bumped when the meaning of a grid description or the store's layout changes (stores of an
 #: earlier version are refused until ``mccard-migrate`` brings them to this one).
-GRID_VERSION = 2
+GRID_VERSION = 3
 
 @dataclass(frozen=True)
 class Cell:

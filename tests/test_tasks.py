@@ -67,7 +67,7 @@ def test_cell_cv_scores_are_scikit_learns_cross_val_scores(smoke_spec):
 
     from mccard_dist import MCCARDRegressor
 
-    spec = smoke_spec("methods.mcc_ard.params.warm_start=false")
+    spec = smoke_spec()
     cell = grid.cells(spec)[2]  # mcc_ard, psi = 0.2
     assert cell.method == "mcc_ard" and spec.cv.score == "mae"
     res = tasks.run_cell(spec, cell)
@@ -92,7 +92,7 @@ def test_warm_cell_cv_scores_are_a_refitted_estimators_along_the_widths(smoke_sp
 
     from mccard_dist import MCCARDRegressor
 
-    spec = smoke_spec("methods.mcc_ard.params.warm_start=true")
+    spec = smoke_spec("+methods.mcc_ard.params.warm_start=true")
     cell = grid.cells(spec)[2]
     method = spec.method(cell.method)
     assert method.params["warm_start"] is True and spec.cv.paths == "width"

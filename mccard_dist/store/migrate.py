@@ -78,13 +78,17 @@ def refuse_unmigrated(spec) -> None:
 
 
 def _config(stored: dict) -> dict:
-    """A stored config of version 1 in this version's layout."""
+    """A stored config of an earlier version in this version's layout. Before version 3 a method
+    that did not name its solver had the pruning one (now ``"auto"``): it is named."""
     from ..config import CLUSTER_SCHEMAS
     from ..methods import KINDS
 
     config = json.loads(json.dumps(stored))
     for section in config["methods"].values():
         kind = KINDS[section["estimator"]]
+        if kind.solver_params and kind.solver_params[0] not in (section.get("params") or {}):
+            section["params"] = {**(section.get("params") or {}),
+                                 kind.solver_params[0]: "pruning"}
         axes = {kind.width_param: section.pop("kernel_width", None),
                 kind.penalty_name: section.pop("alpha_ratio", None)}
         if "grid" not in section:
