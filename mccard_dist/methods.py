@@ -144,8 +144,7 @@ class MethodKind:
         if self.solver(params) != "auto":
             return dict(params)
         from .models import resolve_solver
-        solver = "pruning" if params.get("curvature") == "exact" else resolve_solver(
-            "auto", n_samples, n_features)
+        solver = resolve_solver("auto", n_samples, n_features, params.get("curvature", "fisher"))
         return {**params, self.solver_params[0]: solver}
 
     def path_name(self, route: str) -> str:

@@ -13,9 +13,10 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ._linalg import loo_from_leverage, posterior_covariance
 
-__all__ = ["ARDFit", "WarmStart", "resolve_solver", "AT_LEAST_ONE", "NON_NEGATIVE", "POSITIVE", "WIDTH", "check_params",
-           "PosteriorPredictive", "RegressorBase", "ard_relevance_step", "check_sample_weight",
-           "relative_change", "weighted_median", "weighted_var"]
+__all__ = ["ARDFit", "AT_LEAST_ONE", "NON_NEGATIVE", "POSITIVE", "WIDTH", "WarmStart",
+           "check_params", "PosteriorPredictive", "RegressorBase", "ard_relevance_step",
+           "check_sample_weight", "relative_change", "resolve_solver", "weighted_median",
+           "weighted_var"]
 
 @dataclass
 class ARDFit:
@@ -58,12 +59,16 @@ PRUNING_MAX_COST = 3e8
 PRUNING_MAX_RATIO = 10
 
 
-def resolve_solver(solver: str, n_samples: int, n_features: int) -> str:
+def resolve_solver(solver: str, n_samples: int, n_features: int,
+                   curvature: str = "fisher") -> str:
     """``solver``, or for ``"auto"`` the solver the data's shape calls for: ``"pruning"`` where
     its iterations are cheap and features do not far outnumber samples (it converges there and
-    keeps the sparser selection), else ``"sequential"``."""
+    keeps the sparser selection), else ``"sequential"``; always ``"pruning"`` for the exact
+    curvature, which only it computes."""
     if solver != "auto":
         return solver
+    if curvature == "exact":
+        return "pruning"
     cost = n_samples * n_features * min(n_samples, n_features)
     if cost <= PRUNING_MAX_COST and n_features <= PRUNING_MAX_RATIO * n_samples:
         return "pruning"

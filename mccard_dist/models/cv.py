@@ -133,8 +133,8 @@ form, solver
     def _search(self, X, y, sample_weight):
         widths = check_widths(self.kernel_widths)
         candidates = [{"kernel_width": h} for h in widths]
-        solver = "pruning" if self.curvature == "exact" else resolve_solver(self.solver, *X.shape)
-        base = self._base().set_params(solver=solver, warm_start=False)
+        base = self._base().set_params(
+            solver=resolve_solver(self.solver, *X.shape, self.curvature), warm_start=False)
         if self.warm_start:
             units = [tuple(sorted(range(len(widths)), key=lambda c: -widths[c]))]
             fit = partial(_fit_path, base)

@@ -308,8 +308,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         schedule = WidthSchedule(y, weights=self._fit_weights) if auto else None
         if auto or (start is not None and start.coef.size != X.shape[1]):
             start = None
-        self.solver_ = ("pruning" if self.curvature == "exact"
-                        else resolve_solver(self.solver, *X.shape))
+        self.solver_ = resolve_solver(self.solver, *X.shape, self.curvature)
         solver = _sequential_fits if self.solver_ == "sequential" else _pruning_fits
         fit = solver.fit_robust(self, X, y, schedule, start)
         active, coef, relevance, h = fit.active, fit.coef, fit.relevance, fit.kernel_width
