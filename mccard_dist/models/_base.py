@@ -39,9 +39,9 @@ class ARDFit:
 
 @dataclass(frozen=True)
 class WarmStart:
-    """A fitted ARD estimator's answer, where a warm-started fit begins: coefficients and
-    relevances of every feature (``inf`` where pruned), intercept, and the kernel width (robust
-    fits) or noise variance (Gaussian) it ended at."""
+    """A fitted MCC-ARD estimator's answer, where a warm-started fit begins: coefficients and
+    relevances of every feature (``inf`` where pruned), intercept, and the kernel width it ended
+    at (``scale``)."""
 
     coef: np.ndarray
     intercept: float
@@ -54,7 +54,7 @@ class WarmStart:
 
 
 #: ``solver="auto"`` takes the pruning solver up to this ``N D min(N, D)`` (the cost of one of
-#: its iterations) and ``D / N``; beyond either, the sequential one (docs/user_guide/solvers.md)
+#: its iterations) and ``D / N``; beyond either, the sequential one (docs/user_guide/sequential.md)
 PRUNING_MAX_COST = 3e8
 PRUNING_MAX_RATIO = 10
 

@@ -87,15 +87,17 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         features kept, not with ``N`` and ``D`` (see Notes; ``curvature="fisher"`` only;
         ``init``, ``w_steps`` and ``form`` do not apply). ``"auto"``: pruning where
         ``N D min(N, D) <= 3e8`` and ``D <= 10 N`` (the paper's sizes: it converges there and
-        keeps the sparser selection), sequential beyond (:func:`~mccard_dist.models.resolve_solver`); always
-        pruning with ``curvature="exact"``. ``solver_`` says which ran.
+        keeps the sparser selection), sequential beyond
+        (:func:`~mccard_dist.models.resolve_solver`); always pruning with
+        ``curvature="exact"``. ``solver_`` says which ran.
     warm_start : bool, default=False
         Start ``fit`` from the previous fit's answer (on as many features; a fixed
         ``kernel_width`` only) instead of ``init``: the pruning solver from its coefficients and
         relevances with the pruned features back in at ``relevance_max`` (the first a-step prunes
         again those the new width does not need), the sequential one from its active set,
-        relevances and residuals, halving from its width. A path of widths refitted this way,
-        wide to narrow, costs a fraction of independent fits (:class:`MCCARDRegressorCV`).
+        relevances and residuals, halving from its width. :class:`MCCARDRegressorCV` refits
+        its widths this way, wide to narrow, with ``warm_start=True``; with the pruning solver
+        the fits at narrow widths can end elsewhere than independent ones.
 
     Attributes
     ----------
