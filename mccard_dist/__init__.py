@@ -19,6 +19,8 @@ _HOMES = {
     "AuthorsLSARDRegressor": "models", "AuthorsMCCARDRegressor": "models",
     "LSARDRegressor": "models", "MCCARDRegressor": "models", "MCCARDRegressorCV": "models",
     "MCCL1Path": "models", "MCCL1Regressor": "models", "MCCL1RegressorCV": "models",
+    "MethodCV": "models", "HuberL1Regressor": "models", "HuberMCPRegressor": "models",
+    "LADLassoRegressor": "models",
     "mcc_l1_alpha_max": "models", "mcc_l1_objective": "models", "mcc_l1_path": "models",
     "resolve_solver": "models",
     "open_results": "store",

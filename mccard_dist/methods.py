@@ -1,7 +1,8 @@
 """What each registry estimator declares about its hyper-parameters.
 
 A method in the config names one of these kinds (``estimator: mcc_l1``) and gives its CV grid,
-keyed by the kind's :attr:`MethodKind.grid_names` (a width and a penalty at most); a CV candidate
+keyed by the kind's :attr:`MethodKind.grid_names` (a width, a penalty and the estimator's other
+tuned parameters); a CV candidate
 is a mapping ``{name: value}`` that the kind turns into estimator parameters. The rest of the
 package asks the method's kind and knows no estimator by name: a new estimator is one entry in
 :data:`KINDS`.
@@ -58,6 +59,11 @@ class MethodKind:
     path_param : str or None
         The boolean parameter that must be true for :attr:`path` to be used (the estimator's
         ``warm_start``); None: paths whenever ``cv.paths`` asks.
+    other_grid : tuple of str
+        Further grid axes, each passed to the estimator under its own name (MCP's ``gamma``).
+    requires : str or None
+        A module the estimator needs that the package does not install (an optional extra's),
+        checked when a config names the method; None: nothing beyond the package.
     """
 
     estimator: str
@@ -70,6 +76,8 @@ class MethodKind:
     alo: bool = True
     solver_params: tuple[str, ...] = ()
     path_param: str | None = None
+    other_grid: tuple[str, ...] = ()
+    requires: str | None = None
 
     @property
     def cls(self) -> type:
@@ -77,8 +85,9 @@ class MethodKind:
 
     @property
     def grid_names(self) -> tuple[str, ...]:
-        """The names of the CV grid, the width first."""
-        return tuple(n for n in (self.width_param, self.penalty_name) if n is not None)
+        """The names of the CV grid, the width first, the penalty second."""
+        return tuple(n for n in (self.width_param, self.penalty_name, *self.other_grid)
+                     if n is not None)
 
     @property
     def penalty_is_ratio(self) -> bool:
@@ -124,6 +133,9 @@ class MethodKind:
                     cache[width] = _load(self.penalty_scale)(X, y, width)
                 alpha *= cache[width]
             kwargs["alpha"] = alpha
+        for name in self.other_grid:
+            if name in candidate:
+                kwargs[name] = float(candidate[name])
         return self.cls(**kwargs), alpha
 
     def path_route(self, params: Mapping, grid: Mapping, route: str) -> str:
@@ -189,4 +201,15 @@ KINDS = MappingProxyType({
                         penalty_scale=f"{_M}:lasso_alpha_max", alo=False),
     "huber": MethodKind(f"{_M}:HuberBaseline", width_param="epsilon", penalty_name="alpha",
                         auto_width=False, alo=False),
+    # the robust sparse peers: Huber's threshold epsilon (in units of the targets' normalised
+    # MAD) and the penalty as a fraction of alpha_max at that epsilon; MCP's concavity gamma
+    "huber_l1": MethodKind(f"{_M}:HuberL1Regressor", width_param="epsilon",
+                           penalty_name="alpha_ratio", penalty_scale=f"{_M}:huber_alpha_max",
+                           auto_width=False, alo=False, requires="skglm"),
+    "huber_mcp": MethodKind(f"{_M}:HuberMCPRegressor", width_param="epsilon",
+                            penalty_name="alpha_ratio", penalty_scale=f"{_M}:huber_alpha_max",
+                            other_grid=("gamma",), auto_width=False, alo=False,
+                            requires="skglm"),
+    "lad_lasso": MethodKind(f"{_M}:LADLassoRegressor", penalty_name="alpha_ratio",
+                            penalty_scale=f"{_M}:lad_alpha_max", alo=False),
 })

@@ -24,7 +24,8 @@ from mccard_dist.config import (
     from_dictconfig,
     spec_from_dict,
 )
-from mccard_dist.models import HuberBaseline, LassoBaseline
+from mccard_dist.models import (HuberBaseline, HuberL1Regressor, HuberMCPRegressor, LADLassoRegressor,
+                                 LassoBaseline)
 from mccard_dist.store import store_path
 
 
@@ -145,7 +146,8 @@ def test_registry_is_fixed_and_estimators_are_built(compose):
                                 "ls_ard_authors": AuthorsLSARDRegressor,
                                 "mcc_ard": MCCARDRegressor, "ls_ard": LSARDRegressor,
                                 "mcc_l1": MCCL1Regressor, "lasso": LassoBaseline,
-                                "huber": HuberBaseline}
+                                "huber": HuberBaseline, "huber_l1": HuberL1Regressor,
+                                "huber_mcp": HuberMCPRegressor, "lad_lasso": LADLassoRegressor}
     spec = from_dictconfig(compose(["experiment=smoke"]))
     def build(name, candidate):
         method = spec.method(name)

@@ -5,6 +5,7 @@ this package's one-line messages (``key: what to change``)."""
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import os
 import re
 from collections.abc import Mapping
@@ -44,6 +45,12 @@ class ExperimentSpec(Sealed):
             return
         checked = {name: method.checked(name) for name, method in self.methods.items()}
         self.methods = tuple(checked[name] for name in self.experiment.methods)
+        for method in self.methods:
+            needs = method.kind.requires
+            if needs is not None and importlib.util.find_spec(needs) is None:
+                fail("experiment.methods", f"{method.name} needs {needs}, which is not "
+                                           f"installed: pip install 'mccard-dist[peers]'",
+                     list(self.experiment.methods))
         if self.data.source != "file":  # a file's rows are known once it is read (check_data)
             self.cv.check_rows(self.data.n_train, f"data.n_train ({self.data.n_train})")
         if self.run.unit == "fit" and (self.cv.scheme != "kfold" or self.cv.race is not None):

@@ -154,7 +154,7 @@ def _grid(key: str, estimator: str, grid) -> dict:
             continue
         out[name] = real_list(gkey, value, low=0.0, low_open=is_width)
         empty = [v for v in out[name] if v >= 1.0]
-        if kind.penalty_is_ratio and not is_width and empty:
+        if kind.penalty_is_ratio and name == kind.penalty_name and empty:
             fail(gkey, f"values must be < 1: {name} is a fraction of alpha_max, the smallest "
                        f"penalty that keeps no feature (bad value {empty[0]!r})", list(out[name]))
     return out
@@ -168,7 +168,7 @@ def _params(key: str, kind, params, grid) -> dict:
     if unknown:
         fail(key, f"{', '.join(unknown)} not accepted by {kind.cls.__name__}; accepted: "
                   f"{', '.join(accepted)}", dict(params))
-    from_grid = sorted(set(params) & {kind.width_param, "alpha"} - {None})
+    from_grid = sorted(set(params) & {kind.width_param, "alpha", *kind.other_grid} - {None})
     if from_grid:
         fail(key, f"{', '.join(from_grid)} must not be set here: it comes from the CV grid "
                   f"({key.rsplit('.', 1)[0]}.grid)", dict(params))
@@ -180,10 +180,10 @@ def _params(key: str, kind, params, grid) -> dict:
                 value, numbers.Integral) and not isinstance(value, bool):
             value = float(value)
         out[str(name)] = value
-    first = next(iter(kind.candidates(grid)), {})
-    try:  # the estimator's own check, on an instance at its first candidate
-        estimator, _ = kind.build(out, first)
-        estimator._validate_params()
+    try:  # the estimator's own check, on an instance at each candidate
+        for candidate in kind.candidates(grid) or [{}]:
+            estimator, _ = kind.build(out, candidate)
+            estimator._validate_params()
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{key}: {exc}") from None
     return out

@@ -1,5 +1,6 @@
-"""Estimators: MCC-ARD, LS-ARD and MCC-L1, their CV estimators and MCC-L1's paths; scikit-learn's
-Lasso and Huber regression as peer baselines. ``__all__`` is what a user imports; the other names
+"""Estimators: MCC-ARD, LS-ARD and MCC-L1, their CV estimators and MCC-L1's paths; the peer
+baselines: scikit-learn's Lasso and Huber regression, Huber regression with an L1 or MCP penalty
+(skglm) and LAD-Lasso. ``__all__`` is what a user imports; the other names
 are pieces other rooms of the package use.
 """
 
@@ -14,13 +15,19 @@ from .ls_ard import LSARDRegressor
 from .mcc_ard import MCCARDRegressor
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max, mcc_l1_objective
 from .mcc_l1_cv import MCCL1RegressorCV
+from .method_cv import MethodCV
 from .mcc_l1_path import MCCL1Path, mcc_l1_path
-from .peers import HuberBaseline, LassoBaseline, lasso_alpha_max  # noqa: F401
+from .peers import (HuberBaseline, HuberL1Regressor, HuberMCPRegressor,  # noqa: F401
+                    LADLassoRegressor, LassoBaseline, huber_alpha_max, huber_scale,
+                    lad_alpha_max, lasso_alpha_max)
 
 __all__ = [
     "AuthorsLSARDRegressor",
     "AuthorsMCCARDRegressor",
     "HuberBaseline",
+    "HuberL1Regressor",
+    "HuberMCPRegressor",
+    "LADLassoRegressor",
     "LassoBaseline",
     "LSARDRegressor",
     "MCCARDRegressor",
@@ -28,6 +35,10 @@ __all__ = [
     "MCCL1Path",
     "MCCL1Regressor",
     "MCCL1RegressorCV",
+    "MethodCV",
+    "huber_alpha_max",
+    "huber_scale",
+    "lad_alpha_max",
     "mcc_l1_alpha_max",
     "mcc_l1_objective",
     "mcc_l1_path",

@@ -1,0 +1,129 @@
+"""Any method of the experiment configs, cross-validated as the pipeline does it, as one
+scikit-learn estimator: ``MethodCV("huber_l1").fit(X, y)``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+
+from .search import Search, SearchCV
+
+__all__ = ["MethodCV"]
+
+
+def method_spec(method: str, grid: Mapping | None = None, params: Mapping | None = None):
+    """The checked method ``method`` of the config folder (``method/<method>.yaml``), its grid's
+    and params' entries replaced by ``grid``'s and ``params``'."""
+    from omegaconf import OmegaConf
+
+    from ..config import MethodSpec
+    from ..config.checks import ConfigError
+    from ..config.experiment import config_dir
+
+    path = config_dir() / "method" / f"{method}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in path.parent.glob("*.yaml"))
+        raise ValueError(f"method {method!r} has no file {path}; known methods: "
+                         f"{', '.join(known)}")
+    raw = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    raw.pop("defaults", None)
+    raw["grid"] = {**(raw.get("grid") or {}), **dict(grid or {})}
+    raw["params"] = {**(raw.get("params") or {}), **dict(params or {})}
+    try:
+        return MethodSpec(**raw).checked(method)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+
+
+class MethodCV(SearchCV):
+    """A method of the experiment configs (its estimator, fixed parameters and CV grid, from
+    ``conf/method/<method>.yaml``) with its hyper-parameters chosen by K-fold cross-validation,
+    then refitted on all the data: the pipeline's choice for one cell, in one estimator.
+
+    A penalty given as ``alpha_ratio`` is scaled by the estimator's ``alpha_max`` of each
+    training fold (and of all the data for the refit), as in the pipeline. Every candidate is
+    fitted from scratch (one joblib task per candidate and fold).
+
+    Parameters
+    ----------
+    method : str, default="huber_l1"
+        A method file's name: ``huber_l1``, ``huber_mcp``, ``lad_lasso``, ``lasso``, ``mcc_ard``
+        ...
+    grid : dict, optional
+        Grid entries replacing the file's (``{"epsilon": [0.1, 1.0], "alpha_ratio": [...]}``).
+    params : dict, optional
+        Fixed parameters replacing or adding to the file's.
+    cv : int, cross-validation generator or iterable, default=5
+        As in scikit-learn (:func:`sklearn.model_selection.check_cv`).
+    scoring : str or callable, default="neg_mean_absolute_error"
+        Validation score, higher is better (the pipeline's ``cv.score=mae``).
+    n_jobs : int, default=None
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    best_params_ : dict
+        The chosen candidate, ``{grid name: value}``; each also as ``<name>_``.
+    best_score_ : float
+    best_index_ : int
+    cv_results_ : dict of ndarray
+        ``param_<name>`` per grid name and the scores, as :class:`GridSearchCV` has them.
+    best_estimator_ : estimator
+        The refit (its ``alpha`` the absolute penalty).
+    coef_, intercept_
+        The refit's.
+    n_features_in_ : int
+    """
+
+    _fitted = ("coef_", "intercept_")
+    _parameter_constraints = {**SearchCV._parameter_constraints, "method": [str],
+                              "grid": [None, dict], "params": [None, dict]}
+
+    def __init__(self, method="huber_l1", grid=None, params=None, cv=5,
+                 scoring="neg_mean_absolute_error", n_jobs=None, verbose=0):
+        self.method = method
+        self.grid = grid
+        self.params = params
+        self.cv = cv
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _spec(self):
+        return method_spec(self.method, self.grid, self.params)
+
+    def _base(self, **params):
+        spec = self._spec()
+        first = next(iter(spec.kind.candidates(spec.grid)), {})
+        return spec.kind.build(spec.params, {**first, **params})[0]
+
+    def _search(self, X, y, sample_weight):
+        spec = self._spec()
+        kind = spec.kind
+        params = kind.resolve_solver(spec.params, *X.shape)
+        candidates = kind.candidates(spec.grid) or [{}]
+        columns = {f"param_{name}": [c.get(name) for c in candidates]
+                   for name in dict.fromkeys(n for c in candidates for n in c)}
+        return (Search(candidates, [(c,) for c in range(len(candidates))],
+                       partial(kind.fit_members, params)), columns)
+
+    def fit(self, X, y, sample_weight=None):
+        """Score every candidate on every fold, choose, refit on all the data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            For estimators that take them.
+
+        Returns
+        -------
+        self
+        """
+        super().fit(X, y, sample_weight)
+        index = self.best_index_
+        self.best_params_ = {name[len("param_"):]: values[index]
+                             for name, values in self.cv_results_.items()
+                             if name.startswith("param_")}
+        return self
