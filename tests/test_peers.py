@@ -1,12 +1,22 @@
-"""scikit-learn's Lasso and Huber regression as methods of the pipeline."""
+"""The peer baselines: scikit-learn's Lasso and Huber regression, Huber regression with an L1 or
+MCP penalty (skglm) and LAD-Lasso, as estimators and as methods of the pipeline."""
+
+import sys
+import warnings
 
 import numpy as np
 import pytest
-from sklearn.linear_model import HuberRegressor, Lasso
+from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import HuberRegressor, Lasso, QuantileRegressor
+from sklearn.model_selection import KFold
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from mccard_dist import MethodCV
 from mccard_dist.config import ConfigError, from_dictconfig
 from mccard_dist.data import make_paper_data
-from mccard_dist.models import lasso_alpha_max
+from mccard_dist.models import (HuberL1Regressor, HuberMCPRegressor, LADLassoRegressor,
+                                huber_alpha_max, huber_scale, lad_alpha_max, lasso_alpha_max)
 
 
 def test_lasso_alpha_max_is_where_the_lasso_keeps_no_feature():
@@ -78,3 +88,201 @@ def test_peer_cells_refit_what_cv_chose_as_scikit_learn_would(smoke_spec):
 
     with pytest.raises(FigureUnavailable):
         fig_chosen_kernel_width(ds)
+
+
+# -- Huber + L1 / MCP and LAD-Lasso --------------------------------------------------------------
+
+@parametrize_with_checks([HuberL1Regressor(), HuberMCPRegressor(gamma=20.0), LADLassoRegressor()])
+def test_sklearn_estimator_checks_of_the_robust_sparse_peers(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=UserWarning)
+        check(estimator)
+
+
+def _huber_l1_by_scipy(X, y, delta, alpha):
+    """Huber + L1 with an intercept by L-BFGS-B on ``w = u - v``, ``u, v >= 0`` (a smooth,
+    bound-constrained form of the same objective)."""
+    n, d = X.shape
+
+    def objective(z):
+        u, v, b = z[:d], z[d:2 * d], z[-1]
+        r = y - X @ (u - v) - b
+        small = np.abs(r) <= delta
+        loss = np.where(small, 0.5 * r ** 2, delta * np.abs(r) - 0.5 * delta ** 2).mean()
+        score = np.clip(r, -delta, delta)
+        g = -X.T @ score / n
+        return loss + alpha * (u.sum() + v.sum()), np.concatenate(
+            [g + alpha, -g + alpha, [-score.mean()]])
+
+    z0 = np.zeros(2 * d + 1)
+    z0[-1] = np.median(y)
+    res = minimize(objective, z0, jac=True, method="L-BFGS-B",
+                   bounds=[(0, None)] * (2 * d) + [(None, None)],
+                   options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 20000})
+    return res.x[:d] - res.x[d:2 * d], res.x[-1]
+
+
+def test_huber_l1_minimises_its_objective_as_an_independent_solver_does():
+    d = make_paper_data(4, 0.3, 5.0, n_train=60, n_features=12, n_relevant=4)
+    X, y = d.X_train, d.y_train
+    for epsilon, ratio in ((0.1, 0.3), (1.0, 0.05)):
+        alpha = ratio * huber_alpha_max(X, y, epsilon)
+        model = HuberL1Regressor(epsilon=epsilon, alpha=alpha, tol=1e-10).fit(X, y)
+        assert model.converged_ and model.delta_ == pytest.approx(epsilon * huber_scale(y))
+        coef, intercept = _huber_l1_by_scipy(X, y, model.delta_, alpha)
+        np.testing.assert_allclose(model.coef_, coef, atol=1e-5)
+        assert model.intercept_ == pytest.approx(intercept, abs=1e-5)
+
+
+def test_huber_with_a_threshold_beyond_every_residual_is_the_lasso():
+    d = make_paper_data(5, 0.0, 5.0, n_train=60, n_features=30, n_relevant=4)
+    X, y = d.X_train, d.y_train
+    alpha = 0.1 * lasso_alpha_max(X, y)
+    huber = HuberL1Regressor(epsilon=1e6, alpha=alpha, tol=1e-10).fit(X, y)
+    lasso = Lasso(alpha=alpha, tol=1e-12, max_iter=100_000).fit(X, y)
+    np.testing.assert_allclose(huber.coef_, lasso.coef_, atol=1e-6)
+    assert huber.intercept_ == pytest.approx(lasso.intercept_, abs=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda a: HuberL1Regressor(epsilon=0.3, alpha=a),
+                                  lambda a: HuberMCPRegressor(epsilon=0.3, alpha=a, gamma=2.0),
+                                  lambda a: LADLassoRegressor(alpha=a)],
+                         ids=["huber_l1", "huber_mcp", "lad_lasso"])
+@pytest.mark.parametrize("n_train", [41, 40])  # LAD's median: one free sample, or none
+def test_alpha_max_is_where_each_peer_keeps_no_feature(make, n_train):
+    d = make_paper_data(6, 0.2, 5.0, n_train=n_train, n_features=25, n_relevant=4)
+    X, y = d.X_train, d.y_train
+    kind = type(make(1.0))
+    top = lad_alpha_max(X, y) if kind is LADLassoRegressor else huber_alpha_max(X, y, 0.3)
+    assert not np.any(make(top * 1.001).fit(X, y).coef_)
+    assert np.any(make(top * 0.97).fit(X, y).coef_)
+
+
+def test_lad_lasso_is_quantile_regression_at_the_median():
+    d = make_paper_data(7, 0.3, 5.0, n_train=50, n_features=20, n_relevant=4)
+    X, y = d.X_train, d.y_train
+    ours = LADLassoRegressor(alpha=0.01).fit(X, y)
+    ref = QuantileRegressor(quantile=0.5, alpha=0.01, solver="highs").fit(X, y)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-10)
+    assert ours.converged_
+
+
+
+def test_lad_lasso_keeps_the_solvers_warning_and_records_it(monkeypatch):
+    """HiGHS stopped early gives no solution at all (scikit-learn then fails), so the warning a
+    solved but inexact programme gives is simulated: it reaches the caller and sets
+    ``converged_`` False."""
+    def fit(self, X, y, sample_weight=None):
+        warnings.warn("Linear programming for QuantileRegressor did not succeed.",
+                      ConvergenceWarning)
+        self.coef_, self.intercept_ = np.zeros(X.shape[1]), 0.0
+        return self
+
+    monkeypatch.setattr(QuantileRegressor, "fit", fit)
+    with pytest.warns(ConvergenceWarning, match="did not succeed"):
+        model = LADLassoRegressor().fit(np.eye(3), np.arange(3.0))
+    assert not model.converged_
+
+
+def test_mcp_refuses_a_concavity_its_coordinate_steps_cannot_take():
+    d = make_paper_data(8, 0.0, 5.0, n_train=40, n_features=10, n_relevant=3)
+    X = d.X_train / 10.0  # ||x_d||^2 / n = 0.01: gamma must exceed ~100
+    with pytest.raises(ValueError, match=r"gamma=3.0 must exceed n / \|\|x_d\|\|\^2"):
+        HuberMCPRegressor(gamma=3.0).fit(X, d.y_train)
+
+
+def test_huber_peers_without_skglm_are_refused_in_one_line(monkeypatch):
+    monkeypatch.setitem(sys.modules, "skglm", None)  # import skglm raises ImportError
+    d = make_paper_data(8, 0.0, 5.0, n_train=30, n_features=5, n_relevant=2)
+    with pytest.raises(ImportError, match=r"^HuberL1Regressor needs skglm, which is not "
+                                          r"installed: pip install 'mccard-dist\[peers\]'"):
+        HuberL1Regressor().fit(d.X_train, d.y_train)
+
+
+def test_an_experiment_with_a_huber_peer_is_refused_without_skglm(compose, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "skglm" else real(name, *a))
+    with pytest.raises(ConfigError, match=r"^experiment.methods: huber_l1, huber_mcp need skglm, "
+                                          r"which is not installed: pip install 'mccard-dist\[peers\]'"):
+        from_dictconfig(compose(["experiment=robust_peers"]))
+    # an experiment without them does not need it
+    from_dictconfig(compose(["experiment=smoke"]))
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["methods.huber_mcp.grid.gamma=[3.0,1.0]"], r"methods.huber_mcp.grid.gamma: The 'gamma' "
+     r"parameter of HuberMCPRegressor must be a float in the range \(1.0, inf\). Got 1.0"),
+    (["+methods.huber_mcp.params.gamma=3.0"], "gamma must not be set here"),
+    (["methods.huber_l1.grid.alpha_ratio=[0.5,1.0]"], "values must be < 1"),
+])
+def test_the_robust_peers_grids_are_checked(compose, overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        from_dictconfig(compose(["experiment=robust_peers", *overrides]))
+
+
+def test_method_cv_scales_each_folds_penalty_as_a_hand_written_search_does():
+    """MethodCV over the Lasso's alpha_ratio grid against a loop over folds with scikit-learn's
+    Lasso at ``ratio * lasso_alpha_max`` of each training fold."""
+    d = make_paper_data(9, 0.2, 5.0, n_train=60, n_features=30, n_relevant=4)
+    X, y = d.X_train, d.y_train
+    ratios = [0.9, 0.5, 0.2, 0.05]
+    folds = KFold(3, shuffle=True, random_state=0)
+    cv = MethodCV("lasso", grid={"alpha_ratio": ratios}, cv=folds).fit(X, y)
+    expected = np.zeros((len(ratios), 3))
+    for k, (train, test) in enumerate(folds.split(X)):
+        top = lasso_alpha_max(X[train], y[train])
+        for c, ratio in enumerate(ratios):
+            model = Lasso(alpha=ratio * top, max_iter=5000, tol=1e-4).fit(X[train], y[train])
+            expected[c, k] = -np.mean(np.abs(y[test] - model.predict(X[test])))
+    got = np.column_stack([cv.cv_results_[f"split{k}_test_score"] for k in range(3)])
+    np.testing.assert_allclose(got, expected, rtol=1e-10)
+    best = int(np.argmax(expected.mean(axis=1)))
+    assert cv.best_params_ == {"alpha_ratio": ratios[best]} and cv.alpha_ratio_ == ratios[best]
+    refit = Lasso(alpha=ratios[best] * lasso_alpha_max(X, y), max_iter=5000, tol=1e-4).fit(X, y)
+    np.testing.assert_allclose(cv.coef_, refit.coef_, rtol=1e-10)
+
+
+def test_method_cv_refuses_an_unknown_method_and_a_bad_grid():
+    X, y = np.random.default_rng(0).standard_normal((30, 4)), np.arange(30.0)
+    with pytest.raises(ValueError, match="method 'hubr_l1' has no file .*known methods: .*huber_l1"):
+        MethodCV("hubr_l1").fit(X, y)
+    with pytest.raises(ValueError, match="methods.huber_mcp.grid.gamma: must not be empty"):
+        MethodCV("huber_mcp", grid={"gamma": []}).fit(X, y)
+
+
+@pytest.mark.slow
+def test_robust_peer_cells_store_their_three_axes_and_refit_what_cv_chose(smoke_spec):
+    """huber_mcp through the pipeline: the chosen epsilon, alpha_ratio and gamma are grid
+    values, the stored coefficients are the refit at them, and the candidates' values are in
+    the store under the estimator's names."""
+    from mccard_dist import grid
+    from mccard_dist.runner import run_serial
+    from mccard_dist.store import open_results, store_path
+
+    spec = smoke_spec("experiment.methods=[huber_mcp,lad_lasso]", "data.n_features=30",
+                      "methods.huber_mcp.grid.epsilon=[0.1,1.0]",
+                      "methods.huber_mcp.grid.alpha_ratio=[0.5,0.1]",
+                      "methods.huber_mcp.grid.gamma=[2.0,8.0]", name="robust-peers")
+    run_serial(spec)
+    ds = open_results(store_path(spec)).load()
+    assert (ds["status"] == 1).all()
+    for cell in grid.cells(spec):
+        if cell.method != "huber_mcp":
+            continue
+        data = spec.data.make_data(cell.seed, cell.psi, cell.tau)
+        stored = ds.sel(model=cell.method, tau=cell.tau, psi=cell.psi, seed=cell.seed)
+        epsilon, ratio, gamma = (float(stored[f"chosen_{n}"])
+                                 for n in ("epsilon", "alpha_ratio", "gamma"))
+        assert (epsilon, ratio, gamma) in {(e, r, g) for e in (0.1, 1.0) for r in (0.5, 0.1)
+                                           for g in (2.0, 8.0)}
+        alpha = ratio * huber_alpha_max(data.X_train, data.y_train, epsilon)
+        assert float(stored["chosen_alpha"]) == pytest.approx(alpha, rel=1e-12)
+        ref = HuberMCPRegressor(epsilon=epsilon, alpha=alpha, gamma=gamma, tol=1e-5)
+        np.testing.assert_allclose(stored["coef"].values,
+                                   ref.fit(data.X_train, data.y_train).coef_, atol=1e-12)
+    mcp = ds.sel(model="huber_mcp")
+    np.testing.assert_array_equal(mcp["gamma"].values[:8], [2.0, 8.0] * 4)
+    assert np.isnan(ds["gamma"].sel(model="lad_lasso").values).all()

@@ -45,12 +45,15 @@ class ExperimentSpec(Sealed):
             return
         checked = {name: method.checked(name) for name, method in self.methods.items()}
         self.methods = tuple(checked[name] for name in self.experiment.methods)
+        lacking = {}  # module -> the methods that need it
         for method in self.methods:
             needs = method.kind.requires
             if needs is not None and importlib.util.find_spec(needs) is None:
-                fail("experiment.methods", f"{method.name} needs {needs}, which is not "
-                                           f"installed: pip install 'mccard-dist[peers]'",
-                     list(self.experiment.methods))
+                lacking.setdefault(needs, []).append(method.name)
+        for needs, names in lacking.items():
+            fail("experiment.methods", f"{', '.join(names)} need{'s' * (len(names) == 1)} "
+                                       f"{needs}, which is not installed: pip install "
+                                       f"'mccard-dist[peers]'", list(self.experiment.methods))
         if self.data.source != "file":  # a file's rows are known once it is read (check_data)
             self.cv.check_rows(self.data.n_train, f"data.n_train ({self.data.n_train})")
         if self.run.unit == "fit" and (self.cv.scheme != "kfold" or self.cv.race is not None):

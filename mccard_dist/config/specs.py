@@ -180,12 +180,14 @@ def _params(key: str, kind, params, grid) -> dict:
                 value, numbers.Integral) and not isinstance(value, bool):
             value = float(value)
         out[str(name)] = value
-    try:  # the estimator's own check, on an instance at each candidate
-        for candidate in kind.candidates(grid) or [{}]:
+    for candidate in kind.candidates(grid) or [{}]:  # the estimator's own check of each
+        try:
             estimator, _ = kind.build(out, candidate)
             estimator._validate_params()
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{key}: {exc}") from None
+        except (TypeError, ValueError) as exc:
+            axis = next((n for n in candidate if f"'{n}'" in str(exc)), None)
+            where = key if axis is None else f"{key.rsplit('.', 1)[0]}.grid.{axis}"
+            raise ConfigError(f"{where}: {exc}") from None
     return out
 
 
