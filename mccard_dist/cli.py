@@ -314,7 +314,7 @@ def _print_pairs(ds, pairs, title="Methods paired as asked (--pair; same cells)"
 
 def _report(argv=None) -> None:
     """``mccard-report STORE [STORE ...] --out DIR [--cell method,tau,psi,seed] [--compare
-    BASE_STORE] [--pair BASE,OTHER ...]``: the paper's figures and ``report.md`` in DIR, the
+    BASE_STORE] [--pair BASE,OTHER ...] [--versus BASE]``: the paper's figures and ``report.md`` in DIR, the
     claims table printed. Plain argparse: the store carries its own config."""
     import argparse
 
@@ -344,12 +344,18 @@ def _report(argv=None) -> None:
                         help="also print a paired comparison of two methods on the cells both "
                              "finished (OTHER - BASE, intervals over seeds), e.g. "
                              "mcc_ard,mcc_ard_authors; repeatable")
+    parser.add_argument("--versus", default=None, metavar="BASE",
+                        help="also print BASE minus every other method of the store, per tau and "
+                             "block of psi values (r, RMSE, F1, features kept, seconds per cell; "
+                             "intervals over seeds), with each method's means and the CV grid "
+                             "edges, e.g. --versus mcc_ard")
     parser.add_argument("--html", action="store_true",
                         help="also write report.html: one self-contained page with interactive "
                              "figures (needs the 'html' extra: altair, vl-convert-python)")
     args = parser.parse_args(argv)
-    if args.out is None and args.compare is None and not args.pair:
-        parser.error("--out DIR is required (unless --compare BASE_STORE or --pair is given)")
+    if args.out is None and args.compare is None and not args.pair and args.versus is None:
+        parser.error("--out DIR is required (unless --compare BASE_STORE, --pair or --versus is "
+                     "given)")
     if args.html:
         if args.out is None:
             parser.error("--html needs --out DIR")
@@ -377,10 +383,14 @@ def _report(argv=None) -> None:
             raise SystemExit(f"error: {exc}") from None
     path = Path(args.store[0]) if len(args.store) == 1 else [Path(p) for p in args.store]
     ds = _open_store(path)
-    missing = sorted({n for pair in pairs_asked for n in pair} - set(map(str, ds["model"].values)))
+    held = set(map(str, ds["model"].values))
+    missing = sorted({n for pair in pairs_asked for n in pair} - held)
     if missing:
         raise SystemExit(f"error: --pair: no method {', '.join(missing)} in the store(s); they "
                          f"hold {', '.join(map(str, ds['model'].values))}")
+    if args.versus is not None and args.versus not in held:
+        raise SystemExit(f"error: --versus: no method {args.versus} in the store(s); they hold "
+                         f"{', '.join(map(str, ds['model'].values))}")
     if args.compare is not None:
         from .analysis import compare_stores, comparison_table
 
@@ -392,6 +402,10 @@ def _report(argv=None) -> None:
         print(f"(base: {args.compare}; this: {path})")
     if pairs_asked and args.out is None:
         _print_pairs(ds, pairs_asked)
+    if args.versus is not None:
+        from .analysis.compare import versus_report
+
+        print(versus_report(ds, args.versus))
     if args.out is None:
         return
     if cell is not None:

@@ -530,6 +530,37 @@ def test_compare_methods_is_the_paired_difference_with_intervals_over_seeds_and_
     assert "`ls_ard` vs `mcc_ard`" in text and f"{row.diff:+.3g}" in text
 
 
+def test_versus_is_the_paired_difference_per_tau_and_psi_block_with_a_verdict():
+    from mccard_dist.analysis.compare import psi_blocks, versus, versus_markdown
+
+    ds = constructed()
+    ds["rmse"].loc[{"model": "ls_ard", "tau": 2.0, "psi": 0.3, "seed": 1}] = np.nan  # unfinished
+    assert psi_blocks(PSIS, 3) == [(0.0, 0.05), (0.3,), (0.6,)]
+    rows = versus(ds, "mcc_ard", others=["ls_ard"], metrics=("rmse", "r"))
+    assert [(r.tau, r.psis, r.metric) for r in rows[:4]] == [
+        (2.0, (0.0, 0.05), "rmse"), (2.0, (0.0, 0.05), "r"), (2.0, (0.3,), "rmse"),
+        (2.0, (0.3,), "r")]
+    row = next(r for r in rows if (r.tau, r.psis, r.metric) == (2.0, (0.0, 0.05), "rmse"))
+    sel = {"tau": 2.0, "psi": [0.0, 0.05]}
+    per_seed = (ds["rmse"].sel(model="mcc_ard", **sel) - ds["rmse"].sel(model="ls_ard", **sel)
+                ).mean("psi").values
+    low, high = stats.t.interval(0.95, N_SEEDS - 1, loc=per_seed.mean(), scale=stats.sem(per_seed))
+    assert (row.diff, row.low, row.high, row.n_seeds) == pytest.approx(
+        (per_seed.mean(), low, high, N_SEEDS))
+    # a block with an unfinished cell counts the seeds that finished all of it
+    hole = next(r for r in rows if (r.tau, r.psis, r.metric) == (2.0, (0.3,), "rmse"))
+    assert hole.n_seeds == N_SEEDS - 1
+    # LS-ARD's RMSE is far above MCC-ARD's under outliers: MCC-ARD wins it; equal values tie
+    assert next(r for r in rows if (r.tau, r.psis, r.metric) == (10.0, (0.6,), "rmse")
+                ).verdict == "wins"
+    same = versus(ds.assign(r=ds["r"].where(ds["model"] != "ls_ard",
+                                            ds["r"].sel(model="mcc_ard"))),
+                  "mcc_ard", others=["ls_ard"], metrics=("r",))
+    assert {r.verdict for r in same} == {"ties"}
+    text = versus_markdown(rows, {"mcc_ard": "MCC-ARD", "ls_ard": "LS-ARD"})
+    assert "**MCC-ARD − LS-ARD**" in text and "| LS-ARD |" in text
+
+
 @pytest.fixture(scope="module")
 def two_stores(tmp_path_factory):
     """The same smoke cells in two stores: K-fold methods in one, an auto-width method in the

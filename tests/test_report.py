@@ -180,6 +180,19 @@ def test_report_pair_refuses_unknown_methods_before_writing(store, tmp_path):
     assert not out.exists()
 
 
+def test_report_versus_prints_the_means_the_blocks_and_the_grid_edges(store, capsys):
+    cli.report([str(store), "--versus", "mcc_ard"])
+    out = capsys.readouterr().out
+    assert "**Means over the finished cells**" in out and "**CV grid edges**" in out
+    assert "**MCC-ARD − LS-ARD**" in out and "| other method |" in out
+    means = next(line for line in out.splitlines() if line.startswith("| MCC-ARD |"))
+    ds = open_results(store)
+    assert float(means.split("|")[3]) == pytest.approx(
+        float(np.nanmean(ds["r"].sel(model="mcc_ard").where(ds["status"] == 1))), abs=6e-4)
+    with pytest.raises(SystemExit, match="--versus: no method nope in the store"):
+        cli.report([str(store), "--versus", "nope"])
+
+
 # -- legibility of the figures ---------------------------------------------------------------------
 def _drawn(fig):
     from matplotlib.backends.backend_agg import FigureCanvasAgg

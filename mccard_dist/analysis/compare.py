@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .markup import Code, Table, markdown
+from .markup import Code, Paragraph, Strong, Table, markdown
 from .values import _LABELS, _auto_width_methods, _config, _grid, _num, cell_values
 
 
@@ -231,3 +231,177 @@ def solver_pairs(ds) -> list[tuple[str, str]]:
     return [(a, b) for a in names for b in names
             if solver[a] == "pruning" and solver[b] == "sequential" and rest[a] == rest[b]]
 
+
+
+#: +1: higher is better; -1: lower is better; 0: neither (the number of features kept)
+BETTER = {"r": 1, "rmse": -1, "f1": 1, "n_selected": 0, "cell_seconds": -1}
+#: the metrics of :func:`versus`, and their column titles
+VERSUS_METRICS = {"r": "r", "rmse": "RMSE", "f1": "F1", "n_selected": "features",
+                  "cell_seconds": "s per cell"}
+
+
+def psi_blocks(psis, n_blocks: int = 3) -> list[tuple[float, ...]]:
+    """The psi values in ``n_blocks`` consecutive blocks of near-equal size (fewer with fewer
+    values)."""
+    values = sorted(float(p) for p in psis)
+    return [tuple(b) for b in np.array_split(values, min(n_blocks, len(values))) if len(b)]
+
+
+@dataclass(frozen=True)
+class BlockComparison:
+    """``base - other`` in one metric on one (tau, psi block): the mean over seeds of each
+    seed's difference averaged over the block's cells, and its t-interval over seeds."""
+
+    base: str
+    other: str
+    tau: float
+    psis: tuple[float, ...]
+    metric: str
+    n_seeds: int
+    base_mean: float
+    other_mean: float
+    diff: float
+    low: float
+    high: float
+
+    @property
+    def verdict(self) -> str:
+        """``wins``, ``loses`` (the interval excludes 0, on ``base``'s better or worse side) or
+        ``ties``; for the features kept, ``fewer``, ``more`` or ``ties``."""
+        if not (math.isfinite(self.low) and math.isfinite(self.high)) or self.low <= 0 <= self.high:
+            return "ties"
+        sign = 1 if self.low > 0 else -1
+        better = BETTER.get(self.metric, 0)
+        if better == 0:
+            return "more" if sign > 0 else "fewer"
+        return "wins" if sign == better else "loses"
+
+
+def versus(ds, base: str, others=None, metrics=tuple(VERSUS_METRICS), n_blocks: int = 3,
+           level: float = 0.95) -> list[BlockComparison]:
+    """Paired differences ``base - other`` for each other method of the store (``others``: all
+    but ``base``), tau and block of psi values (:func:`psi_blocks`), on the seeds where both
+    finished every cell of the block."""
+    methods = [str(m) for m in ds["model"].values]
+    others = [m for m in methods if m != base] if others is None else list(others)
+    blocks = psi_blocks(ds["psi"].values, n_blocks)
+    rows = []
+    for other in others:
+        for tau in (float(t) for t in ds["tau"].values):
+            for psis in blocks:
+                for metric in metrics:
+                    if metric not in ds:
+                        continue
+                    v = cell_values(ds, metric).sel(model=[base, other], tau=tau,
+                                                    psi=list(psis))
+                    v = v.transpose("model", "seed", "psi").values
+                    complete = np.all(np.isfinite(v), axis=(0, 2))
+                    if not complete.any():
+                        continue
+                    b, o = v[0][complete].mean(axis=1), v[1][complete].mean(axis=1)
+                    diff, low, high, n = paired_interval(b - o, level)
+                    rows.append(BlockComparison(base, other, tau, psis, metric, n,
+                                                float(b.mean()), float(o.mean()), diff, low,
+                                                high))
+    return rows
+
+
+def _psi_range(psis) -> str:
+    return f"{psis[0]:g}" if len(psis) == 1 else f"{psis[0]:g}–{psis[-1]:g}"
+
+
+def versus_markdown(rows: list[BlockComparison], labels=None, level: float = 0.95) -> str:
+    """:func:`versus` rows as one table per other method (a row per tau and psi block: each
+    metric's ``base - other`` and its interval over seeds, and what ``base`` wins and loses),
+    after a count of wins, ties and losses in r, RMSE and F1."""
+    labels = labels or {}
+    name = lambda m: labels.get(m, m)  # noqa: E731
+    blocks = []
+    if not rows:
+        return ""
+    base = rows[0].base
+    quality = [r for r in rows if BETTER.get(r.metric, 0) != 0 and r.metric != "cell_seconds"]
+    header = ("other method", "comparisons (tau x psi block x r, RMSE, F1)",
+              *(f"{name(base)} {v}" for v in ("wins", "ties", "loses")))
+    lines = []
+    for other in dict.fromkeys(r.other for r in rows):
+        mine = [r.verdict for r in quality if r.other == other]
+        lines.append((name(other), str(len(mine)), *(str(mine.count(v))
+                                                      for v in ("wins", "ties", "loses"))))
+    blocks.append(Table(header, lines, "lrrrr"))
+    for other in dict.fromkeys(r.other for r in rows):
+        mine = [r for r in rows if r.other == other]
+        metrics = list(dict.fromkeys(r.metric for r in mine))
+        header = ("tau", "psi", *(f"{VERSUS_METRICS.get(m, m)}" for m in metrics),
+                  name(base))
+        keys = list(dict.fromkeys((r.tau, r.psis) for r in mine))
+        lines = []
+        for tau, psis in keys:
+            cells = {r.metric: r for r in mine if (r.tau, r.psis) == (tau, psis)}
+            text = [f"{c.diff:+.3g} [{_num(c.low)}, {_num(c.high)}]" if (c := cells.get(m))
+                    else "–" for m in metrics]
+            said = {}
+            for m in metrics:
+                if m in cells and cells[m].verdict != "ties":
+                    said.setdefault(cells[m].verdict, []).append(VERSUS_METRICS.get(m, m))
+            summary = "; ".join(f"{v} {', '.join(ms)}" for v, ms in said.items()) or "ties"
+            lines.append((f"{tau:g}", _psi_range(psis), *text, summary))
+        blocks.append(Paragraph(Strong(f"{name(base)} − {name(other)}")))
+        blocks.append(Table(header, lines, "rl" + "l" * len(metrics) + "l"))
+    return markdown(blocks)
+
+
+def side_by_side(ds, tau: float, psi: float,
+                 metrics=("r", "f1", "n_selected", "cell_seconds")) -> list[tuple]:
+    """``(method, n_seeds, mean of each metric over seeds)`` at one (tau, psi), over the seeds
+    every method finished."""
+    values = {m: cell_values(ds, m).sel(tau=tau, psi=psi).transpose("model", "seed").values
+              for m in metrics if m in ds}
+    complete = np.all([np.all(np.isfinite(v), axis=0) for v in values.values()], axis=0)
+    return [(str(method), int(complete.sum()),
+             *(float(v[i][complete].mean()) for v in values.values()))
+            for i, method in enumerate(ds["model"].values)]
+
+
+def versus_report(ds, base: str, level: float = 0.95) -> str:
+    """Markdown: each method's means over the store's finished cells (r, RMSE, F1, features
+    kept, seconds per cell, on one core), :func:`versus` of ``base`` against every other method,
+    and how often each CV grid's edge was chosen (:func:`~mccard_dist.analysis.edges.grid_edges`)."""
+    from .edges import grid_edges, grid_edges_markdown
+    from .values import method_style
+
+    methods = [str(m) for m in ds["model"].values]
+    labels = {m: method_style(m, methods, ds)["label"] for m in methods}
+    header = ("method", "cells", *VERSUS_METRICS.values())
+    lines = []
+    for m in methods:
+        values = [cell_values(ds, k).sel(model=m).values for k in VERSUS_METRICS if k in ds]
+        done = np.all([np.isfinite(v) for v in values], axis=0)
+        lines.append((labels[m], str(int(done.sum())),
+                      *(_num(float(v[done].mean())) if done.any() else "–" for v in values)))
+    return "\n\n".join([
+        markdown([Paragraph(Strong("Means over the finished cells")),
+                  Table(header, lines, "lr" + "r" * (len(header) - 2))]),
+        markdown([Paragraph((Strong(f"{labels[base]} minus each other method"), f", per tau and "
+                             f"psi block: mean over seeds and {level:.0%} interval over seeds; "
+                             f"wins, ties and losses count r, RMSE and F1"))]),
+        versus_markdown(versus(ds, base, level=level), labels, level),
+        markdown([Paragraph(Strong("CV grid edges"))]),
+        grid_edges_markdown(grid_edges(ds)),
+    ])
+
+
+def side_by_side_markdown(ds, tau: float, psi: float) -> str:
+    """:func:`side_by_side` as a table: each method's mean test r, F1, features kept and
+    seconds per cell (CV and final fit, one core) at one (tau, psi)."""
+    from .values import method_style
+
+    methods = [str(m) for m in ds["model"].values]
+    rows = side_by_side(ds, tau, psi)
+    header = ("estimator", "r", "F1", "features", "s per cell")
+    lines = [(method_style(m, methods, ds)["label"], f"{r:.3f}", f"{f1:.2f}", f"{n:.1f}",
+              f"{sec:.1f}") for m, _, r, f1, n, sec in rows]
+    seeds = {n for _, n, *_ in rows}
+    return markdown([Table(header, lines, "lrrrr")]) + (
+        f"\n\ntau = {tau:g}, psi = {psi:g}: mean over {min(seeds)} seeds (test r, F1 of the "
+        f"selected features, features kept; CV and final fit per cell, one core).")

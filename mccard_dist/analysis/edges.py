@@ -14,6 +14,7 @@ loss within :data:`FLAT_PER_DECADE` per decade of its neighbour's on the grid; p
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -117,7 +118,9 @@ def _flat(ds, name, config, axis, cells, neighbour) -> np.ndarray:
               .values.ravel() for n in names}
     scores = ds["cv_score"].sel(model=name).transpose("tau", "psi", "seed", "candidate",
                                                       "fold").values
-    scores = np.nanmean(scores.reshape(-1, *scores.shape[3:]), axis=-1)  # (cell, candidate)
+    with warnings.catch_warnings():  # a method with fewer candidates than the store's: NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        scores = np.nanmean(scores.reshape(-1, *scores.shape[3:]), axis=-1)  # (cell, candidate)
     for cell in np.flatnonzero(cells):
         at = {n: chosen[n][cell] for n in names}
         edge = at[axis]

@@ -231,6 +231,9 @@ _KNOWN_METHODS = {
     "mcc_l1_auto": ("MCC-L1, auto width", "tab:olive", "*"),
     "lasso": ("Lasso", "tab:orange", "v"),
     "huber": ("Huber", "tab:brown", "h"),
+    "huber_l1": ("Huber + L1", "tab:gray", "p"),
+    "huber_mcp": ("Huber + MCP", "black", "<"),
+    "lad_lasso": ("LAD-Lasso", "gold", ">"),
 }
 #: the methods the claims are about (roles), in the paper's order
 ROLES = ("mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1")
@@ -245,7 +248,8 @@ _SPARE_MARKERS = ("v", "P", "X", "*", "<", ">")
 _ESTIMATOR_LABELS = {
     ("mcc_ard", "deviant"): "MCC-ARD", ("mcc_ard", "proper"): "MCC-ARD, proper C'",
     ("ls_ard", None): "LS-ARD", ("mcc_l1", None): "MCC-L1", ("lasso", None): "Lasso",
-    ("huber", None): "Huber", ("mcc_ard_authors", None): "MCC-ARD (authors' algorithm)",
+    ("huber", None): "Huber", ("huber_l1", None): "Huber + L1", ("huber_mcp", None): "Huber + MCP",
+    ("lad_lasso", None): "LAD-Lasso", ("mcc_ard_authors", None): "MCC-ARD (authors' algorithm)",
     ("ls_ard_authors", None): "LS-ARD (authors' algorithm)",
 }
 
