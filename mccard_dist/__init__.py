@@ -19,7 +19,7 @@ _HOMES = {
     "AuthorsLSARDRegressor": "models", "AuthorsMCCARDRegressor": "models",
     "LSARDRegressor": "models", "MCCARDRegressor": "models", "MCCARDRegressorCV": "models",
     "MCCL1Path": "models", "MCCL1Regressor": "models", "MCCL1RegressorCV": "models",
-    "MethodCV": "models", "HuberL1Regressor": "models", "HuberMCPRegressor": "models",
+    "MethodCV": "method_cv", "HuberL1Regressor": "models", "HuberMCPRegressor": "models",
     "LADLassoRegressor": "models", "huber_alpha_max": "models", "huber_scale": "models",
     "lad_alpha_max": "models",
     "mcc_l1_alpha_max": "models", "mcc_l1_objective": "models", "mcc_l1_path": "models",

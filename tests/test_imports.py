@@ -16,7 +16,7 @@ LAYERS = {
     "errors": 0, "lock": 1, "records": 0, "data": 1, "metrics": 0, "models": 0,
     "methods": 1,
     "config": 2,
-    "grid": 3,
+    "grid": 3, "method_cv": 3,  # any method file as one CV estimator (config and models)
     "tasks": 4, "store": 4, "cluster": 4,
     "runner": 5, "analysis": 5,
     "hydra_guard": 5,  # the check of the command line, used by cli

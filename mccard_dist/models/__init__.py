@@ -15,7 +15,6 @@ from .ls_ard import LSARDRegressor
 from .mcc_ard import MCCARDRegressor
 from .mcc_l1 import MCCL1Regressor, mcc_l1_alpha_max, mcc_l1_objective
 from .mcc_l1_cv import MCCL1RegressorCV
-from .method_cv import MethodCV
 from .mcc_l1_path import MCCL1Path, mcc_l1_path
 from .peers import (HuberBaseline, HuberL1Regressor, HuberMCPRegressor,  # noqa: F401
                     LADLassoRegressor, LassoBaseline, huber_alpha_max, huber_scale,
@@ -35,7 +34,6 @@ __all__ = [
     "MCCL1Path",
     "MCCL1Regressor",
     "MCCL1RegressorCV",
-    "MethodCV",
     "huber_alpha_max",
     "huber_scale",
     "lad_alpha_max",

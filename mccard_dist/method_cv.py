@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import partial
 
-from .search import Search, SearchCV
+from .models.search import Search, SearchCV
 
 __all__ = ["MethodCV"]
 
@@ -16,9 +16,9 @@ def method_spec(method: str, grid: Mapping | None = None, params: Mapping | None
     and params' entries replaced by ``grid``'s and ``params``'."""
     from omegaconf import OmegaConf
 
-    from ..config import MethodSpec
-    from ..config.checks import ConfigError
-    from ..config.experiment import config_dir
+    from .config import MethodSpec
+    from .config.checks import ConfigError
+    from .config.experiment import config_dir
 
     path = config_dir() / "method" / f"{method}.yaml"
     if not path.is_file():
