@@ -106,24 +106,3 @@ class MethodCV(SearchCV):
                    for name in dict.fromkeys(n for c in candidates for n in c)}
         return (Search(candidates, [(c,) for c in range(len(candidates))],
                        partial(kind.fit_members, params)), columns)
-
-    def fit(self, X, y, sample_weight=None):
-        """Score every candidate on every fold, choose, refit on all the data.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), optional
-            For estimators that take them.
-
-        Returns
-        -------
-        self
-        """
-        super().fit(X, y, sample_weight)
-        index = self.best_index_
-        self.best_params_ = {name[len("param_"):]: values[index]
-                             for name, values in self.cv_results_.items()
-                             if name.startswith("param_")}
-        return self

@@ -163,7 +163,8 @@ class SearchCV(RegressorMixin, BaseEstimator):
 
     A subclass has ``cv``, ``scoring``, ``n_jobs``, ``verbose`` and its :attr:`_estimator`'s
     parameters (passed on to every fit, as ``LassoCV`` does); ``_fitted`` names the refit's
-    attributes it shows."""
+    attributes it shows. The choice is ``best_params_`` (as in ``GridSearchCV``) and each of its
+    values ``<name>_``."""
 
     _estimator: type
     _fitted: tuple[str, ...] = ()
@@ -210,7 +211,8 @@ class SearchCV(RegressorMixin, BaseEstimator):
         self.best_index_ = choose(scores, failed)
         self.cv_results_ = search_results(scores, params)
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
-        for name, value in search.candidates[self.best_index_].items():
+        self.best_params_ = dict(search.candidates[self.best_index_])
+        for name, value in self.best_params_.items():
             setattr(self, f"{name}_", value)
         model = search.refit(self.best_index_, X, y, sample_weight)
         model.n_features_in_ = X.shape[1]
