@@ -56,3 +56,19 @@ def test_results_pages_take_their_tables_from_measurements():
         assert not outputs, f"{page.name} has a hand-written output block: record it instead"
         for include in re.findall(r"\{include\} (\S+)", text):
             assert (page.parent / include).resolve().is_file(), include
+
+
+def test_the_readme_tables_are_their_measurements():
+    """Each README block between <!-- NAME:begin/end --> markers is the body of the recorded
+    docs/measurements/NAME.md (docs/tools/readme_table.py copies it)."""
+    spec = importlib.util.spec_from_file_location("readme_table",
+                                                  DOCS / "tools" / "readme_table.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    readme = (ROOT / "README.md").read_text()
+    names = re.findall(r"<!-- (\S+):begin -->", readme)
+    assert names, "README.md shows no recorded table"
+    for name in names:
+        assert tool.block(readme, name).group(1) == tool.body(name), (
+            f"README.md's {name} block differs from docs/measurements/{name}.md: run "
+            f"python docs/tools/readme_table.py {name}")
