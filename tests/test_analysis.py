@@ -559,6 +559,15 @@ def test_versus_is_the_paired_difference_per_tau_and_psi_block_with_a_verdict():
     assert {r.verdict for r in same} == {"ties"}
     text = versus_markdown(rows, {"mcc_ard": "MCC-ARD", "ls_ard": "LS-ARD"})
     assert "**MCC-ARD − LS-ARD**" in text and "| LS-ARD |" in text
+    # real covariates have no F1: the means still count every finished cell and metric
+    from mccard_dist.analysis.compare import versus_report
+
+    no_f1 = ds.assign(f1=ds["f1"] * np.nan)
+    row = next(line for line in versus_report(no_f1, "mcc_ard").splitlines()
+               if line.startswith("| MCC-ARD |"))
+    cells = row.split("|")
+    assert cells[2].strip() == str(len(TAUS) * len(PSIS) * N_SEEDS) and cells[5].strip() == "–"
+    assert float(cells[3]) == pytest.approx(float(ds["r"].sel(model="mcc_ard").mean()), abs=6e-4)
 
 
 @pytest.fixture(scope="module")

@@ -375,10 +375,12 @@ def versus_report(ds, base: str, level: float = 0.95) -> str:
     header = ("method", "cells", *VERSUS_METRICS.values())
     lines = []
     for m in methods:
+        # each metric over the cells where it is defined (F1 is not without true coefficients)
         values = [cell_values(ds, k).sel(model=m).values for k in VERSUS_METRICS if k in ds]
-        done = np.all([np.isfinite(v) for v in values], axis=0)
+        done = np.isfinite(cell_values(ds, "r").sel(model=m).values)  # r: every finished cell
         lines.append((labels[m], str(int(done.sum())),
-                      *(_num(float(v[done].mean())) if done.any() else "–" for v in values)))
+                      *(_num(float(np.mean(v[np.isfinite(v)]))) if np.isfinite(v).any() else "–"
+                        for v in values)))
     return "\n\n".join([
         markdown([Paragraph(Strong("Means over the finished cells")),
                   Table(header, lines, "lr" + "r" * (len(header) - 2))]),
