@@ -63,7 +63,7 @@ class MethodKind:
         Further grid axes, each passed to the estimator under its own name (MCP's ``gamma``).
     requires : str or None
         A module the estimator needs that the package does not install (an optional extra's),
-        checked when a config names the method; None: nothing beyond the package.
+        checked when an experiment selects the method; None: nothing beyond the package.
     """
 
     estimator: str

@@ -268,8 +268,8 @@ def test_the_diabetes_experiment_composes_with_its_peers(compose):
     spec = from_dictconfig(compose(["experiment=diabetes"]))
     assert spec.data.source == "diabetes"
     assert (spec.data.n_train, spec.data.n_test, spec.data.n_features) == (300, 142, 500)
-    assert {"mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1", "lasso", "huber"} == set(
-        spec.method_names)
+    assert {"mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1", "lasso", "huber", "huber_l1",
+            "huber_mcp", "lad_lasso"} == set(spec.method_names)
     d = spec.data.make_data(0, 0.2, 5.0)
     assert d.X_train.shape == (300, 500) and d.coef_true is None
 
