@@ -92,6 +92,7 @@ def test_peer_cells_refit_what_cv_chose_as_scikit_learn_would(smoke_spec):
 
 # -- Huber + L1 / MCP and LAD-Lasso --------------------------------------------------------------
 
+@pytest.mark.slow  # skglm compiles its solver on first use, and 160 checks fit LAD's programme
 @parametrize_with_checks([HuberL1Regressor(), HuberMCPRegressor(gamma=20.0), LADLassoRegressor()])
 def test_sklearn_estimator_checks_of_the_robust_sparse_peers(estimator, check):
     with warnings.catch_warnings():
@@ -122,6 +123,7 @@ def _huber_l1_by_scipy(X, y, delta, alpha):
     return res.x[:d] - res.x[d:2 * d], res.x[-1]
 
 
+@pytest.mark.slow  # skglm compiles its solver on first use (seconds)
 def test_huber_l1_minimises_its_objective_as_an_independent_solver_does():
     d = make_paper_data(4, 0.3, 5.0, n_train=60, n_features=12, n_relevant=4)
     X, y = d.X_train, d.y_train
@@ -134,6 +136,7 @@ def test_huber_l1_minimises_its_objective_as_an_independent_solver_does():
         assert model.intercept_ == pytest.approx(intercept, abs=1e-5)
 
 
+@pytest.mark.slow  # skglm compiles its solver on first use (seconds)
 def test_huber_with_a_threshold_beyond_every_residual_is_the_lasso():
     d = make_paper_data(5, 0.0, 5.0, n_train=60, n_features=30, n_relevant=4)
     X, y = d.X_train, d.y_train
@@ -144,6 +147,7 @@ def test_huber_with_a_threshold_beyond_every_residual_is_the_lasso():
     assert huber.intercept_ == pytest.approx(lasso.intercept_, abs=1e-6)
 
 
+@pytest.mark.slow  # skglm compiles its solver on first use (seconds)
 @pytest.mark.parametrize("make", [lambda a: HuberL1Regressor(epsilon=0.3, alpha=a),
                                   lambda a: HuberMCPRegressor(epsilon=0.3, alpha=a, gamma=2.0),
                                   lambda a: LADLassoRegressor(alpha=a)],
