@@ -1,8 +1,10 @@
 """The peer baselines: scikit-learn's Lasso and Huber regression, Huber regression with an L1 or
 MCP penalty (skglm) and LAD-Lasso, as estimators and as methods of the pipeline."""
 
+import importlib.util
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -193,6 +195,33 @@ def test_mcp_refuses_a_concavity_its_coordinate_steps_cannot_take():
     X = d.X_train / 10.0  # ||x_d||^2 / n = 0.01: gamma must exceed ~100
     with pytest.raises(ValueError, match=r"gamma=3.0 must exceed n / \|\|x_d\|\|\^2"):
         HuberMCPRegressor(gamma=3.0).fit(X, d.y_train)
+
+
+def _gamma_bound_tool():
+    path = Path(__file__).resolve().parents[1] / "docs" / "tools" / "mcp_gamma_bound.py"
+    spec = importlib.util.spec_from_file_location("mcp_gamma_bound", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return tool
+
+
+@pytest.mark.slow  # skglm compiles its solver on first use (seconds)
+def test_the_gamma_bound_the_docs_measure_is_where_mcp_refuses():
+    d = make_paper_data(8, 0.0, 5.0, n_train=40, n_features=10, n_relevant=3)
+    X = d.X_train * np.linspace(0.8, 1.2, 10)  # columns of unequal norms: the smallest one binds
+    bound = _gamma_bound_tool().bound(X)
+    with pytest.raises(ValueError, match="must exceed"):
+        HuberMCPRegressor(gamma=0.999 * bound).fit(X, d.y_train)
+    HuberMCPRegressor(gamma=1.001 * bound, alpha=0.1).fit(X, d.y_train)
+
+
+@pytest.mark.slow  # builds the paper's data at D = 1000 for every seed
+@pytest.mark.parametrize("experiment", ["robust_peers", "diabetes"])
+def test_the_shipped_mcp_grids_start_above_the_gamma_every_fold_admits(experiment):
+    tool = _gamma_bound_tool()
+    config, spec = tool.compose(experiment, None)
+    lowest = min(config["methods"]["huber_mcp"]["grid"]["gamma"])
+    assert tool.seed_bounds(spec).max() < lowest
 
 
 def test_huber_peers_without_skglm_are_refused_in_one_line(monkeypatch):
