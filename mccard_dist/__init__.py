@@ -21,7 +21,7 @@ _HOMES = {
     "MCCL1Path": "models", "MCCL1Regressor": "models", "MCCL1RegressorCV": "models",
     "MethodCV": "method_cv", "HuberL1Regressor": "models", "HuberMCPRegressor": "models",
     "LADLassoRegressor": "models", "huber_alpha_max": "models", "huber_scale": "models",
-    "lad_alpha_max": "models",
+    "lad_alpha_max": "models", "mcp_gamma_bound": "models",
     "mcc_l1_alpha_max": "models", "mcc_l1_objective": "models", "mcc_l1_path": "models",
     "resolve_solver": "models",
     "open_results": "store",

@@ -18,7 +18,8 @@ from mccard_dist import MethodCV
 from mccard_dist.config import ConfigError, from_dictconfig
 from mccard_dist.data import make_paper_data
 from mccard_dist.models import (HuberL1Regressor, HuberMCPRegressor, LADLassoRegressor,
-                                huber_alpha_max, huber_scale, lad_alpha_max, lasso_alpha_max)
+                                huber_alpha_max, huber_scale, lad_alpha_max, lasso_alpha_max,
+                                mcp_gamma_bound)
 
 
 def test_lasso_alpha_max_is_where_the_lasso_keeps_no_feature():
@@ -206,13 +207,16 @@ def _gamma_bound_tool():
 
 
 @pytest.mark.slow  # skglm compiles its solver on first use (seconds)
-def test_the_gamma_bound_the_docs_measure_is_where_mcp_refuses():
-    d = make_paper_data(8, 0.0, 5.0, n_train=40, n_features=10, n_relevant=3)
-    X = d.X_train * np.linspace(0.8, 1.2, 10)  # columns of unequal norms: the smallest one binds
-    bound = _gamma_bound_tool().bound(X)
+def test_mcp_refuses_exactly_below_n_over_the_smallest_squared_column_norm():
+    rng = np.random.default_rng(8)
+    signs = rng.choice([-1.0, 1.0], size=(40, 10))
+    scales = np.linspace(0.8, 1.2, 10)
+    X = signs * scales  # ||x_d||^2 / n = scales_d^2 exactly: the 0.8 column binds
+    y = X[:, :3] @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.standard_normal(40)
+    assert mcp_gamma_bound(X) == pytest.approx(1 / 0.8**2, rel=1e-12)
     with pytest.raises(ValueError, match="must exceed"):
-        HuberMCPRegressor(gamma=0.999 * bound).fit(X, d.y_train)
-    HuberMCPRegressor(gamma=1.001 * bound, alpha=0.1).fit(X, d.y_train)
+        HuberMCPRegressor(gamma=0.999 / 0.8**2).fit(X, y)
+    HuberMCPRegressor(gamma=1.001 / 0.8**2, alpha=0.1).fit(X, y)
 
 
 @pytest.mark.slow  # builds the paper's data at D = 1000 for every seed

@@ -42,22 +42,17 @@ def compose(experiment: str, n_seeds: int | None):
     return config, spec_from_dict(config)
 
 
-def bound(X) -> float:
-    """``n / min_d ||x_d||^2`` over the non-zero columns of ``X``."""
-    curvature = np.einsum("ij,ij->j", X, X) / X.shape[0]
-    return float(1.0 / curvature[curvature > 0].min())
-
-
 def seed_bounds(spec) -> np.ndarray:
     """Per seed, the largest bound over the cell's K training folds and its training split (the
     design matrix is the seed's: psi and tau change the targets only)."""
+    from mccard_dist.models.peers import mcp_gamma_bound
     from mccard_dist.tasks import folds
 
     out = []
     for seed in spec.seeds:
         X = spec.data.make_data(seed, spec.experiment.psi[0], spec.experiment.tau[0]).X_train
         parts = [train for train, _ in folds(len(X), spec.cv.n_folds, seed)]
-        out.append(max(bound(X[rows]) for rows in [*parts, np.arange(len(X))]))
+        out.append(max(mcp_gamma_bound(X[rows]) for rows in [*parts, np.arange(len(X))]))
     return np.asarray(out)
 
 

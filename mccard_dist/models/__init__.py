@@ -18,7 +18,7 @@ from .mcc_l1_cv import MCCL1RegressorCV
 from .mcc_l1_path import MCCL1Path, mcc_l1_path
 from .peers import (HuberBaseline, HuberL1Regressor, HuberMCPRegressor,  # noqa: F401
                     LADLassoRegressor, LassoBaseline, huber_alpha_max, huber_scale,
-                    lad_alpha_max, lasso_alpha_max)
+                    lad_alpha_max, lasso_alpha_max, mcp_gamma_bound)
 
 __all__ = [
     "AuthorsLSARDRegressor",
@@ -40,6 +40,7 @@ __all__ = [
     "mcc_l1_alpha_max",
     "mcc_l1_objective",
     "mcc_l1_path",
+    "mcp_gamma_bound",
     "resolve_solver",
 ]
 

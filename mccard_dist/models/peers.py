@@ -21,7 +21,7 @@ from ._base import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, check_params
 
 __all__ = ["HuberBaseline", "HuberL1Regressor", "HuberMCPRegressor", "LADLassoRegressor",
            "LassoBaseline", "huber_alpha_max", "huber_scale", "lad_alpha_max",
-           "lasso_alpha_max"]
+           "lasso_alpha_max", "mcp_gamma_bound"]
 
 #: what a missing skglm is refused with
 SKGLM_MISSING = ("needs skglm, which is not installed: pip install 'mccard-dist[peers]' "
@@ -199,6 +199,15 @@ class HuberL1Regressor(_HuberPenalised):
         return penalties.L1(self.alpha)
 
 
+def mcp_gamma_bound(X) -> float:
+    """The concavity MCP's ``gamma`` must exceed on ``X``: ``n / ||x_d||^2`` at the smallest
+    non-zero column norm (a coordinate step of MCP on the Huber datafit is a minimisation only
+    above it; 1 for standardised columns). ``inf`` when every column is zero."""
+    X = np.asarray(X, dtype=float)
+    curvature = np.einsum("ij,ij->j", X, X) / X.shape[0]
+    return 1.0 / float(np.min(curvature[curvature > 0], initial=np.inf))
+
+
 class HuberMCPRegressor(_HuberPenalised):
     """Sparse robust regression: the Huber loss with the minimax concave penalty (MCP).
 
@@ -239,8 +248,7 @@ class HuberMCPRegressor(_HuberPenalised):
         return penalties.MCPenalty(self.alpha, self.gamma)
 
     def _check_data(self, X):
-        curvature = np.einsum("ij,ij->j", X, X) / X.shape[0]
-        needed = 1.0 / float(np.min(curvature[curvature > 0], initial=np.inf))
+        needed = mcp_gamma_bound(X)
         if self.gamma <= needed:
             raise ValueError(f"HuberMCPRegressor: gamma={self.gamma} must exceed n / ||x_d||^2 "
                              f"= {needed:.3g} for every feature; standardise X's columns or "
