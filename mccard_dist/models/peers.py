@@ -223,7 +223,7 @@ class HuberMCPRegressor(_HuberPenalised):
     gamma : float, default=3.0
         The concavity, ``> 1``: small values approach hard thresholding, large ones the L1
         penalty. Each coordinate step is a proper minimisation only where ``gamma`` exceeds
-        ``n / ||x_d||^2`` (1 for standardised columns), which the fit checks.
+        :func:`mcp_gamma_bound` of ``X`` (1 for standardised columns), which the fit checks.
 
     Attributes
     ----------
