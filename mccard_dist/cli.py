@@ -214,7 +214,8 @@ def help_text(config_dir: Path | None = None) -> str:
 def run() -> None:
     """Console entry point ``mccard-run``: the command line is checked
     (:func:`mccard_dist.hydra_guard.check_overrides`) before Hydra's main gets it."""
-    from .hydra_guard import check_overrides, hydra_argv, parse_args, register_schemas
+    from .hydra_guard import (check_overrides, hydra_argv, hydra_error, parse_args,
+                              register_schemas)
 
     from .config import config_dir
 
@@ -246,32 +247,16 @@ def run() -> None:
         sys.exit(f"error: {hydra_error(exc)}")
 
 
-def hydra_error(exc: BaseException) -> str:
-    """An error Hydra raised while composing or launching, as one line: the schema's message,
-    else Hydra's own text without its object types and search path."""
-    from .config import composition_message
-
-    message = composition_message(exc)
-    if message is not None:
-        return message
-    lines = []
-    for line in str(exc).splitlines():
-        text = line.strip()
-        if text.startswith("Config search path"):
-            break
-        if text and not text.startswith(("full_key:", "object_type", "Set the environment")):
-            lines.append(text.rstrip("."))
-    return "; ".join(lines) or type(exc).__name__
-
-
 def _open_store(path):
     """One store, or several of the same cells side by side (a list of paths, or a multirun
     folder over methods); stores of different grids are refused (a report covers one grid)."""
     from .analysis import check_one_grid
     from .errors import UsageError
     from .store import SWEEP_LIST, open_results
+    from .store.migrate import finish_interrupted_migration
 
     for p in path if isinstance(path, list) else [path]:
+        finish_interrupted_migration(p)  # a migration stopped halfway: its store back
         if not p.exists():
             raise SystemExit(f"error: no results store at {p}")
     try:

@@ -2,13 +2,17 @@
 
 Hydra's command line can make it import and call code, open or write files, set the environment
 of the run and its workers, or load configs from other folders. The command line is parsed
-(Hydra's public ``OverridesParser``, and :func:`args_parser` for Hydra's flags), nothing is
-composed, and only this reaches Hydra: overrides of the config's own keys (the schema checks
-them); a config group's option by its name (every value of a sweep too); of Hydra's settings,
-those of :data:`ALLOWED`; Hydra's flags, but ``--config-dir``, ``--config-path`` and
-``--config-name`` only naming the config folder, and no ``--experimental-rerun``. Anything else
-is refused in one line; a user who means it sets ``MCCARD_TRUST_HYDRA_OVERRIDES=1``, or puts the
-settings in a config folder of their own (``MCCARD_CONFIG_DIR``).
+(Hydra's public ``OverridesParser``, and :func:`args_parser` for Hydra's flags) and only this
+reaches Hydra: overrides of the config's own keys (the schema checks them); a config group's
+option naming a config file of that group's folder in the config folder (every value of a sweep
+too; a group with no folder there, such as the schemas' groups in Hydra's ConfigStore, takes no
+option); of Hydra's settings, those of :data:`ALLOWED`; Hydra's flags, but ``--config-dir``,
+``--config-path`` and ``--config-name`` only naming the config folder, and no
+``--experimental-rerun``. The config that would run is then composed (Hydra's compose API, which
+imports and calls nothing it names) and the parts of ``hydra`` that can run code or change the
+environment (:data:`SHIPPED_ONLY`) must equal what the shipped configs give, whichever file set
+them (a config with ``# @package _global_`` included). Anything else is refused in one line; a
+user who means it sets ``MCCARD_TRUST_HYDRA_OVERRIDES=1``.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["ALLOWED", "TRUST_ENV", "args_parser", "check_overrides", "hydra_argv",
-           "register_schemas"]
+__all__ = ["ALLOWED", "SHIPPED_ONLY", "TRUST_ENV", "args_parser", "check_overrides", "hydra_argv",
+           "hydra_error", "register_schemas"]
 
 #: set to 1 to let the command line change any of Hydra's settings (and use other config folders)
 TRUST_ENV = "MCCARD_TRUST_HYDRA_OVERRIDES"
@@ -48,6 +52,13 @@ WHY = {
     "hydra.launcher": "it names the code that launches the jobs",
 }
 _NAME = re.compile(r"[\w.-]+")
+#: interpolations a job's subfolder may use: Hydra's per-job values, which stay plain names
+_JOB_VALUE = re.compile(r"\$\{(hydra\.job\.(num|id|name)|now:[^}]*)\}")
+
+#: the parts of the composed ``hydra`` node that only the shipped configs set: each can import
+#: code, open files or set the environment of the run and its workers
+SHIPPED_ONLY = ("callbacks", "job_logging", "hydra_logging", "job.env_set", "job.env_copy",
+                "searchpath", "launcher", "sweeper")
 
 
 def register_schemas() -> None:
@@ -69,8 +80,8 @@ def _why(key: str) -> str:
     return "of Hydra's settings, the command line sets only " + ", ".join(ALLOWED)
 
 
-def _refused(key: str, why: str) -> str:
-    return f"{key}: not accepted on the command line ({why}); set {TRUST_ENV}=1 to allow it"
+def _refused(key: str, why: str, where: str = "on the command line") -> str:
+    return f"{key}: not accepted {where} ({why}); set {TRUST_ENV}=1 to allow it"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -176,31 +187,61 @@ def _hydra_problem(override) -> str | None:
         return _refused(typed, _why(key))
     value = None if override.is_delete() else override.value()
     for leaf, leaf_value in _leaves(value, key):
-        kind, text = ALLOWED.get(leaf), str(leaf_value)
-        if kind is None:
+        if ALLOWED.get(leaf) is None:
             return _refused(typed if leaf == key else leaf, _why(leaf))
-        if leaf_value is None:
-            continue
-        if kind == "name" and (not _NAME.fullmatch(text) or ".." in text):
-            return _refused(leaf, f"{text!r} names a file Hydra writes, which must stay in the "
-                                  "run's folder: give a plain name (letters, digits, _ . -)")
-        if kind == "inside" and (os.path.isabs(text) or ".." in Path(text).parts):
-            return _refused(leaf, f"{text!r} would put a job's folder outside hydra.sweep.dir: "
-                                  "give a relative path without ..")
+        if (problem := _value_problem(leaf, leaf_value)) is not None:
+            return problem
+    return None
+
+
+def _value_problem(key: str, value, where: str = "on the command line") -> str | None:
+    """Why ``value`` of the :data:`ALLOWED` setting ``key`` would make Hydra write outside the
+    run's folder, or None. A file Hydra writes (``name``) is a plain name that is not only dots;
+    a job's subfolder (``inside``) is relative, without ``..``, and interpolates only Hydra's
+    per-job values (anything else is read when the job starts, after this check)."""
+    kind, text = ALLOWED.get(key), str(value)
+    if value is None:
+        return None
+    if kind == "name" and (not _NAME.fullmatch(text) or not text.strip(".")):
+        return _refused(key, f"{text!r} names a file Hydra writes, which must stay in a folder "
+                             "of the run's own: give a plain name (letters, digits, _ . -) that "
+                             "is not only dots", where)
+    plain = _JOB_VALUE.sub("job", text)
+    if kind == "inside" and ("${" in plain or os.path.isabs(plain) or ".." in Path(plain).parts):
+        return _refused(key, f"{text!r} would put a job's folder outside hydra.sweep.dir: "
+                             "give a relative path without .., interpolating only "
+                             "${hydra.job.num}, ${hydra.job.id}, ${hydra.job.name} or ${now:...}",
+                        where)
     return None
 
 
 def _group_problem(override, config_dir: Path) -> str | None:
     """A config group's option must name a config file of the group's folder (each value of a
-    sweep too; ``glob(...)`` expands to the group's own options)."""
+    sweep too; ``glob(...)`` expands to the group's own options). An override is a group's when
+    its key has a ``/`` (Hydra would look the group up in every config source, the ConfigStore
+    included, and resolve ``..`` in the option after a missing folder), when the config folder
+    has a folder of its name, or when its value looks like a path."""
     group = str(override.key_or_group)
     folder = config_dir / group
-    if "." in group or not folder.is_dir() or override.is_delete():
+    if "." in group or (override.is_delete() and folder.is_dir()):
         return None
     try:
         values = ([str(v) for v in override.sweep_string_iterator()]
-                  if override.is_sweep_override() else [str(override.value())])
-    except Exception:  # glob(): Hydra expands it to the group's options
+                  if override.is_sweep_override() else [override.value()])
+    except Exception:  # glob(): Hydra expands it to the group's options, if it has a folder
+        values = None
+    pathlike = values is not None and any(
+        isinstance(v, str) and ("/" in v or ".." in v or v.startswith(("~", "$")))
+        for v in values)
+    values = None if values is None else [str(v) for v in values]
+    if not folder.is_dir():
+        if "/" not in group and not pathlike:
+            return None  # a key of the config, or an option of a group installed with code
+        shown = f"{_typed(override)}={values[0]}" if values else (
+            override.input_line or _typed(override)).lstrip("+~")
+        return _refused(shown, f"{group} is not a config group of {config_dir}, and only a "
+                               "config of that folder may be named")
+    if values is None:
         return None
     options = sorted(p.stem for p in folder.glob("*.yaml"))
     for value in values:
@@ -219,6 +260,99 @@ def _group_problem(override, config_dir: Path) -> str | None:
     return None
 
 
+def _compositions(overrides: list[str], parsed, config_dir: Path):
+    """The override lists whose compositions cover every config file a command line can load:
+    each sweep over a group at each of its values (the others at their first), sweeps over keys
+    left out (a key's value loads no file)."""
+    plain, sweeps = [], []
+    for text, override in zip(overrides, parsed):
+        if not override.is_sweep_override():
+            plain.append(text)
+            continue
+        group = str(override.key_or_group)
+        if "." in group or not (config_dir / group).is_dir():
+            continue
+        try:
+            values = [str(v) for v in override.sweep_string_iterator()]
+        except Exception:  # glob(): the group's own options
+            values = override.value().filter(
+                sorted(p.stem for p in (config_dir / group).glob("*.yaml")))
+        sweeps.append([f"{override.get_key_element()}={v}" for v in values])
+    firsts = [values[0] for values in sweeps if values]
+    yield plain + firsts
+    for i, values in enumerate(sweeps):
+        for value in values[1:]:
+            yield plain + firsts[:i] + [value] + firsts[i + 1:]
+
+
+def _hydra_parts(cfg) -> dict:
+    from omegaconf import OmegaConf
+
+    return {part: OmegaConf.to_container(OmegaConf.create({"x": OmegaConf.select(
+        cfg.hydra, part, default=None)}), resolve=False)["x"] for part in SHIPPED_ONLY}
+
+
+_SHIPPED_PARTS: dict = {}
+
+
+def _composed(folder: Path, config_name: str, overrides: list[str]):
+    from hydra import compose, initialize_config_dir
+
+    register_schemas()
+    with initialize_config_dir(str(folder), version_base="1.3", job_name="mccard_run"):
+        return compose(config_name, overrides=overrides, return_hydra_config=True)
+
+
+def _composed_problem(args, parsed, config_dir: Path) -> str | None:
+    """Compose the config the command line would run and check its ``hydra`` node: the parts of
+    :data:`SHIPPED_ONLY` as the shipped configs give them, and the :data:`ALLOWED` settings with
+    values that keep Hydra's files in the run's folder, whichever file set them."""
+    from omegaconf import OmegaConf
+
+    from .config import config_dir as shipped_dir
+
+    if not _SHIPPED_PARTS:
+        _SHIPPED_PARTS.update(_hydra_parts(_composed(shipped_dir(environ={}), "config", [])))
+    name = (args.config_name or "config").removesuffix(".yaml")
+    try:
+        for overrides in _compositions(args.overrides, parsed, config_dir):
+            cfg = _composed(config_dir, name, overrides)
+            for part, value in _hydra_parts(cfg).items():
+                if value != _SHIPPED_PARTS[part]:
+                    return _refused(f"hydra.{part}", f"a config sets it otherwise than the "
+                                    f"shipped configs do: {_why('hydra.' + part)}",
+                                    f"from a config of {config_dir}")
+            node = {"hydra": OmegaConf.to_container(cfg.hydra, resolve=False)}
+            for key in ALLOWED:
+                value = node
+                for part in key.split("."):
+                    value = value.get(part) if isinstance(value, dict) else None
+                where = f"from a config of {config_dir}"
+                if value != "???" and (problem := _value_problem(key, value, where)) is not None:
+                    return problem
+    except Exception as exc:  # noqa: BLE001 - Hydra's composition errors, said in one line
+        return hydra_error(exc)
+    return None
+
+
+def hydra_error(exc: BaseException) -> str:
+    """An error Hydra raised while composing or launching, as one line: the schema's message,
+    else Hydra's own text without its object types and search path."""
+    from .config import composition_message
+
+    message = composition_message(exc)
+    if message is not None:
+        return message
+    lines = []
+    for line in str(exc).splitlines():
+        text = line.strip()
+        if text.startswith("Config search path"):
+            break
+        if text and not text.startswith(("full_key:", "object_type", "Set the environment")):
+            lines.append(text.rstrip("."))
+    return "; ".join(lines) or type(exc).__name__
+
+
 def _parse_problem(message: str, overrides: list[str]) -> str:
     """Hydra's grammar error as one line, with the hint a user needs most: quoting."""
     text = "; ".join(line.strip() for line in message.splitlines() if line.strip())
@@ -233,9 +367,9 @@ def _parse_problem(message: str, overrides: list[str]) -> str:
 def check_overrides(argv: list[str], config_dir: Path) -> str | None:
     """The first problem of a ``mccard-run`` command line as one line, or None.
 
-    Nothing is composed: the overrides are parsed and checked as the module says (unless
-    $MCCARD_TRUST_HYDRA_OVERRIDES is 1); Hydra's grammar errors and unknown options of a config
-    group are returned as one line too.
+    The overrides are parsed and checked, then the config is composed and its ``hydra`` node
+    checked, as the module says (unless $MCCARD_TRUST_HYDRA_OVERRIDES is 1); Hydra's grammar and
+    composition errors and unknown options of a config group are returned as one line too.
     """
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
@@ -258,4 +392,4 @@ def check_overrides(argv: list[str], config_dir: Path) -> str | None:
         problem = _hydra_problem(override) or _group_problem(override, config_dir)
         if problem is not None:
             return problem
-    return None
+    return _composed_problem(args, parsed, config_dir)

@@ -107,6 +107,10 @@ def test_each_route_into_hydra_is_refused_naming_the_key(mccard_run, tmp_path, o
     ("hydra.job.name=../../../victim/app", "hydra.job.name"),
     ("hydra.job.name=/tmp/app", "hydra.job.name"),
     ("hydra.sweep.subdir=../../victim", "hydra.sweep.subdir"),
+    ("hydra.output_subdir=.", "hydra.output_subdir"),
+    ("hydra.output_subdir=..", "hydra.output_subdir"),
+    ("hydra.sweep.subdir=${oc.env:HOME}", "hydra.sweep.subdir"),
+    ("hydra.sweep.subdir=x/${oc.env:HOME}", "hydra.sweep.subdir"),
     ("hydra.launcher._target_=distributed.utils.import_file", "hydra.launcher._target_"),
     ("+hydra.job.config_name=x", "hydra.job.config_name"),
     ("cluster=../../../elsewhere/cl", "cluster=../../../elsewhere/cl"),
@@ -233,23 +237,31 @@ def test_plain_command_lines_reach_hydra(mccard_run, args):
 
 
 @pytest.mark.slow  # composes from another folder (about 1 s)
-def test_a_config_folder_of_ones_own_is_trusted(mccard_run, tmp_path, monkeypatch):
-    """MCCARD_CONFIG_DIR (read when mccard-run starts) may set what the
-    command line may not; the command line still may not change it."""
+def test_a_config_folder_of_ones_own_sets_hydras_code_only_with_trust(mccard_run, tmp_path,
+                                                                      monkeypatch):
+    """MCCARD_CONFIG_DIR's own files may not set what can run code or change the environment
+    (``hydra.job.env_set`` here) unless trust is given; a copy of the shipped folder runs."""
     import shutil
 
     mine = tmp_path / "myconf"
     shutil.copytree(config_dir(), mine)
+    monkeypatch.setenv("MCCARD_CONFIG_DIR", str(mine))
+    assert mccard_run("experiment=smoke") == (None, True)
+    assert mccard_run("-cd", str(mine), "experiment=smoke") == (None, True)
     text = (mine / "config.yaml").read_text().replace(
         "  job:\n    chdir: false\n", "  job:\n    chdir: false\n    env_set:\n"
                                      "      OMP_NUM_THREADS: '1'\n")
     assert "OMP_NUM_THREADS" in text
     (mine / "config.yaml").write_text(text)
-    monkeypatch.setenv("MCCARD_CONFIG_DIR", str(mine))
-    assert mccard_run("experiment=smoke") == (None, True)
-    assert mccard_run("-cd", str(mine), "experiment=smoke") == (None, True)
+    message, reached = mccard_run("experiment=smoke")
+    assert not reached and message == (
+        f"error: hydra.job.env_set: not accepted from a config of {mine} (a config sets it "
+        "otherwise than the shipped configs do: it sets the environment of the run and its "
+        f"workers){ENDING}")
     assert_refused(mccard_run("hydra.job.env_set.OMP_NUM_THREADS='4'"),
                    "hydra.job.env_set.OMP_NUM_THREADS")
+    monkeypatch.setenv(TRUST, "1")
+    assert mccard_run("experiment=smoke") == (None, True)
 
 
 def test_with_trust_an_override_is_let_through_to_composition(mccard_run, monkeypatch):
@@ -298,3 +310,130 @@ def test_hydra_gets_the_command_line_as_it_was_checked():
     # an abbreviation reaches Hydra under the name that was checked
     assert hydra_argv(parse_args(["--config-d", "/x", "--multi"])) == [
         "--multirun", "--config-dir", "/x"]
+
+
+#: a config that a group option could reach from outside the config folder
+EVIL_FILE = """\
+# @package _global_
+hydra:
+  callbacks:
+    evil:
+      _target_: os.makedirs
+      name: {marker}
+  output_subdir: .
+  run:
+    dir: {victim}
+"""
+
+
+@pytest.fixture
+def evil_file(tmp_path):
+    """``(option, marker, victim, digest)``: an option that reaches ``evil.yaml`` outside the
+    config folder from any group below ``conf/`` (``../`` up to the root, then its path)."""
+    import hashlib
+
+    (tmp_path / "evilconf").mkdir()
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "config.yaml").write_text("precious: 2\n")
+    marker = tmp_path / "marker"
+    (tmp_path / "evilconf" / "evil.yaml").write_text(EVIL_FILE.format(marker=marker,
+                                                                     victim=victim))
+    depth = len(config_dir().resolve().parts) + 3
+    option = "../" * depth + str(tmp_path / "evilconf" / "evil").lstrip("/")
+
+    def digest():
+        return hashlib.sha256((victim / "config.yaml").read_bytes()).hexdigest()
+
+    return option, marker, victim, digest
+
+
+@pytest.mark.parametrize("args, key", [
+    (["+schema/data=EVIL"], "schema/data=EVIL"),
+    (["+schema/cluster=EVIL"], "schema/cluster=EVIL"),
+    (["+schema=EVIL"], "schema=EVIL"),
+    (["+schema/data@_global_=EVIL"], "schema/data@_global_=EVIL"),
+    (["-m", "+schema/data=EVIL"], "schema/data=EVIL"),
+    # variants: other spellings, packages, sweeps and groups
+    (["schema/data=EVIL"], "schema/data=EVIL"),
+    (["++schema/data=EVIL"], "schema/data=EVIL"),
+    (["+schema/cluster@_global_=EVIL"], "schema/cluster@_global_=EVIL"),
+    (["-m", "+schema=local,EVIL"], "schema=local"),
+    (["-m", "+schema/data=glob(*)"], "schema/data=glob(*)"),
+    (["+no/such/group=EVIL"], "no/such/group=EVIL"),
+    (["+nosuchgroup=EVIL"], "nosuchgroup=EVIL"),
+    (["+schema/data/deeper=EVIL"], "schema/data/deeper=EVIL"),
+    (["+experiment@_global_=EVIL"], "experiment@_global_=EVIL"),
+    (["+method@methods.x=EVIL"], "method@methods.x=EVIL"),
+    (["-m", "cluster=local,EVIL"], "cluster=EVIL"),
+    (["+data@hydra.callbacks=EVIL"], "data@hydra.callbacks"),
+], ids=lambda v: " ".join(v)[:40] if isinstance(v, list) else v)
+def test_a_group_option_reaches_no_file_outside_the_config_folder(mccard_run, evil_file, args,
+                                                                  key):
+    """A group of Hydra's ConfigStore (the schemas) has no folder in ``conf/``: Hydra would
+    resolve ``..`` in its option after the missing folder and load any YAML file, whose
+    ``hydra.callbacks`` it calls before the run starts."""
+    option, marker, victim, digest = evil_file
+    before = digest()
+    args = [a.replace("EVIL", option) for a in args]
+    assert_refused(mccard_run("experiment=smoke", *args), key.replace("EVIL", option))
+    assert not marker.exists() and digest() == before
+
+
+@pytest.fixture
+def own_folder(tmp_path, monkeypatch):
+    """A copy of the shipped config folder as MCCARD_CONFIG_DIR."""
+    import shutil
+
+    mine = tmp_path / "myconf"
+    shutil.copytree(config_dir(), mine)
+    monkeypatch.setenv("MCCARD_CONFIG_DIR", str(mine))
+    return mine
+
+
+@pytest.mark.parametrize("text, key", [
+    ("# @package _global_\nhydra:\n  callbacks:\n    x:\n      _target_: os.makedirs\n"
+     "      name: MARKER\n", "hydra.callbacks"),
+    ("# @package hydra\njob_logging:\n  version: 1\n  handlers:\n    f:\n"
+     "      class: logging.FileHandler\n      filename: MARKER\n", "hydra.job_logging"),
+    ("# @package _global_\ndefaults:\n  - override /hydra/job_logging: disabled\n",
+     "hydra.job_logging"),
+    ("hydra:\n  searchpath: [file://MARKER]\n", "hydra.searchpath"),
+    ("# @package _global_\nhydra:\n  output_subdir: .\n", "hydra.output_subdir"),
+    ("# @package _global_\nhydra:\n  sweep:\n    subdir: ${oc.env:HOME}\n",
+     "hydra.sweep.subdir"),
+], ids=["callbacks", "job_logging", "override-logging", "searchpath", "output_subdir", "subdir"])
+def test_a_config_of_ones_own_folder_sets_no_hydra_code(mccard_run, own_folder, tmp_path, text,
+                                                        key):
+    """Whatever route a file takes into ``hydra`` (``@package _global_``, ``@package hydra``,
+    a defaults override, the primary config), the composed config is checked, not only the
+    command line."""
+    marker = tmp_path / "marker"
+    text = text.replace("MARKER", str(marker))
+    if text.startswith("hydra:\n"):  # Hydra takes a search path from the primary config only
+        primary = own_folder / "config.yaml"
+        primary.write_text(primary.read_text().replace("\nhydra:\n", "\n" + text, 1))
+    else:
+        (own_folder / "experiment" / "mine.yaml").write_text(text)
+    message, reached = mccard_run("experiment=smoke" if text.startswith("hydra:") else
+                                  "experiment=mine")
+    assert not reached, message
+    assert message.startswith(f"error: {key}: not accepted from a config of {own_folder} ("), \
+        message
+    assert message.endswith(ENDING) and "\n" not in message
+    assert not marker.exists()
+
+
+@pytest.mark.slow  # a subprocess, as a user types it
+def test_a_configstore_group_runs_no_code_in_a_real_run(tmp_path, evil_file):
+    option, marker, victim, digest = evil_file
+    before = digest()
+    env = {k: v for k, v in os.environ.items() if k != TRUST}
+    proc = subprocess.run([sys.executable, "-m", "mccard_dist.cli", "experiment=smoke",
+                           f"+schema/data={option}"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().startswith("error: schema/data="), proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not marker.exists() and digest() == before
+    assert not (tmp_path / "outputs").exists()
