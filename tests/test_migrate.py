@@ -2,7 +2,10 @@
 migrated by it to this version's layout with every cell's values unchanged, so that the same
 command resumes them (fixtures: ``tests/data/stores/PROVENANCE.md``)."""
 
+import errno
 import json
+import os
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -11,6 +14,7 @@ import pytest
 import xarray as xr
 
 from mccard_dist import tasks
+from mccard_dist.cli import report
 from mccard_dist.grid import GRID_VERSION, grid_hash
 from mccard_dist.store import ResultsStore, open_results
 from mccard_dist.store.migrate import StoreVersionError, main, migrate
@@ -121,8 +125,8 @@ def test_a_migrated_store_keeps_every_value_and_resumes_with_nothing_to_run(
 
 
 @pytest.mark.slow  # migrates a store and resumes its grid
-def test_the_command_migrates_to_a_copy_and_refuses_a_second_migration(old_store, tmp_path,
-                                                                        capsys):
+def test_the_command_migrates_to_a_copy_and_finds_nothing_to_migrate_the_second_time(
+        old_store, tmp_path, capsys):
     path, _ = old_store
     before = files(path)
     copy = tmp_path / "copy.zarr"
@@ -130,8 +134,9 @@ def test_the_command_migrates_to_a_copy_and_refuses_a_second_migration(old_store
     assert capsys.readouterr().out.strip() == f"migrated: {copy}"
     assert files(path) == before  # the original kept as it was
     open_results(copy)
-    with pytest.raises(SystemExit, match="already of this version; nothing to migrate"):
-        main([str(copy)])
+    main([str(copy)])  # a script's rerun: done already, not an error
+    assert capsys.readouterr().out.strip() == (
+        f"{copy}: the store is already of this version; nothing to migrate")
     with pytest.raises(SystemExit, match="exists already"):
         main([str(path), "--to", str(copy)])
 
@@ -184,3 +189,189 @@ def test_the_same_command_points_at_an_earlier_store_of_its_grid_instead_of_star
     assert sorted(p.name for p in root.iterdir()) == [old.name]  # nothing started beside it
     assert migrate(old) == store_path(spec)
     assert run_serial(spec).n_pending_before == 0
+    assert migrate(old) == store_path(spec)  # the rerun finds where it went: nothing to do
+
+
+# --- a migration stopped halfway (killed, power lost), a full disk, a read-only original ---
+
+
+class Killed(BaseException):
+    """The process killed at this point: nothing after it runs (no ``except Exception``)."""
+
+
+def kill_at(monkeypatch, rename=None, rmtree=None):
+    """Kill the first ``Path.rename`` whose source's name ends with ``rename``, or the first
+    ``shutil.rmtree`` of a folder whose name ends with ``rmtree`` (after removing a few of its
+    files, as a removal stopped halfway)."""
+    real_rename, real_rmtree, armed = Path.rename, shutil.rmtree, [True]
+
+    def fake_rename(self, target):
+        if armed[0] and rename is not None and self.name.endswith(rename):
+            armed[0] = False
+            raise Killed(f"killed renaming {self}")
+        return real_rename(self, target)
+
+    def fake_rmtree(path, *args, **kwargs):
+        if armed[0] and rmtree is not None and Path(path).name.endswith(rmtree) and Path(
+                path).exists():
+            armed[0] = False
+            for file in [f for f in sorted(Path(path).rglob("*")) if f.is_file()][:20]:
+                file.unlink()
+            raise Killed(f"killed removing {path}")
+        return real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "rename", fake_rename)
+    monkeypatch.setattr(shutil, "rmtree", fake_rmtree)
+
+
+def beside(path: Path) -> list[str]:
+    """The names in the store's folder that begin with its name (lock files aside)."""
+    return sorted(p.name for p in path.parent.iterdir()
+                  if p.name.startswith(path.name) and not p.name.endswith(".lock"))
+
+
+def extract(commit, path):
+    with zipfile.ZipFile(FIXTURES / f"{commit}.zip") as archive:
+        archive.extractall(path)
+    return path
+
+
+@pytest.mark.slow  # migrates a store, then reads or resumes it
+@pytest.mark.parametrize("command", ["mccard-migrate", "mccard-report", "open_results",
+                                     "mccard-run"])
+def test_a_migration_killed_between_its_renames_is_finished_by_the_next_command(
+        command, tmp_path, smoke_spec, monkeypatch, capsys):
+    """Killed after putting the original aside and before the checked copy takes its place,
+    there is no store at the path: the next command on it finishes the migration."""
+    from mccard_dist.runner import run_serial
+
+    path = extract("958b2ff", tmp_path / "958b2ff.zarr")
+    raw = xr.open_zarr(path).load()
+    kill_at(monkeypatch, rename=".migrating")
+    with pytest.raises(Killed):
+        migrate(path)
+    assert beside(path) == [f"{path.name}.migrating", f"{path.name}.premigration"]
+    monkeypatch.undo()
+    if command == "mccard-migrate":
+        main([str(path)])
+        assert "nothing to migrate" in capsys.readouterr().out
+    elif command == "mccard-report":
+        report([str(path), "--pair", "mcc_ard,ls_ard"])
+    elif command == "open_results":
+        open_results(path)
+    else:  # the same command: nothing computed again
+        fits = []
+        monkeypatch.setattr(tasks, "run_cell", lambda *args, **kw: fits.append(args))
+        assert run_serial(spec_of(smoke_spec, path, "958b2ff")).n_pending_before == 0
+        assert fits == []
+    assert beside(path) == [path.name]
+    new = open_results(path)
+    assert json.loads(new.attrs["grid_description"])["grid_version"] == GRID_VERSION
+    for name in PER_CELL:
+        np.testing.assert_array_equal(new[name].values, raw[name].values, err_msg=name)
+    np.testing.assert_array_equal(new["coef"].values, raw["coef"].values)
+
+
+@pytest.mark.slow  # migrates a store
+def test_a_copy_left_incomplete_by_a_killed_migration_is_discarded_and_the_original_restored(
+        tmp_path, monkeypatch):
+    path = extract("958b2ff", tmp_path / "958b2ff.zarr")
+    before = files(path)
+    kill_at(monkeypatch, rename=".migrating")
+    with pytest.raises(Killed):
+        migrate(path)
+    monkeypatch.undo()
+    staging = path.with_name(path.name + ".migrating")
+    for chunk in (staging / "r").iterdir():  # the copy's values of r lost (say, by the disk)
+        if not chunk.name.startswith("."):
+            chunk.unlink()
+    with pytest.raises(StoreVersionError, match="mccard-migrate"):
+        open_results(path)  # the original is back, as it was, and still to migrate
+    assert beside(path) == [path.name]
+    assert files(path) == before
+
+
+@pytest.mark.slow  # migrates a store
+def test_a_migration_killed_while_removing_the_original_leaves_nothing_half_removed(
+        tmp_path, monkeypatch):
+    path = extract("958b2ff", tmp_path / "958b2ff.zarr")
+    kill_at(monkeypatch, rmtree=("premigration", "deleting"))
+    with pytest.raises(Killed):
+        migrate(path)
+    monkeypatch.undo()
+    open_results(path)  # the migrated store, and what was being removed is removed
+    assert beside(path) == [path.name]
+
+
+@pytest.mark.slow  # migrates a store and resumes its grid
+@pytest.mark.parametrize("kill", [dict(rename=".zarr"), dict(rmtree=(".zarr", ".deleting"))],
+                         ids=["before-removing", "while-removing"])
+def test_a_store_renamed_after_its_grid_and_killed_before_the_original_is_gone_is_finished(
+        kill, tmp_path, monkeypatch, capsys):
+    """Named by its grid, the migrated copy takes the new name, then the original is removed:
+    killed in between, the rerun of the migration or of the same command finishes it."""
+    from conftest import compose_config
+
+    from mccard_dist.config import from_dictconfig
+    from mccard_dist.runner import run_serial
+    from mccard_dist.store import store_path
+
+    root = tmp_path / "results"
+    spec = from_dictconfig(compose_config(["experiment=smoke", *OVERRIDES, f"store.root={root}",
+                                           "run.progress=false"]))
+    stored = json.loads(zipfile.ZipFile(FIXTURES / "958b2ff.zip").read(".zattrs"))["grid_hash"]
+    old = extract("958b2ff", root / f"smoke-{stored[:10]}.zarr")
+    new = store_path(spec)
+    kill_at(monkeypatch, **kill)
+    with pytest.raises(Killed):
+        migrate(old)
+    monkeypatch.undo()
+    assert new.is_dir()
+    if "rename" in kill:  # the original whole beside its migrated copy: the rerun removes it
+        main([str(old)])
+        assert capsys.readouterr().out.strip() == f"migrated: {new}"
+    assert run_serial(spec).n_pending_before == 0
+    assert sorted(p.name for p in root.iterdir()) == [new.name]
+
+
+@pytest.mark.slow  # migrates a store
+def test_a_full_disk_is_one_line_and_leaves_no_copy_behind(old_store, monkeypatch):
+    from mccard_dist.store import writer
+
+    path, _ = old_store
+    before = files(path)
+
+    def full(path):
+        (Path(path) / ".zmetadata").write_text("{")  # part of the copy is on the disk
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(writer, "_consolidate", full)
+    with pytest.raises(SystemExit) as info:
+        main([str(path)])
+    message = str(info.value.code)
+    assert "\n" not in message and "No space left on device" in message
+    assert "store is kept as it was" in message
+    assert beside(path) == [path.name]  # the partial copy removed: it would fill the disk
+    assert files(path) == before
+
+
+@pytest.mark.slow  # migrates a store
+def test_a_copy_is_made_from_an_original_this_process_cannot_write(tmp_path, monkeypatch,
+                                                                   capsys):
+    """``--to`` only reads the original: a store in a read-only place migrates to a copy."""
+    source = extract("958b2ff", tmp_path / "readonly" / "958b2ff.zarr")
+    before = files(source)
+    real_open = os.open
+
+    def read_only(file, flags, *args, **kwargs):
+        if flags & os.O_CREAT and str(Path(file).resolve()).startswith(str(source.parent)):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(file))
+        return real_open(file, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", read_only)
+    copy = tmp_path / "copy.zarr"
+    main([str(source), "--to", str(copy)])
+    assert capsys.readouterr().out.strip() == f"migrated: {copy}"
+    assert files(source) == before
+    assert sorted(p.name for p in source.parent.iterdir()) == [source.name]
+    open_results(copy)

@@ -8,12 +8,20 @@ from before ``grid`` and ``cv.paths``), so that no other module knows an earlier
 is written beside the old one, checked against it cell by cell, and only then takes its place
 (renamed after its new grid hash when named by its grid); the cells keep their values, run
 records, code fingerprint and library versions.
+
+A migration in place puts the original aside (``STORE.premigration``) and then renames the checked
+copy (``STORE.migrating``) to ``STORE``; what it removes is first renamed to ``STORE.deleting``. A
+migration stopped anywhere (killed, power lost) is finished or undone by
+:func:`finish_interrupted_migration`, which the next ``mccard-migrate``, ``mccard-run``,
+``mccard-report`` and ``open_results`` of the store call first.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import shutil
 import sys
 from dataclasses import fields
@@ -21,13 +29,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import StoreAccessError, UsageError
 from ..records import SCALARS
 
-__all__ = ["StoreVersionError", "main", "migrate", "refuse_earlier", "refuse_unmigrated",
-           "store_version"]
+__all__ = ["StoreVersionError", "finish_interrupted_migration", "main", "migrate",
+           "refuse_earlier", "refuse_unmigrated", "store_version"]
+
+log = logging.getLogger(__name__)
 
 _RENAMED = {"method": "model", "lam": "alpha_ratio", "chosen_lam": "chosen_alpha_ratio"}
+#: beside a store being migrated: the original put aside, the new copy, what is being removed
+_ASIDE, _STAGING, _TRASH = ".premigration", ".migrating", ".deleting"
 
 
 class StoreVersionError(UsageError):
@@ -54,11 +66,13 @@ def refuse_earlier(path, attrs) -> None:
 def refuse_unmigrated(spec) -> None:
     """Refuse to start a new store named by the grid while a store of an earlier version in
     ``store.root`` holds the same grid (its name has the hash of then): migrating it keeps its
-    results, and the migrated store takes the name this run looks for."""
+    results, and the migrated store takes the name this run looks for. An interrupted migration
+    of this run's store is finished or undone first (:func:`finish_interrupted_migration`)."""
     from ..config import spec_from_dict
     from ..grid import GRID_VERSION, grid_hash
     from .layout import store_path
 
+    finish_interrupted_migration(store_path(spec))
     if spec.store.path is not None or store_path(spec).exists():
         return
     wanted = grid_hash(spec)
@@ -139,33 +153,52 @@ def _old_score(old, mi, candidate, method):
 
 def migrate(path, to=None) -> Path:
     """Rewrite the store at ``path`` (of an earlier version) in this version's layout, in place or
-    at ``to``; returns where the migrated store is."""
+    at ``to``; returns where the migrated store is. A store already of this version, or already
+    migrated and renamed after its new grid hash, is left as it is (and returned)."""
+    return _migrate(path, to)[0]
+
+
+def _migrate(path, to) -> tuple[Path, bool]:
+    """:func:`migrate`; also says whether this call migrated the store (False: nothing to do)."""
     import zarr
 
     from .. import grid
-    from ..config import spec_from_dict
     from ..lock import StoreLock
     from .integrity import open_dataset
     from .layout import Layout
     from .writer import _consolidate, _now, _template
 
     path = Path(path)
+    finish_interrupted_migration(path)
     if not (path / ".zgroup").is_file():
+        replacement = _replacement(path)
+        if replacement is not None:
+            return replacement, False
         raise UsageError(f"{path}: no results store there")
-    with StoreLock(path):
+    with contextlib.ExitStack() as locks:
+        locks.enter_context(StoreLock(path if to is None else to))
+        if to is not None:  # the original is only read: locked if this process can write it
+            with contextlib.suppress(StoreAccessError):
+                locks.enter_context(StoreLock(path))
         old = open_dataset(path)
         if store_version(old.attrs) >= grid.GRID_VERSION:
-            raise UsageError(f"{path}: the store is already of this version; nothing to migrate")
-        old = old.rename({k: v for k, v in _RENAMED.items() if k in old.variables}).load()
+            return path, False
+        old, spec = _loaded(old)
         stored = json.loads(old.attrs["config"])
-        spec = spec_from_dict(_config(stored))
         scored = (stored["data"].get("source") or "paper") != "diabetes" and (
             stored["data"].get("source") != "file" or stored["data"].get("n_relevant") is not None)
         named = path.name == f"{spec.name}-{old.attrs['grid_hash'][:10]}.zarr"
         target = Path(to) if to is not None else (
             path.with_name(f"{spec.name}-{grid.grid_hash(spec)[:10]}.zarr") if named else path)
-        if to is not None and target.exists():
-            raise UsageError(f"--to {target}: exists already; choose a new path")
+        trash = _beside(target, _TRASH)
+        if target != path and target.exists():
+            if to is None and _migration(target).get("replaces") == path.name and _migration(
+                    target).get("from_grid_hash") == old.attrs["grid_hash"]:
+                _discard(path, trash)  # stopped after the copy took its name: the rest
+                return target, True
+            raise UsageError(f"--to {target}: exists already; choose a new path" if to else
+                             f"{path}: its migrated store {target} exists already, from "
+                             "another store; move one of them")
         new = _template(spec, n_features=old.sizes["feature"], selection_scored=scored)
         for name, value in _cell_values(old, spec).items():
             new[name] = (new["status"].dims, value.astype(new[name].dtype))
@@ -184,25 +217,127 @@ def migrate(path, to=None) -> Path:
                 new.attrs.pop(key)
         new.attrs["migrated"] = json.dumps({
             "from_version": store_version(old.attrs), "from_grid_hash": old.attrs["grid_hash"],
-            "at": _now()})
-        staging = target.with_name(target.name + ".migrating")
+            "at": _now(), **({"replaces": path.name} if to is None and target != path else {})})
+        staging = _beside(target, _STAGING)
         shutil.rmtree(staging, ignore_errors=True)
-        with zarr.config.set({"array.write_empty_chunks": True}):
-            new.to_zarr(str(staging), zarr_format=2, consolidated=True,
-                        encoding=Layout.encoding(new))
-        _consolidate(staging)
-        _verify(old, staging, spec)
+        try:
+            with zarr.config.set({"array.write_empty_chunks": True}):
+                new.to_zarr(str(staging), zarr_format=2, consolidated=True,
+                            encoding=Layout.encoding(new))
+            _consolidate(staging)
+            _verify(old, staging, spec)
+        except BaseException as exc:
+            shutil.rmtree(staging, ignore_errors=True)  # a partial copy: it would fill the disk
+            if isinstance(exc, OSError):
+                raise StoreAccessError(
+                    f"migrating {path}: writing {staging} failed ({exc.strerror or exc}); the "
+                    "store is kept as it was: fix the file system (space, quota, mount) and "
+                    "rerun the same command") from exc
+            raise
         if target == path:
             (path / ".lock").unlink(missing_ok=True)
-            aside = path.with_name(path.name + ".premigration")
+            aside = _beside(path, _ASIDE)
             path.rename(aside)
             staging.rename(target)
-            shutil.rmtree(aside)
+            _discard(aside, trash)
         else:
             staging.rename(target)
             if to is None:
-                shutil.rmtree(path)
-    return target
+                _discard(path, trash)
+    return target, True
+
+
+def finish_interrupted_migration(path) -> None:
+    """Finish or undo a migration of the store at ``path`` that was stopped before it ended.
+
+    Stopped between its two renames (no store at ``path``, the original at ``path.premigration``),
+    the migrated copy at ``path.migrating`` takes the store's place if it holds every value of the
+    original (checked again, cell by cell), and the original is restored otherwise. Stopped after
+    them, the original put aside is removed once the store at ``path`` is its migrated copy; what
+    a migration began to remove (``path.deleting``) is removed. A no-op (a few ``stat`` calls)
+    when none of these is there; otherwise done under the store's lock."""
+    from ..lock import StoreLock
+
+    path = Path(path)
+    aside, staging, trash = (_beside(path, suffix) for suffix in (_ASIDE, _STAGING, _TRASH))
+    if not (aside.exists() or trash.exists()):
+        return
+    with StoreLock(path):
+        if aside.is_dir() and not path.exists():
+            if _copy_holds(staging, aside):
+                staging.rename(path)
+                log.warning("%s: finished its interrupted migration", path)
+            else:
+                if staging.exists():
+                    _discard(staging, trash)
+                aside.rename(path)
+                log.warning("%s: undid its interrupted migration (the store is as before it)",
+                            path)
+        if aside.is_dir():
+            if _migration(path).get("from_grid_hash") != _attrs(aside).get("grid_hash"):
+                log.warning("%s: the store before its migration is kept at %s, beside another "
+                            "store at its path; remove the one not needed", path, aside)
+            else:
+                _discard(aside, trash)
+        shutil.rmtree(trash, ignore_errors=True)
+
+
+def _beside(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
+
+
+def _discard(path: Path, trash: Path) -> None:
+    """Remove a folder: renamed to ``trash`` first, so that a removal stopped halfway leaves
+    only ``trash``, which :func:`finish_interrupted_migration` removes."""
+    shutil.rmtree(trash, ignore_errors=True)
+    path.rename(trash)
+    shutil.rmtree(trash)
+
+
+def _attrs(path: Path) -> dict:
+    """The attributes of the store at ``path``; empty if there is none to read."""
+    try:
+        return json.loads((path / ".zattrs").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _migration(path: Path) -> dict:
+    """What the store at ``path`` was migrated from (its ``migrated`` attribute); empty if it was
+    not migrated."""
+    return json.loads(_attrs(path).get("migrated", "{}"))
+
+
+def _replacement(path: Path) -> Path | None:
+    """The migrated store that took the place of the (gone) store at ``path``, renamed after its
+    new grid hash, if there is one."""
+    for other in sorted(path.parent.glob("*.zarr")):
+        if _migration(other).get("replaces") == path.name:
+            return other
+    return None
+
+
+def _loaded(old):
+    """A store of an earlier version (opened), loaded under this version's names, and its
+    experiment spec."""
+    from ..config import spec_from_dict
+
+    old = old.rename({k: v for k, v in _RENAMED.items() if k in old.variables}).load()
+    return old, spec_from_dict(_config(json.loads(old.attrs["config"])))
+
+
+def _copy_holds(staging: Path, original: Path) -> bool:
+    """Whether ``staging`` is a complete migrated copy of the store at ``original``."""
+    from .integrity import open_dataset
+
+    if not (staging / ".zmetadata").is_file():
+        return False
+    try:
+        old, spec = _loaded(open_dataset(original))
+        _verify(old, staging, spec)
+    except Exception:  # noqa: BLE001 - unreadable or different: not a finished copy
+        return False
+    return True
 
 
 def _verify(old, new_path: Path, spec) -> None:
@@ -240,7 +375,12 @@ def main(argv=None) -> None:
                         help="write the migrated store here and keep the original")
     args = parser.parse_args(argv)
     try:
-        target = migrate(args.store, args.to)
+        target, migrated = _migrate(args.store, args.to)
     except UsageError as exc:
         sys.exit(f"error: {exc}")
-    print(f"migrated: {target}")
+    if migrated:
+        print(f"migrated: {target}")
+    elif target == Path(args.store):
+        print(f"{target}: the store is already of this version; nothing to migrate")
+    else:
+        print(f"{args.store}: migrated already to {target}; nothing to migrate")

@@ -16,7 +16,7 @@ from ..grid import flatten_keys
 from ..records import STATUS_DONE, STATUS_NAMES, done_cell_values
 
 from .integrity import REPAIR_HINT, StoreDamagedError, check, open_dataset, open_group
-from .migrate import refuse_earlier
+from .migrate import finish_interrupted_migration, refuse_earlier
 from .writer import StoreMismatchError
 
 __all__ = ["SWEEP_LIST", "open_results"]
@@ -67,6 +67,7 @@ def open_results(path, mask: bool = True):
         listed = [line.strip() for line in Path(path, SWEEP_LIST).read_text().splitlines()]
         return open_results([p for p in listed if p], mask)
 
+    finish_interrupted_migration(path)  # a migration stopped halfway: its store back
     if Path(path, ".zgroup").is_file() and not Path(path, ".zmetadata").is_file():
         raise StoreDamagedError(f"store {path}: its consolidated metadata (.zmetadata) is "
                                 f"missing; {REPAIR_HINT}")
