@@ -100,17 +100,32 @@ def _chromium(page, tmp_path, *args):
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-             "--virtual-time-budget=15000", "--window-size=1200,3000"]
+             "--virtual-time-budget=15000", "--window-size=1200,3000", "--hide-scrollbars"]
     done = subprocess.run([CHROMIUM, *flags, *args, page.as_uri()], capture_output=True,
                           text=True, timeout=180, check=False)
     return done.stdout, done.stderr
 
 
-@pytest.mark.skipif(CHROMIUM is None and os.environ.get("CI") != "true",
-                    reason="needs Chromium (Debian package chromium); CI installs it")
-def test_the_page_renders_every_figure_in_headless_chromium_without_console_errors(page, tmp_path):
+needs_chromium = pytest.mark.skipif(CHROMIUM is None and os.environ.get("CI") != "true",
+                                    reason="needs Chromium (Debian package chromium); CI installs it")
+
+
+@pytest.fixture(scope="module")
+def rendered(page, tmp_path_factory):
+    """The page after Vega has drawn it in headless Chromium: its DOM, the console log and a
+    screenshot (RGB in [0, 1])."""
+    from matplotlib.image import imread
+
     assert CHROMIUM is not None, "Chromium is not installed (apt-get install chromium)"
+    tmp_path = tmp_path_factory.mktemp("chromium")
     dom, log = _chromium(page, tmp_path, "--dump-dom")
+    _chromium(page, tmp_path, f"--screenshot={tmp_path / 'page.png'}")
+    return dom, log, imread(tmp_path / "page.png")[..., :3]
+
+
+@needs_chromium
+def test_the_page_renders_every_figure_in_headless_chromium_without_console_errors(rendered):
+    dom, log, _ = rendered
     console = [line for line in log.splitlines() if "CONSOLE" in line]
     errors = [line for line in console if re.search(r"error|uncaught|failed", line, re.IGNORECASE)]
     assert not errors, errors
@@ -134,9 +149,21 @@ def test_the_page_renders_every_figure_in_headless_chromium_without_console_erro
         assert labels[:labels.index("psi (share of outliers)")] == ["0", "0.2"], labels[:6]
 
 
-def test_the_page_gives_each_method_the_colour_of_the_report_figures(store):
-    from mccard_dist.analysis.values import method_style
+def _figure_colours(ds) -> dict:
+    """Each method's colour in the PNG figure 1, by its legend label, as matplotlib draws it."""
+    from matplotlib.colors import to_hex
 
+    from mccard_dist.analysis.figures import fig_prediction
+
+    colours = {}
+    for ax in fig_prediction(ds).axes:
+        for container in ax.containers:  # one errorbar per method and panel
+            colours.setdefault(container.get_label(), to_hex(container.lines[0].get_color()))
+    return colours
+
+
+def test_the_page_gives_each_method_the_css_colour_of_the_report_figures(store):
+    """Vega draws a colour only if SVG knows it: a CSS hex colour, the one figure 1 draws."""
     ds = open_results(store)
     spec = report_html.chart(ds).to_dict()
     scales = []
@@ -153,8 +180,46 @@ def test_the_page_gives_each_method_the_colour_of_the_report_figures(store):
                 walk(value)
 
     walk(spec)
-    keys = [str(m) for m in ds["model"].values]
-    want = {method_style(k, keys, ds)["label"]: method_style(k, keys, ds)["color"] for k in keys}
+    want = _figure_colours(ds)
+    assert len(want) == 4 and len(set(want.values())) == 4
     assert scales
     for scale in scales:
+        assert all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in scale["range"]), scale["range"]
         assert dict(zip(scale["domain"], scale["range"])) == want
+
+
+@needs_chromium
+def test_chromium_draws_every_method_in_the_colour_of_the_report_figures(rendered, store):
+    """The rendered SVG: every line, point, interval and seed tick carries its method's colour;
+    the screenshot: each colour covers more pixels than its legend swatch (about 60) alone."""
+    dom, _, pixels = rendered
+    want = _figure_colours(open_results(store))
+    paint = {"line": "stroke", "symbol": "fill", "rule": "stroke", "rect": "fill"}  # rect: ticks
+    drawn = {kind: {} for kind in paint}
+    for kind, attribute in paint.items():
+        for group in re.findall(rf'<g class="mark-{kind} role-mark[^>]*>(.*?)</g>', dom, re.DOTALL):
+            for mark in re.findall(r"<(?:path|line)\b[^>]*>", group):
+                method = re.search(r"method: ([^;\"]+)", mark)
+                colour = re.search(rf'\b{attribute}="([^"]*)"', mark)
+                if method:  # the dashed psi rule names no method
+                    drawn[kind].setdefault(method.group(1), set()).add(colour and colour.group(1))
+    for kind, colours in drawn.items():
+        assert colours == {label: {hex_} for label, hex_ in want.items()}, (kind, colours)
+    for label, hex_ in want.items():
+        rgb = np.array([int(hex_[i:i + 2], 16) / 255 for i in (1, 3, 5)])
+        count = int((np.abs(pixels - rgb).max(axis=-1) < 0.04).sum())
+        assert count > 1000, f"{label} ({hex_}): {count} pixels in the screenshot"
+
+
+@needs_chromium
+def test_every_interval_is_drawn_inside_its_panel_over_the_marked_psi_rule(rendered):
+    """An interval at the grid's first or last psi lies inside the clipped frame (not half cut
+    off on its edge), and the dashed marked-psi rule is drawn before (beneath) the intervals."""
+    dom, _, _ = rendered
+    panels = re.split(r'class="mark-group role-scope concat_\d+_group"', dom)[1:1 + 5]
+    assert len(panels) == 5
+    for panel in panels:
+        bars = [(m.start(), float(m.group(1))) for m in re.finditer(
+            r'aria-roledescription="errorbar" transform="translate\(([-\d.e]+),', panel)]
+        assert bars and all(0 < x < 520 for _, x in bars), bars  # 520: the panels' width
+        assert panel.index('stroke="gray" stroke-dasharray="4,3"') < bars[0][0]

@@ -26,6 +26,8 @@ PANELS = (
 HTML_EXTRA = "pip install 'mccard-dist[html]'"
 #: a log panel's y range reaches this factor beyond its extreme means, so the points clear the frame
 LOG_PAD = 1.25
+#: pixels between the frame and the first and last psi of a panel
+PSI_PAD = 12
 #: decimals of psi in the page: Vega's ``==`` filters (selector, panels, seed strips) then compare
 #: the same short number, not float noise such as 0.15000000000000002
 PSI_DECIMALS = 6
@@ -119,6 +121,10 @@ def chart(ds, rows=None):
     # ticks at the grid's psi values (up to 11 of them, evenly picked), not Vega's round steps
     ticks = psis if len(psis) <= 11 else psis[:: -(-len(psis) // 11)]
     psi_axis = alt.Axis(values=ticks, format="~g", labelOverlap=True)
+    # the psi range reaches PSI_PAD pixels beyond the grid's ends (not rounded further out):
+    # the first and last psi's points and intervals lie inside the clipped frame, not on its edge
+    psi_x = alt.X("psi:Q", title="psi (share of outliers)", axis=psi_axis,
+                  scale=alt.Scale(padding=PSI_PAD, nice=False))
     panels = []
     for name, title, log in PANELS:
         means = [r["mean"] for r in rows if r["metric"] == title]
@@ -135,8 +141,7 @@ def chart(ds, rows=None):
         base = (alt.Chart(data, title=title, width=520, height=220)
                 .transform_filter(alt.datum.metric == title)
                 .transform_filter(alt.datum.tau == tau)
-                .encode(x=alt.X("psi:Q", title="psi (share of outliers)", axis=psi_axis),
-                        color=color, opacity=fade))
+                .encode(x=psi_x, color=color, opacity=fade))
         band = base.mark_errorbar(clip=True).encode(y=alt.Y("low:Q", title=title, scale=scale),
                                            y2="high:Q")
         line = base.mark_line(point=True, clip=True).encode(y=y, tooltip=tooltip)
@@ -144,10 +149,10 @@ def chart(ds, rows=None):
                 .transform_filter(alt.datum.metric == title)
                 .transform_filter(alt.datum.tau == tau)
                 .transform_filter(alt.datum.psi == psi)
-                .encode(x="psi:Q"))
+                .encode(x=psi_x))
         if not panels:
             line = line.add_params(pick)  # a legend selection lives in one view; all use it
-        panels.append(alt.layer(band, line, rule))
+        panels.append(alt.layer(rule, band, line))  # the marked-psi rule beneath the data
     seeds = alt.Data(values=seed_records(ds))
     strips = []
     for field, axis, each in (("r", "test r", "of"), ("kept", "features kept", "by")):

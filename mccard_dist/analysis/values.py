@@ -218,28 +218,32 @@ def _num(x: float) -> str:
 _LABELS = {"r": "r", "rmse": "RMSE", "f1": "F1", "n_selected": "n_sel"}
 
 
-#: label, colour and marker of the known methods: the one table of method labels (figures,
-#: tables, claims)
+#: label, colour and marker of the known methods: the one table of method labels and colours
+#: (figures, tables, claims, report.html). Colours are CSS hex strings, which matplotlib and SVG
+#: (Vega's report.html) both draw; matplotlib's names such as "tab:blue" are not CSS colours.
+#: The hues are matplotlib's tab10 palette (blue, purple, red, green, cyan, pink, olive, orange,
+#: brown, gray), then black and gold.
 _KNOWN_METHODS = {
-    "mcc_ard": ("MCC-ARD", "tab:blue", "o"),
-    "mcc_ard_proper": ("MCC-ARD, proper C'", "tab:purple", "s"),
-    "ls_ard": ("LS-ARD", "tab:red", "^"),
-    "mcc_l1": ("MCC-L1", "tab:green", "D"),
+    "mcc_ard": ("MCC-ARD", "#1f77b4", "o"),
+    "mcc_ard_proper": ("MCC-ARD, proper C'", "#9467bd", "s"),
+    "ls_ard": ("LS-ARD", "#d62728", "^"),
+    "mcc_l1": ("MCC-L1", "#2ca02c", "D"),
     # the auto-width twins: other markers and hues, as they are drawn beside the K-fold methods
-    "mcc_ard_auto": ("MCC-ARD, auto width", "tab:cyan", "X"),
-    "mcc_ard_proper_auto": ("MCC-ARD, proper C', auto width", "tab:pink", "P"),
-    "mcc_l1_auto": ("MCC-L1, auto width", "tab:olive", "*"),
-    "lasso": ("Lasso", "tab:orange", "v"),
-    "huber": ("Huber", "tab:brown", "h"),
-    "huber_l1": ("Huber + L1", "tab:gray", "p"),
-    "huber_mcp": ("Huber + MCP", "black", "<"),
-    "lad_lasso": ("LAD-Lasso", "gold", ">"),
+    "mcc_ard_auto": ("MCC-ARD, auto width", "#17becf", "X"),
+    "mcc_ard_proper_auto": ("MCC-ARD, proper C', auto width", "#e377c2", "P"),
+    "mcc_l1_auto": ("MCC-L1, auto width", "#bcbd22", "*"),
+    "lasso": ("Lasso", "#ff7f0e", "v"),
+    "huber": ("Huber", "#8c564b", "h"),
+    "huber_l1": ("Huber + L1", "#7f7f7f", "p"),
+    "huber_mcp": ("Huber + MCP", "#000000", "<"),
+    "lad_lasso": ("LAD-Lasso", "#ffd700", ">"),
 }
 #: the methods the claims are about (roles), in the paper's order
 ROLES = ("mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1")
 #: their labels in the claims' text
 _NAMES = {m: _KNOWN_METHODS[m][0] for m in ROLES}
-_SPARE_COLORS = ("tab:orange", "tab:brown", "tab:pink", "tab:gray", "tab:olive", "tab:cyan")
+#: colours of other methods (tab10 orange, brown, pink, gray, olive, cyan)
+_SPARE_COLORS = ("#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 _SPARE_MARKERS = ("v", "P", "X", "*", "<", ">")
 
 
