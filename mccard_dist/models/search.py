@@ -17,6 +17,7 @@ from numbers import Integral
 
 import numpy as np
 from joblib import Parallel, delayed
+from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import check_scoring
@@ -113,13 +114,16 @@ class Search:
 
 def race_survivors(losses_so_far: np.ndarray, alive: np.ndarray, margin: float) -> np.ndarray:
     """The candidates alive, with no failed fold in ``losses_so_far`` (candidates x folds),
-    whose mean loss is at most ``(1 + margin)`` times the lowest among them."""
+    whose mean loss exceeds the lowest among them by at most ``margin`` times its magnitude:
+    ``(1 + margin)`` times the lowest for losses >= 0, and the same rule for losses of any sign
+    (minus a score such as ``r2``)."""
     with np.errstate(invalid="ignore"):
         mean = np.mean(losses_so_far, axis=1)
     alive = alive & np.isfinite(mean)
     if not alive.any():
         return alive
-    return alive & (mean <= (1.0 + margin) * np.min(mean[alive]))
+    best = np.min(mean[alive])
+    return alive & (mean <= best + margin * abs(best))
 
 
 def choose(scores, failed: int | None = None) -> int:
@@ -136,17 +140,23 @@ def choose(scores, failed: int | None = None) -> int:
 
 def search_results(scores, params: Mapping) -> dict:
     """``cv_results_`` as ``GridSearchCV`` has them, from ``scores`` (candidates x folds, NaN
-    for a failed fit, which ranks last) and the ``params`` columns."""
+    for a failed fit) and the ``params`` columns. Ranks as ``GridSearchCV``'s: equal means share
+    the lowest rank (``rankdata(method="min")``), and a NaN mean ranks after every other, tied
+    with the other NaNs."""
     with np.errstate(invalid="ignore"):
         mean = scores.mean(axis=1)
         std = scores.std(axis=1)
-    ranked = np.where(np.isnan(mean), -np.inf, mean)
+    if np.isnan(mean).all():
+        rank = np.ones(len(mean), dtype=np.int32)
+    else:
+        ranked = np.where(np.isnan(mean), np.nanmin(mean) - 1.0, mean)
+        rank = rankdata(-ranked, method="min").astype(np.int32)
     return {
         **params,
         **{f"split{k}_test_score": scores[:, k] for k in range(scores.shape[1])},
         "mean_test_score": mean,
         "std_test_score": std,
-        "rank_test_score": 1 + np.argsort(np.argsort(-ranked, kind="stable"), kind="stable"),
+        "rank_test_score": rank,
     }
 
 
