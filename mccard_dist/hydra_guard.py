@@ -21,6 +21,7 @@ import argparse
 import difflib
 import os
 import re
+import sys
 from pathlib import Path
 
 __all__ = ["ALLOWED", "SHIPPED_ONLY", "TRUST_ENV", "args_parser", "check_overrides", "hydra_argv",
@@ -303,10 +304,11 @@ def _composed(folder: Path, config_name: str, overrides: list[str]):
         return compose(config_name, overrides=overrides, return_hydra_config=True)
 
 
-def _composed_problem(args, parsed, config_dir: Path) -> str | None:
+def _composed_problem(args, parsed, config_dir: Path, warn) -> str | None:
     """Compose the config the command line would run and check its ``hydra`` node: the parts of
     :data:`SHIPPED_ONLY` as the shipped configs give them, and the :data:`ALLOWED` settings with
-    values that keep Hydra's files in the run's folder, whichever file set them."""
+    values that keep Hydra's files in the run's folder, whichever file set them. A setting of a
+    method that no composition runs is said to ``warn``."""
     from omegaconf import OmegaConf
 
     from .config import config_dir as shipped_dir
@@ -314,9 +316,13 @@ def _composed_problem(args, parsed, config_dir: Path) -> str | None:
     if not _SHIPPED_PARTS:
         _SHIPPED_PARTS.update(_hydra_parts(_composed(shipped_dir(environ={}), "config", [])))
     name = (args.config_name or "config").removesuffix(".yaml")
+    selected: set[str] = set()
     try:
         for overrides in _compositions(args.overrides, parsed, config_dir):
-            cfg = _composed(config_dir, name, overrides)
+            try:
+                cfg = _composed(config_dir, name, overrides)
+            except Exception as exc:  # noqa: BLE001 - said below in one line
+                return _method_problem(exc, overrides, config_dir, name) or hydra_error(exc)
             for part, value in _hydra_parts(cfg).items():
                 if value != _SHIPPED_PARTS[part]:
                     return _refused(f"hydra.{part}", f"a config sets it otherwise than the "
@@ -330,9 +336,66 @@ def _composed_problem(args, parsed, config_dir: Path) -> str | None:
                 where = f"from a config of {config_dir}"
                 if value != "???" and (problem := _value_problem(key, value, where)) is not None:
                     return problem
+            methods = _node_of(cfg, "experiment.methods")
+            selected.update(methods if isinstance(methods, list) else ())
     except Exception as exc:  # noqa: BLE001 - Hydra's composition errors, said in one line
         return hydra_error(exc)
+    for override in parsed:
+        method = _method_of(_typed(override))
+        if method is not None and selected and method not in selected:
+            warn(f"warning: {override.input_line or _typed(override)} has no effect: "
+                 f"{method} is not in experiment.methods ({', '.join(sorted(selected))}); add "
+                 "it there to run it")
     return None
+
+
+def _node_of(cfg, key: str):
+    """The plain value at ``key`` of a composed config, None where it is missing or unset."""
+    from omegaconf import OmegaConf
+
+    try:
+        value = OmegaConf.select(cfg, key, default=None, throw_on_missing=False)
+        return OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
+    except Exception:  # noqa: BLE001 - a section a config left unset
+        return None
+
+
+def _method_of(key: str) -> str | None:
+    """The method a key under ``methods`` sets (``methods.lasso.grid.x`` -> ``lasso``)."""
+    parts = key.split("@")[0].split(".")
+    return parts[1] if len(parts) > 2 and parts[0] == "methods" else None
+
+
+def _method_problem(exc, overrides: list[str], config_dir: Path, name: str) -> str | None:
+    """A key under ``methods`` that Hydra could not set, said as the spec says it: a method the
+    config does not have (and how a method is added), or a name its grid does not have."""
+    from .config import from_dictconfig
+    from .errors import UsageError
+
+    found = re.search(r"override '?\+{0,2}(methods\.[^=' ]+)", str(exc))
+    method = _method_of(found.group(1)) if found else None
+    if method is None:
+        return None
+    failing = [o for o in overrides if o.lstrip("+~").partition("=")[0] == found.group(1)]
+    rest = [o for o in overrides if o not in failing]
+    try:
+        methods = list(_composed(config_dir, name, rest).methods)
+        if method not in methods:
+            close = difflib.get_close_matches(method, methods, n=1)
+            return (f"methods.{method}: no such method in the config" +
+                    (f" (did you mean methods.{close[0]}?)" if close else "") + "; a method is "
+                    f"added from a method file of {config_dir / 'method'}: "
+                    f"+method@methods.{method}=FILE, then experiment.methods lists it")
+        from_dictconfig(_composed(config_dir, name, rest + ["+" + failing[0].lstrip("+")]))
+    except UsageError as problem:
+        return str(problem)
+    except Exception:  # noqa: BLE001 - Hydra's own message is said instead
+        return None
+    return None
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def hydra_error(exc: BaseException) -> str:
@@ -364,12 +427,13 @@ def _parse_problem(message: str, overrides: list[str]) -> str:
     return text
 
 
-def check_overrides(argv: list[str], config_dir: Path) -> str | None:
+def check_overrides(argv: list[str], config_dir: Path, warn=None) -> str | None:
     """The first problem of a ``mccard-run`` command line as one line, or None.
 
     The overrides are parsed and checked, then the config is composed and its ``hydra`` node
     checked, as the module says (unless $MCCARD_TRUST_HYDRA_OVERRIDES is 1); Hydra's grammar and
-    composition errors and unknown options of a config group are returned as one line too.
+    composition errors and unknown options of a config group are returned as one line too; a
+    warning (a method's setting that has no effect) goes to ``warn`` (standard error by default).
     """
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
@@ -392,4 +456,4 @@ def check_overrides(argv: list[str], config_dir: Path) -> str | None:
         problem = _hydra_problem(override) or _group_problem(override, config_dir)
         if problem is not None:
             return problem
-    return _composed_problem(args, parsed, config_dir)
+    return _composed_problem(args, parsed, config_dir, warn or _stderr)

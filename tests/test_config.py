@@ -491,6 +491,9 @@ def test_a_grid_key_hydra_cannot_set_is_named(overrides, message):
     (["cluster=pbs", "cluster.cores=many"], "cluster.cores: must be an integer, got 'many'"),
     (["data.n_train=null"], "data.n_train: must not be null"),
     (["experiment.tau={a:1}"], "experiment.tau: must be a list"),
+    (["experiment.psi=0.3"], "experiment.psi: must be a list, e.g. experiment.psi=[0.3]"),
+    (["psi=0.3"], "psi: unknown key(s); known keys are experiment, methods, data, cv, run, "
+     "store, cluster; did you mean experiment.psi?"),
     (["~data.n_train"], "data.n_train: cannot be removed (set it instead)"),
 ])
 def test_the_schema_refuses_while_composing_with_the_same_messages(overrides, message):
@@ -881,4 +884,23 @@ def test_a_numpy_array_where_a_list_goes_is_refused_naming_the_key():
     d = copy.deepcopy(OmegaConf.to_container(compose_config(["experiment=smoke"]), resolve=True))
     d["experiment"]["psi"] = np.array([0.0, 0.2])
     with pytest.raises(ConfigError, match=r"^experiment.psi: must be a list"):
+        spec_from_dict(d)
+
+
+def test_a_copy_of_a_spec_is_held_to_the_rules_between_sections(compose):
+    from dataclasses import replace
+
+    spec = from_dictconfig(compose(["experiment=smoke", "cv.race=0.25"]))
+    with pytest.raises(ConfigError, match=r"^run\.unit: fit splits K-fold CV"):
+        replace(spec, run=replace(spec.run, unit="fit"))
+    assert replace(spec, run=replace(spec.run, unit="cell")).run.unit == "cell"
+
+
+@pytest.mark.parametrize("name", [1, True, None])
+def test_a_method_name_that_is_not_text_is_refused_in_one_line(compose, name):
+    from omegaconf import OmegaConf
+
+    d = OmegaConf.to_container(compose(["experiment=smoke"]), resolve=True)
+    d["experiment"]["methods"] = [name]
+    with pytest.raises(ConfigError, match=r"^experiment\.methods: must be a list of method names"):
         spec_from_dict(d)

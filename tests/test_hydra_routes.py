@@ -437,3 +437,32 @@ def test_a_configstore_group_runs_no_code_in_a_real_run(tmp_path, evil_file):
     assert "Traceback" not in proc.stderr
     assert not marker.exists() and digest() == before
     assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("override, message", [
+    ("methods.mcc_l1.grid.alpha_ratoi=[0.5]", "error: methods.mcc_l1.grid.alpha_ratoi: is not in "
+     "mcc_l1's grid, which takes kernel_width, alpha_ratio; did you mean "
+     "methods.mcc_l1.grid.alpha_ratio?"),
+    ("+methods.ridge.estimator=lasso", "error: methods.ridge: no such method in the config; a "
+     "method is added from a method file of CONF/method: +method@methods.ridge=FILE, then "
+     "experiment.methods lists it"),
+    ("methods.mcc_ardd.grid.kernel_width=[1]", "error: methods.mcc_ardd: no such method in the "
+     "config (did you mean methods.mcc_ard?); a method is added from a method file of "
+     "CONF/method: +method@methods.mcc_ardd=FILE, then experiment.methods lists it"),
+])
+def test_a_key_under_methods_hydra_cannot_set_is_said_as_the_spec_says_it(mccard_run, override,
+                                                                            message):
+    """The plain spelling gets the same "did you mean" as ``+methods...`` (which the spec
+    checks); a method added by key is told how methods are added."""
+    assert mccard_run("experiment=smoke", override) == (
+        message.replace("CONF", str(config_dir())), False)
+
+
+def test_a_setting_of_a_method_the_experiment_does_not_run_is_said_to_have_no_effect(
+        mccard_run, capsys):
+    assert mccard_run("experiment=smoke", "methods.lasso.grid.alpha_ratio=[0.5]") == (None, True)
+    assert capsys.readouterr().err.strip() == (
+        "warning: methods.lasso.grid.alpha_ratio=[0.5] has no effect: lasso is not in "
+        "experiment.methods (ls_ard, mcc_ard, mcc_ard_proper, mcc_l1); add it there to run it")
+    assert mccard_run("experiment=smoke", "methods.mcc_l1.grid.alpha_ratio=[0.5]") == (None, True)
+    assert "warning" not in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Typed, validated experiment configuration: one tree of frozen dataclasses.
+"""Typed, validated experiment configuration: one tree of sealed dataclasses.
 
 Hydra composes ``conf/`` against these dataclasses (its schemas, :func:`schemas`); the resolved
 config is built into an :class:`ExperimentSpec` (:func:`from_dictconfig`, :func:`spec_from_dict`),

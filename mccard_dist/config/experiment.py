@@ -41,10 +41,9 @@ class ExperimentSpec(Sealed):
     cluster: Any = MISSING
 
     def check(self):
-        if isinstance(self.methods, tuple):  # already selected (a copy of a spec)
-            return
-        checked = {name: method.checked(name) for name, method in self.methods.items()}
-        self.methods = tuple(checked[name] for name in self.experiment.methods)
+        if not isinstance(self.methods, tuple):  # a copy of a spec has them selected already
+            checked = {name: method.checked(name) for name, method in self.methods.items()}
+            self.methods = tuple(checked[name] for name in self.experiment.methods)
         lacking = {}  # module -> the methods that need it
         for method in self.methods:
             needs = method.kind.requires
@@ -101,29 +100,14 @@ class ExperimentSpec(Sealed):
                 "cluster": self.cluster.to_dict()}
 
 
-def _writable(cls):
-    """The OmegaConf schema of a frozen dataclass: its node made writable, so that Hydra can
-    merge files and overrides into it (the instances stay frozen)."""
-    from omegaconf import DictConfig, OmegaConf
-
-    node = OmegaConf.structured(cls)
-
-    def clear(n):
-        n._set_flag("readonly", None)
-        if isinstance(n, DictConfig) and not n._is_missing() and not n._is_none():
-            for key in n.keys():
-                clear(n._get_node(key))
-
-    clear(node)
-    return node
-
-
 def schemas() -> list:
     """``(group, name, node)`` of every schema, as ``conf/`` names them in its defaults lists:
     the whole config ``mccard_schema``, and ``schema/data/<source>``, ``schema/cluster/<kind>``."""
-    return [(None, "mccard_schema", _writable(ExperimentSpec)),
-            *(("schema/data", s, _writable(cls)) for s, cls in DATA_SCHEMAS.items()),
-            *(("schema/cluster", k, _writable(cls)) for k, cls in CLUSTER_SCHEMAS.items())]
+    from omegaconf import OmegaConf
+
+    return [(None, "mccard_schema", OmegaConf.structured(ExperimentSpec)),
+            *(("schema/data", s, OmegaConf.structured(c)) for s, c in DATA_SCHEMAS.items()),
+            *(("schema/cluster", k, OmegaConf.structured(c)) for k, c in CLUSTER_SCHEMAS.items())]
 
 
 def _keys(cls) -> list[str]:
@@ -148,6 +132,15 @@ def _unknown(cls, parent: str, name: str) -> str:
         sources = [s for s, c in DATA_SCHEMAS.items() if name in _keys(c)]
         hint = f" (a key of data.source={' or '.join(sources)})" if sources else ""
     close = difflib.get_close_matches(name, known, n=1)
+    if not close and not parent:  # a section's key given at the top: psi=0.3
+        sections = {"experiment": [ExperimentSection], "cv": [CVSpec], "run": [RunSpec],
+                    "store": [StoreSpec], "data": DATA_SCHEMAS.values(),
+                    "cluster": CLUSTER_SCHEMAS.values()}
+        close = [f"{section}.{name}" for section, classes in sections.items()
+                 if any(name in _keys(c) for c in classes)][:1]
+        if close:
+            return f"{key}: unknown key(s); known keys are {', '.join(known)}; did you mean " \
+                   f"{close[0]}?"
     if not close and cls is MethodSpec:  # a grid name or an estimator parameter put here
         grid = difflib.get_close_matches(name, {n for k in KINDS.values() for n in k.grid_names})
         params = difflib.get_close_matches(name, {n for k in KINDS.values()
@@ -206,6 +199,9 @@ def _one_line(exc) -> str | None:
         args = get_args(hint) if hint is not None else ()
         wants = {int: "must be an integer", float: "must be a real number"}.get(
             args[0] if args else None, wants)
+    if "is not a ListConfig" in first:  # one value given for a list
+        value = getattr(exc, "value", None)
+        return f"{key}: must be a list" + (f", e.g. {key}=[{value}]" if value is not None else "")
     if "with ListConfig" in first:
         wants = "must be a list"
     elif "with DictConfig" in first or "to Dict" in first:
@@ -304,7 +300,10 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
         _shape(MethodSpec, method, f"methods.{name}")
     listed, methods = d["experiment"].get("methods"), d["methods"]
     for name in listed if isinstance(listed, list) else []:  # else the section refuses it
-        if isinstance(name, str) and name not in methods:  # a misspelt name, refused at once
+        if not isinstance(name, str):
+            fail("experiment.methods", f"must be a list of method names, got {name!r} in it",
+                 listed)
+        if name not in methods:  # a misspelt name, refused at once
             close = difflib.get_close_matches(name, list(methods), n=1)
             fail("experiment.methods", f"unknown method {name!r}; known methods are "
                  f"{', '.join(methods)}" + (f"; did you mean {close[0]}?" if close else ""),
@@ -315,9 +314,9 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
     for section, cls in schemas.items():
         _shape(cls, d[section], section)
     try:
-        root = _writable(ExperimentSpec)
-        root.data = _writable(schemas["data"])
-        root.cluster = _writable(schemas["cluster"])
+        root = OmegaConf.structured(ExperimentSpec)
+        root.data = OmegaConf.structured(schemas["data"])
+        root.cluster = OmegaConf.structured(schemas["cluster"])
         return OmegaConf.to_object(OmegaConf.merge(root, d))
     except OmegaConfBaseException as exc:
         raise ConfigError(_one_line(exc) or (str(exc).splitlines() or ["config"])[0]) from None

@@ -135,7 +135,7 @@ def _grid(key: str, estimator: str, grid) -> dict:
             if name == "kernel_width" and kind.width_param in names:
                 hint = [kind.width_param]  # the same axis under the estimator's own name
             fail(f"{key}.grid.{name}", f"is not in {estimator}'s grid, which takes {listed}"
-                 + (f"; did you mean {key}.grid.{hint[0]}?" if hint else ""), grid[name])
+                 + (f"; did you mean {key}.grid.{hint[0]}?" if hint else ""), show_value=False)
     out = {}
     for name in names:
         gkey, value = f"{key}.grid.{name}", grid.get(name)
