@@ -3,6 +3,7 @@ scikit-learn estimator: ``MethodCV("huber_l1").fit(X, y)``."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from functools import partial
 
@@ -41,8 +42,9 @@ class MethodCV(SearchCV):
     then refitted on all the data: the pipeline's choice for one cell, in one estimator.
 
     A penalty given as ``alpha_ratio`` is scaled by the estimator's ``alpha_max`` of each
-    training fold (and of all the data for the refit), as in the pipeline. Every candidate is
-    fitted from scratch (one joblib task per candidate and fold).
+    training fold (and of all the data for the refit), as in the pipeline, computed as the
+    estimator sees the data (with or without its intercept, with the sample weights). Every
+    candidate is fitted from scratch (one joblib task per candidate and fold).
 
     Parameters
     ----------
@@ -100,6 +102,10 @@ class MethodCV(SearchCV):
     def _search(self, X, y, sample_weight):
         spec = self._spec()
         kind = spec.kind
+        if sample_weight is not None and "sample_weight" not in inspect.signature(
+                kind.cls.fit).parameters:
+            raise ValueError(f"MethodCV({self.method!r}): {kind.cls.__name__} takes no "
+                             f"sample_weight; fit without it")
         params = kind.resolve_solver(spec.params, *X.shape)
         candidates = kind.candidates(spec.grid) or [{}]
         columns = {f"param_{name}": [c.get(name) for c in candidates]

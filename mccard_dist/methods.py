@@ -45,7 +45,8 @@ class MethodKind:
         set inside each fit (``"auto"``) where ``auto_width``; None: it has none.
     penalty_name : str or None
         The grid name of its penalty ``alpha``: ``alpha_ratio`` (fractions of
-        ``penalty_scale(X, y, width)`` of the training data), or ``alpha`` itself; None: none.
+        ``penalty_scale(X, y, width, fit_intercept, sample_weight)`` of the training data), or
+        ``alpha`` itself; None: none.
     penalty_scale, path : str or None
         Functions, as ``"module:name"``: the penalty's scale (above); the fit of several
         estimators of the grid (decreasing penalties at one width, or decreasing widths) as one
@@ -116,27 +117,32 @@ class MethodKind:
                 for values in itertools.product(*(grid[n] for n in listed))]
 
     def build(self, params: Mapping, candidate: Mapping, X=None, y=None,
-              cache: dict | None = None):
+              cache: dict | None = None, sample_weight=None):
         """The estimator of ``candidate`` (a width ``"auto"`` when the grid says so) for the
-        training data ``X, y``, and its absolute ``alpha`` (None without a penalty). ``cache``
-        keeps ``penalty_scale`` per width across the penalties of one training set."""
+        training data ``X, y`` (and ``sample_weight``), and its absolute ``alpha`` (None without
+        a penalty). A ratio is scaled by ``penalty_scale`` as the estimator sees the data (its
+        own ``fit_intercept``, the weights); ``cache`` keeps that scale per width across the
+        penalties of one training set."""
         kwargs = dict(params)
         width = candidate.get(self.width_param, AUTO_WIDTH) if self.width_param else None
         if self.width_param:
             kwargs[self.width_param] = width if width == AUTO_WIDTH else float(width)
+        for name in self.other_grid:
+            if name in candidate:
+                kwargs[name] = float(candidate[name])
+        estimator = self.cls(**kwargs)
         alpha = None
         if self.penalty_name:
             alpha = float(candidate.get(self.penalty_name, 0.0))
             if self.penalty_is_ratio and alpha > 0 and X is not None:
                 cache = {} if cache is None else cache
                 if width not in cache:
-                    cache[width] = _load(self.penalty_scale)(X, y, width)
+                    fit_intercept = estimator.get_params().get("fit_intercept", True)
+                    cache[width] = _load(self.penalty_scale)(X, y, width, fit_intercept,
+                                                             sample_weight)
                 alpha *= cache[width]
-            kwargs["alpha"] = alpha
-        for name in self.other_grid:
-            if name in candidate:
-                kwargs[name] = float(candidate[name])
-        return self.cls(**kwargs), alpha
+            estimator.set_params(alpha=alpha)
+        return estimator, alpha
 
     def path_route(self, params: Mapping, grid: Mapping, route: str) -> str:
         """``route`` (``width``, ``penalty`` or ``none``) if the estimator can fit its candidates
@@ -170,7 +176,7 @@ class MethodKind:
         (:attr:`path`; the estimator is one object, refitted, so copy what you keep). ``cache``
         keeps the penalty's scale per width for one training set (:meth:`build`)."""
         cache = {} if cache is None else cache
-        built = [self.build(params, c, X, y, cache)[0] for c in members]
+        built = [self.build(params, c, X, y, cache, sample_weight)[0] for c in members]
         if len(built) > 1:
             yield from _load(self.path)(built, X, y, sample_weight)
             return
@@ -213,3 +219,4 @@ KINDS = MappingProxyType({
     "lad_lasso": MethodKind(f"{_M}:LADLassoRegressor", penalty_name="alpha_ratio",
                             penalty_scale=f"{_M}:lad_alpha_max", alo=False),
 })
+

@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import HuberRegressor, Lasso, QuantileRegressor
+from sklearn.linear_model import HuberRegressor, Lasso, LassoCV, QuantileRegressor
 from sklearn.model_selection import KFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mccard_dist import MethodCV
 from mccard_dist.config import ConfigError, from_dictconfig
 from mccard_dist.data import make_paper_data
+from mccard_dist.methods import KINDS
 from mccard_dist.models import (HuberL1Regressor, HuberMCPRegressor, LADLassoRegressor,
                                 huber_alpha_max, huber_scale, lad_alpha_max, lasso_alpha_max,
                                 mcp_gamma_bound)
@@ -165,6 +166,66 @@ def test_alpha_max_is_where_each_peer_keeps_no_feature(make, n_train):
     assert np.any(make(top * 0.97).fit(X, y).coef_)
 
 
+def _shifted_data(seed=1, n=60):
+    """Columns with mean 1 and an intercept of 3 (centring matters), heavy-tailed noise, and
+    integer weights with zeros (weighting matters)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 10)) + 1.0
+    y = X[:, 0] - X[:, 1] + 3.0 + 0.3 * rng.standard_t(2, n)
+    return X, y, rng.integers(0, 4, n).astype(float)
+
+
+@pytest.mark.parametrize("fit_intercept, weighted", [(False, False), (True, True),
+                                                     (False, True)])
+def test_lasso_and_lad_alpha_max_follow_the_intercept_and_the_weights(fit_intercept, weighted):
+    """The scales are where scikit-learn's own Lasso and QuantileRegressor, with the same
+    fit_intercept and sample weights, keep no feature (and one at 0.97 times it); the Lasso's is
+    LassoCV's largest penalty."""
+    X, y, w = _shifted_data()
+    w = w if weighted else None
+    top = lasso_alpha_max(X, y, None, fit_intercept, w)
+    ref = LassoCV(fit_intercept=fit_intercept, alphas=2, cv=2).fit(X, y, sample_weight=w)
+    assert top == pytest.approx(ref.alphas_.max(), rel=1e-12)
+    for scale, model in ((top, lambda a: Lasso(alpha=a, fit_intercept=fit_intercept, tol=1e-12,
+                                                max_iter=100_000)),
+                         (lad_alpha_max(X, y, None, fit_intercept, w),
+                          lambda a: QuantileRegressor(quantile=0.5, alpha=a,
+                                                      fit_intercept=fit_intercept))):
+        assert not np.any(model(scale * 1.001).fit(X, y, sample_weight=w).coef_)
+        assert np.any(model(scale * 0.97).fit(X, y, sample_weight=w).coef_)
+
+
+@pytest.mark.slow  # skglm compiles its solver on first use (seconds)
+def test_huber_alpha_max_without_an_intercept_is_where_huber_l1_keeps_no_feature():
+    X, y, _ = _shifted_data()
+    top = huber_alpha_max(X, y, 1.0, fit_intercept=False)
+    assert top != pytest.approx(huber_alpha_max(X, y, 1.0))
+    for make in (HuberL1Regressor, lambda **kw: HuberMCPRegressor(gamma=3.0, **kw)):
+        fit = [make(epsilon=1.0, alpha=r * top, fit_intercept=False, tol=1e-10).fit(X, y).coef_
+               for r in (1.001, 0.97)]
+        assert not np.any(fit[0]) and np.any(fit[1])
+
+
+def test_a_ratio_is_scaled_as_the_estimator_it_builds_sees_the_data():
+    """The registry scales alpha_ratio by the alpha_max of the built estimator's own
+    fit_intercept and of the sample weights (LassoCV's largest penalty for the same problem)."""
+    X, y, w = _shifted_data()
+    for fit_intercept in (True, False):
+        for weights in (None, w):
+            est, alpha = KINDS["lasso"].build({"fit_intercept": fit_intercept},
+                                              {"alpha_ratio": 0.97}, X, y, sample_weight=weights)
+            ref = LassoCV(fit_intercept=fit_intercept, alphas=2, cv=2).fit(
+                X, y, sample_weight=weights).alphas_.max()
+            assert alpha == est.alpha == pytest.approx(0.97 * ref, rel=1e-12)
+
+
+def test_method_cv_refuses_sample_weights_its_estimator_has_none_before_any_fit():
+    X, y, w = _shifted_data()
+    with pytest.raises(ValueError, match="MethodCV\\('huber_l1'\\): HuberL1Regressor takes no "
+                                         "sample_weight; fit without it"):
+        MethodCV("huber_l1").fit(X, y, sample_weight=w)
+
+
 def test_lad_lasso_is_quantile_regression_at_the_median():
     d = make_paper_data(7, 0.3, 5.0, n_train=50, n_features=20, n_relevant=4)
     X, y = d.X_train, d.y_train
@@ -260,26 +321,42 @@ def test_the_robust_peers_grids_are_checked(compose, overrides, message):
         from_dictconfig(compose(["experiment=robust_peers", *overrides]))
 
 
-def test_method_cv_scales_each_folds_penalty_as_a_hand_written_search_does():
+@pytest.mark.parametrize("fit_intercept, weighted", [(True, False), (False, True)])
+def test_method_cv_scales_each_folds_penalty_as_a_hand_written_search_does(fit_intercept,
+                                                                           weighted):
     """MethodCV over the Lasso's alpha_ratio grid against a loop over folds with scikit-learn's
-    Lasso at ``ratio * lasso_alpha_max`` of each training fold."""
+    Lasso at ``ratio`` times each training fold's largest LassoCV penalty (its alpha_max, with
+    the same fit_intercept and weights), scored by the weighted mean absolute error."""
     d = make_paper_data(9, 0.2, 5.0, n_train=60, n_features=30, n_relevant=4)
-    X, y = d.X_train, d.y_train
+    X, y = d.X_train, d.y_train + 2.0
+    w = np.random.default_rng(9).integers(1, 4, len(y)).astype(float) if weighted else None
     ratios = [0.9, 0.5, 0.2, 0.05]
     folds = KFold(3, shuffle=True, random_state=0)
-    cv = MethodCV("lasso", grid={"alpha_ratio": ratios}, cv=folds).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a choice at a grid edge
+        cv = MethodCV("lasso", grid={"alpha_ratio": ratios}, cv=folds,
+                      params={"fit_intercept": fit_intercept}).fit(X, y, sample_weight=w)
+
+    def lasso(alpha, rows):
+        sw = None if w is None else w[rows]
+        with warnings.catch_warnings():  # LassoCV's own fits, at penalties far below alpha_max
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            top = LassoCV(fit_intercept=fit_intercept, alphas=2, cv=2).fit(
+                X[rows], y[rows], sample_weight=sw).alphas_.max()
+        return Lasso(alpha=alpha * top, fit_intercept=fit_intercept, max_iter=5000,
+                     tol=1e-4).fit(X[rows], y[rows], sample_weight=sw)
+
     expected = np.zeros((len(ratios), 3))
     for k, (train, test) in enumerate(folds.split(X)):
-        top = lasso_alpha_max(X[train], y[train])
         for c, ratio in enumerate(ratios):
-            model = Lasso(alpha=ratio * top, max_iter=5000, tol=1e-4).fit(X[train], y[train])
-            expected[c, k] = -np.mean(np.abs(y[test] - model.predict(X[test])))
+            error = np.abs(y[test] - lasso(ratio, train).predict(X[test]))
+            expected[c, k] = -np.average(error, weights=None if w is None else w[test])
     got = np.column_stack([cv.cv_results_[f"split{k}_test_score"] for k in range(3)])
     np.testing.assert_allclose(got, expected, rtol=1e-10)
     best = int(np.argmax(expected.mean(axis=1)))
     assert cv.best_params_ == {"alpha_ratio": ratios[best]} and cv.alpha_ratio_ == ratios[best]
-    refit = Lasso(alpha=ratios[best] * lasso_alpha_max(X, y), max_iter=5000, tol=1e-4).fit(X, y)
-    np.testing.assert_allclose(cv.coef_, refit.coef_, rtol=1e-10)
+    np.testing.assert_allclose(cv.coef_, lasso(ratios[best], np.arange(len(y))).coef_,
+                               rtol=1e-10)
 
 
 def test_method_cv_refuses_an_unknown_method_and_a_bad_grid():

@@ -17,7 +17,7 @@ from sklearn.linear_model import HuberRegressor, Lasso, QuantileRegressor
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, check_params
+from ._base import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, check_params, check_sample_weight
 
 __all__ = ["HuberBaseline", "HuberL1Regressor", "HuberMCPRegressor", "LADLassoRegressor",
            "LassoBaseline", "huber_alpha_max", "huber_scale", "lad_alpha_max",
@@ -47,13 +47,26 @@ class HuberBaseline(HuberRegressor):
         return self
 
 
-def lasso_alpha_max(X, y, _=None) -> float:
-    """The smallest ``alpha`` at which :class:`~sklearn.linear_model.Lasso` (with an intercept)
-    keeps no feature: ``max_d |x_d^T (y - mean(y))| / n``."""
+def _weights(X, sample_weight):
+    """The samples' weights (ones without ``sample_weight``) and their sum."""
+    sw = check_sample_weight(sample_weight, X)
+    sw = np.ones(X.shape[0]) if sw is None else sw
+    return sw, float(sw.sum())
+
+
+def lasso_alpha_max(X, y, _=None, fit_intercept=True, sample_weight=None) -> float:
+    """The smallest ``alpha`` at which :class:`~sklearn.linear_model.Lasso` keeps no feature:
+    ``max_d |x_d^T (y - mean(y))| / n``, the columns centred too; without ``fit_intercept``
+    nothing centred; with ``sample_weight`` ``c``: ``c``-weighted means, each term times ``c_n``
+    and ``sum c`` for ``n``, as the Lasso weights its loss. (The unused third argument is the
+    width other methods' scales take.)"""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
-    Xc = X - X.mean(axis=0)
-    return float(np.max(np.abs(Xc.T @ (y - y.mean()))) / X.shape[0])
+    sw, total = _weights(X, sample_weight)
+    if fit_intercept:
+        X = X - sw @ X / total
+        y = y - sw @ y / total
+    return float(np.max(np.abs(X.T @ (sw * y))) / total)
 
 
 # -- Huber regression with a sparse penalty (skglm) -------------------------------------------
@@ -77,14 +90,19 @@ def _huber_location(y, delta: float) -> float:
     return low if low == high else brentq(psi_sum, low, high, xtol=1e-12 * (1 + abs(high)))
 
 
-def huber_alpha_max(X, y, epsilon) -> float:
+def huber_alpha_max(X, y, epsilon, fit_intercept=True, sample_weight=None) -> float:
     """The smallest ``alpha`` at which :class:`HuberL1Regressor` (and, with any ``gamma``,
     :class:`HuberMCPRegressor`) keeps no feature: ``max_d |x_d^T psi(y - b)| / n``, ``psi`` the
-    Huber score clipped at ``epsilon * huber_scale(y)`` and ``b`` the empty fit's intercept."""
+    Huber score clipped at ``epsilon * huber_scale(y)`` and ``b`` the empty fit's intercept (0
+    without ``fit_intercept``). ``sample_weight`` must be None: the estimators take none."""
+    if sample_weight is not None:
+        raise ValueError(f"huber_alpha_max: HuberL1Regressor and HuberMCPRegressor "
+                         f"{_HuberPenalised.NO_WEIGHTS}")
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     delta = float(epsilon) * huber_scale(y)
-    score = np.clip(y - _huber_location(y, delta), -delta, delta)
+    b = _huber_location(y, delta) if fit_intercept else 0.0
+    score = np.clip(y - b, -delta, delta)
     return float(np.max(np.abs(X.T @ score)) / X.shape[0])
 
 
@@ -97,6 +115,8 @@ class _HuberPenalised(RegressorMixin, BaseEstimator):
         "epsilon": [POSITIVE], "alpha": [NON_NEGATIVE], "fit_intercept": ["boolean"],
         "max_iter": [AT_LEAST_ONE], "max_epochs": [AT_LEAST_ONE], "tol": [POSITIVE],
     }
+    #: why a sample weight is refused
+    NO_WEIGHTS = "take no sample weights (skglm's Huber datafit has none)"
 
     def _penalty(self, skglm_penalties):  # pragma: no cover - each subclass defines it
         raise NotImplementedError
@@ -257,14 +277,35 @@ class HuberMCPRegressor(_HuberPenalised):
 
 # -- LAD-Lasso (scikit-learn) ------------------------------------------------------------------
 
-def lad_alpha_max(X, y, _=None) -> float:
-    """The smallest ``alpha`` at which :class:`LADLassoRegressor` (with an intercept) keeps no
-    feature: ``max_d |x_d^T s| / n`` with ``s_i = sign(y_i - median(y)) / 2``, the subgradient of
-    the loss at the empty fit whose entries sum to 0 (as the intercept's optimality asks)."""
+def lad_alpha_max(X, y, _=None, fit_intercept=True, sample_weight=None) -> float:
+    """The smallest ``alpha`` at which :class:`LADLassoRegressor` keeps no feature: ``max_d
+    |x_d^T (c * s)| / sum c``, ``c`` the sample weights (ones without) and ``s`` the subgradient
+    of the loss at the empty fit ``b``, ``sign(y_i - b) / 2``, and where ``y_i = b`` the value in
+    ``[-1/2, 1/2]`` that makes ``sum c s = 0``, as the intercept's optimality asks. ``b`` is the
+    ``c``-weighted median of ``y`` (0 without ``fit_intercept``, and no sum to make 0). Exact
+    when at most one sample lies on ``b``; otherwise a penalty at which the empty fit is
+    optimal. (The unused third argument is the width other methods' scales take.)"""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
-    s = 0.5 * np.sign(y - np.median(y))
-    return float(np.max(np.abs(X.T @ s)) / X.shape[0])
+    sw, total = _weights(X, sample_weight)
+    b = _weighted_median(y, sw) if fit_intercept else 0.0
+    s = 0.5 * np.sign(y - b)
+    on = (y == b) & (sw > 0)
+    if fit_intercept and on.any():
+        s[on] = -float(sw @ s) / float(sw[on].sum())
+    return float(np.max(np.abs(X.T @ (sw * s))) / total)
+
+
+def _weighted_median(y, weights) -> float:
+    """The midpoint of the minimisers of ``sum_i c_i |y_i - b|`` (the median for equal
+    weights): where the cumulative weight of the sorted ``y`` first reaches half the total, and
+    first passes it."""
+    order = np.argsort(y, kind="stable")
+    ys, cum = y[order], np.cumsum(weights[order])
+    half = cum[-1] / 2.0
+    low = np.searchsorted(cum, half, side="left")
+    high = min(int(np.searchsorted(cum, half, side="right")), len(ys) - 1)
+    return float(ys[low] + ys[high]) / 2.0
 
 
 class LADLassoRegressor(QuantileRegressor):
