@@ -11,6 +11,7 @@ import pytest
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import HuberRegressor, Lasso, LassoCV, QuantileRegressor
+from sklearn.metrics import check_scoring
 from sklearn.model_selection import KFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -21,6 +22,7 @@ from mccard_dist.methods import KINDS
 from mccard_dist.models import (HuberL1Regressor, HuberMCPRegressor, LADLassoRegressor,
                                 huber_alpha_max, huber_scale, lad_alpha_max, lasso_alpha_max,
                                 mcp_gamma_bound)
+from mccard_dist.models.search import Search, choose
 
 
 def test_lasso_alpha_max_is_where_the_lasso_keeps_no_feature():
@@ -257,6 +259,37 @@ def test_mcp_refuses_a_concavity_its_coordinate_steps_cannot_take():
     X = d.X_train / 10.0  # ||x_d||^2 / n = 0.01: gamma must exceed ~100
     with pytest.raises(ValueError, match=r"gamma=3.0 must exceed n / \|\|x_d\|\|\^2"):
         HuberMCPRegressor(gamma=3.0).fit(X, d.y_train)
+
+
+@pytest.mark.slow  # skglm compiles its solver on first use (seconds)
+def test_mcp_candidates_below_a_folds_gamma_bound_are_skipped_there_with_one_warning():
+    """Fold 0's training rows hold only the small values of column 0, so that fold needs a
+    gamma above 7: the grid's 2 and 5 score NaN on fold 0 alone (never chosen), are not counted
+    as failed fits, and one warning names fold 0's bound."""
+    import re
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 5))
+    X[:10, 0] *= 4.0
+    X[10:, 0] *= 0.5
+    y = X[:, 1] + 0.1 * rng.standard_normal(30)
+    folds = list(KFold(3).split(X))
+    bounds = [mcp_gamma_bound(X[train]) for train, _ in folds]
+    assert bounds[0] > 7.0 and max(bounds[1:]) < 2.0
+    candidates = [{"epsilon": 1.0, "alpha_ratio": 0.3, "gamma": g} for g in (2.0, 5.0, 10.0)]
+    search = Search(candidates, [(0,), (1,), (2,)],
+                    lambda *a: KINDS["huber_mcp"].fit_members({}, *a))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scores, failed = search.fold_scores(
+            X, y, folds, check_scoring(HuberMCPRegressor(), "neg_mean_absolute_error"))
+    skipped = [str(w.message) for w in caught if "skipped" in str(w.message)]
+    assert len(skipped) == 1
+    assert re.search(rf"2 candidate fit\(s\) skipped: .*gamma > {re.escape(f'{bounds[0]:.4g}')} "
+                     rf"on fold 0", skipped[0]), skipped[0]
+    assert failed == 0
+    assert np.isnan(scores[:2, 0]).all() and np.isfinite(scores[:2, 1:]).all()
+    assert np.isfinite(scores[2]).all() and choose(scores) == 2
 
 
 def _gamma_bound_tool():

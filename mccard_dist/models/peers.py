@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, check_params, check_sample_weight
+from .search import InadmissibleCandidate
 
 __all__ = ["HuberBaseline", "HuberL1Regressor", "HuberMCPRegressor", "LADLassoRegressor",
            "LassoBaseline", "huber_alpha_max", "huber_scale", "lad_alpha_max",
@@ -270,9 +271,9 @@ class HuberMCPRegressor(_HuberPenalised):
     def _check_data(self, X):
         needed = mcp_gamma_bound(X)
         if self.gamma <= needed:
-            raise ValueError(f"HuberMCPRegressor: gamma={self.gamma} must exceed n / ||x_d||^2 "
-                             f"= {needed:.3g} for every feature; standardise X's columns or "
-                             f"raise gamma")
+            raise InadmissibleCandidate(
+                f"HuberMCPRegressor: gamma={self.gamma} must exceed n / ||x_d||^2 = {needed:.3g} "
+                f"for every feature; standardise X's columns or raise gamma", "gamma", needed)
 
 
 # -- LAD-Lasso (scikit-learn) ------------------------------------------------------------------

@@ -2,9 +2,11 @@
 estimators and the pipeline's K-fold tasks.
 
 Candidates are fitted in *units* (one candidate, or a warm-started path of several). A fit that
-raises one of :data:`FIT_ERRORS` scores NaN, and so does every later candidate of its path. The
-choice is the best mean score over folds (the first among equals, never one with a NaN fold); the
-refit walks the chosen candidate's unit down to it.
+raises one of :data:`FIT_ERRORS` scores NaN, and so does every later candidate of its path. A
+candidate whose fit raises :class:`InadmissibleCandidate` (a value the training fold's data does
+not admit) is skipped there: NaN on that fold, not a failed fit, and one warning names each
+fold's bound. The choice is the best mean score over folds (the first among equals, never one
+with a NaN fold); the refit walks the chosen candidate's unit down to it.
 """
 
 from __future__ import annotations
@@ -26,11 +28,37 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import check_params, check_sample_weight
 
-__all__ = ["FIT_ERRORS", "Search", "SearchCV", "choose", "fit_one", "quiet", "race_survivors",
-           "search_results"]
+__all__ = ["FIT_ERRORS", "InadmissibleCandidate", "Search", "SearchCV", "choose", "fit_one",
+           "quiet", "race_survivors", "search_results"]
 
 #: what a fit that fails on its data raises (it scores NaN); anything else is a bug
 FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
+
+
+class InadmissibleCandidate(ValueError):
+    """What a fit raises when its training data does not admit a parameter's value: ``parameter``
+    must exceed ``bound`` on these data (MCP's ``gamma`` and :func:`mcp_gamma_bound`). A search
+    skips that candidate on that fold rather than counting a failed fit."""
+
+    def __init__(self, message: str, parameter: str, bound: float):
+        super().__init__(message)
+        self.parameter = parameter
+        self.bound = bound
+
+
+def _warn_skipped(skipped) -> None:
+    """One warning for the ``skipped`` fits, ``(fold or None, parameter, bound)`` each: every
+    fold's bound, and that those candidates score NaN there (so the choice is none of them)."""
+    if not skipped:
+        return
+    folds = {}
+    for fold, parameter, bound in skipped:
+        folds.setdefault((-1 if fold is None else fold, parameter), bound)
+    where = ", ".join(f"{parameter} > {bound:.4g}" + ("" if fold < 0 else f" on fold {fold}")
+                      for (fold, parameter), bound in sorted(folds.items()))
+    warnings.warn(f"{len(skipped)} candidate fit(s) skipped: the training data need {where} "
+                  f"(the data's bound); those candidates score NaN there and are not chosen",
+                  UserWarning, stacklevel=3)
 
 
 @contextlib.contextmanager
@@ -54,9 +82,19 @@ class Search:
 
     def unit_scores(self, unit, X, y, train, test, scorer, sample_weight=None, scored=None,
                     cache=None):
-        """``unit``'s validation scores on one fold (NaN where a fit failed or was not reached,
-        or ``scored``, a mask over the candidates, is False) and the number of failed fits."""
+        """``unit``'s validation scores on one fold (NaN where a fit failed, was skipped or not
+        reached, or ``scored``, a mask over the candidates, is False) and the number of failed
+        fits; a skipped candidate (:class:`InadmissibleCandidate`) is warned about, not counted."""
+        out, failed, skipped = self._unit_scores(unit, X, y, train, test, scorer, sample_weight,
+                                                 scored, cache)
+        _warn_skipped([(None, *s) for s in skipped])
+        return out, failed
+
+    def _unit_scores(self, unit, X, y, train, test, scorer, sample_weight=None, scored=None,
+                     cache=None):
+        """:meth:`unit_scores` and the skipped fits' ``(parameter, bound)``."""
         out = np.full(len(unit), np.nan)
+        skipped = []
         fit_sw, score_kw = None, {}
         if sample_weight is not None:
             fit_sw, score_kw = sample_weight[train], {"sample_weight": sample_weight[test]}
@@ -69,21 +107,26 @@ class Search:
                     if scored is None or scored[unit[i]]:
                         out[i] = scorer(fitted, X[test], y[test], **score_kw)
                     reached += 1
+        except InadmissibleCandidate as exc:
+            skipped.append((exc.parameter, exc.bound))
+            reached += 1  # skipped, not failed; a path's later candidates are not reached
         except FIT_ERRORS:
             pass
-        return out, len(unit) - reached
+        return out, len(unit) - reached, skipped
 
     def fold_scores(self, X, y, splits, scorer, *, sample_weight=None, race=None, n_jobs=None,
                     verbose=0):
         """``(scores, failed fits)``: candidates x folds scores, one joblib task per unit and fold.
         ``race``: after each fold, only the :func:`race_survivors` of the losses (minus the
-        scores) are scored on the next; a path is still fitted from its start."""
+        scores) are scored on the next; a path is still fitted from its start. One warning names
+        the folds that skipped candidates (:class:`InadmissibleCandidate`) and their bounds."""
         n = len(self.candidates)
         scores = np.full((n, len(splits)), np.nan)
         parallel = Parallel(n_jobs=n_jobs, verbose=verbose)
         caches = [{} for _ in splits]  # one per training fold (shared where jobs run here)
         alive = np.ones(n, dtype=bool)
         failed = 0
+        skipped = []
         rounds = [range(len(splits))] if race is None else [[f] for f in range(len(splits))]
         for folds in rounds:
             jobs = []
@@ -91,14 +134,16 @@ class Search:
                 last = max((i for i, c in enumerate(unit) if alive[c]), default=None)
                 if last is not None:
                     jobs += [(unit[: last + 1], f) for f in folds]
-            results = parallel(delayed(self.unit_scores)(
+            results = parallel(delayed(self._unit_scores)(
                 unit, X, y, *splits[f], scorer, sample_weight, alive, caches[f])
                 for unit, f in jobs)
-            for (unit, f), (out, n_failed) in zip(jobs, results):
+            for (unit, f), (out, n_failed, skips) in zip(jobs, results):
                 scores[list(unit), f] = out
                 failed += n_failed
+                skipped += [(f, *s) for s in skips]
             if race is not None and folds[-1] < len(splits) - 1:
                 alive = race_survivors(-scores[:, : folds[-1] + 1], alive, race)
+        _warn_skipped(skipped)
         return scores, failed
 
     def refit(self, best, X, y, sample_weight=None):
