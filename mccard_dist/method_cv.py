@@ -4,9 +4,13 @@ scikit-learn estimator: ``MethodCV("huber_l1").fit(X, y)``."""
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Mapping
 from functools import partial
 
+import numpy as np
+
+from .methods import grid_edge
 from .models.search import Search, SearchCV
 
 __all__ = ["MethodCV"]
@@ -44,7 +48,10 @@ class MethodCV(SearchCV):
     A penalty given as ``alpha_ratio`` is scaled by the estimator's ``alpha_max`` of each
     training fold (and of all the data for the refit), as in the pipeline, computed as the
     estimator sees the data (with or without its intercept, with the sample weights). Every
-    candidate is fitted from scratch (one joblib task per candidate and fold).
+    candidate is fitted from scratch (one joblib task per candidate and fold): the product of
+    the grid's sizes times the folds, plus the refit. A choice at an edge of a grid of three or
+    more values is warned about, by the pipeline's rule
+    (:func:`~mccard_dist.methods.grid_edge`).
 
     Parameters
     ----------
@@ -112,3 +119,39 @@ class MethodCV(SearchCV):
                    for name in dict.fromkeys(n for c in candidates for n in c)}
         return (Search(candidates, [(c,) for c in range(len(candidates))],
                        partial(kind.fit_members, params)), columns)
+
+    def fit(self, X, y, sample_weight=None):
+        """As :meth:`SearchCV.fit <mccard_dist.models.search.SearchCV.fit>`, then a warning for
+        each grid whose edge CV chose where a wider grid might choose beyond it.
+
+        Returns
+        -------
+        self
+        """
+        super().fit(X, y, sample_weight)
+        spec = self._spec()
+        mean = np.asarray(self.cv_results_["mean_test_score"], dtype=float)
+        empty = not np.any(self.best_estimator_.coef_)
+        for axis, value in self.best_params_.items():
+            grid = spec.grid.get(axis)
+            if isinstance(grid, str):
+                continue
+            side = grid_edge(spec.estimator, axis, grid, float(value), empty,
+                             partial(self._losses, mean, axis))
+            if side in ("low", "high"):
+                warnings.warn(
+                    f"MethodCV({self.method!r}): CV chose {axis}={value:g}, the "
+                    f"{'smallest' if side == 'low' else 'largest'} value of its grid; the best "
+                    f"value may lie outside it: widen grid={{{axis!r}: [...]}}", UserWarning,
+                    stacklevel=2)
+        return self
+
+    def _losses(self, mean, axis, neighbour):
+        """The mean CV losses of the choice and of the candidate at ``neighbour`` on ``axis``
+        (the other values as chosen; None if the grid has no such candidate)."""
+        params = {k[len("param_"):]: v for k, v in self.cv_results_.items()
+                  if k.startswith("param_")}
+        at = {**self.best_params_, axis: neighbour}
+        near = [c for c in range(len(mean))
+                if all(np.isclose(params[k][c], v, rtol=1e-9, atol=0.0) for k, v in at.items())]
+        return (-mean[self.best_index_], -mean[near[0]]) if len(near) == 1 else None

@@ -13,11 +13,13 @@ from __future__ import annotations
 import importlib
 import inspect
 import itertools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-__all__ = ["AUTO_WIDTH", "KINDS", "MethodKind"]
+__all__ = ["AUTO_WIDTH", "BOUNDS", "FLAT_PER_DECADE", "KINDS", "SPARSER_UPWARDS", "MethodKind",
+           "grid_edge"]
 
 #: a width grid that is this string: each fit sets its own width (``models._width.AUTO``, which
 #: this room does not import: the command line reads the registry without scikit-learn)
@@ -220,3 +222,47 @@ KINDS = MappingProxyType({
                             penalty_scale=f"{_M}:lad_alpha_max", alo=False),
 })
 
+
+# -- where a CV choice lies on its grid: the rule of the pipeline's report and of MethodCV ------
+
+#: ``{(estimator, grid name): (lowest, highest)}``: the values a parameter can take (None: no bound)
+BOUNDS = {("huber", "epsilon"): (1.0, None)}
+#: (estimator or None for any, grid name) along which larger values give sparser models
+SPARSER_UPWARDS = {(None, "alpha_ratio"), ("mcc_ard", "kernel_width")}
+#: relative change of the mean CV loss per decade below which the CV curve is flat at an edge
+FLAT_PER_DECADE = 0.01
+
+
+def grid_edge(estimator: str | None, axis: str, grid, value: float, empty: bool | None = None,
+              losses=None) -> str | None:
+    """Where the CV's choice ``value`` lies on the grid ``grid`` (the values of ``axis``, three or
+    more) of a method of ``estimator``: None inside it (or for a shorter grid); ``"low"`` or
+    ``"high"`` at its smallest or largest value, where a wider grid might choose beyond it;
+    ``"settled"`` at an edge no wider grid can change: the parameter's own bound
+    (:data:`BOUNDS`), or the largest value of a grid along which models only get sparser
+    (:data:`SPARSER_UPWARDS`) when the fit kept no feature (``empty``); ``"flat"`` at an edge
+    where the mean CV loss differs from the next grid value's by less than
+    :data:`FLAT_PER_DECADE` of it per decade (positive grids; ``losses(neighbour)``: the mean
+    CV losses at the choice and at the grid value ``neighbour``, the other grid values as
+    chosen, or None when unknown)."""
+    steps = sorted({float(v) for v in grid})
+    if len(grid) < 3 or len(steps) < 2 or not math.isfinite(value):
+        return None
+    if math.isclose(value, steps[0], rel_tol=1e-9):
+        side, neighbour = "low", steps[1]
+    elif math.isclose(value, steps[-1], rel_tol=1e-9):
+        side, neighbour = "high", steps[-2]
+    else:
+        return None
+    lowest, highest = BOUNDS.get((estimator, axis), (None, None))
+    sparser = {(None, axis), (estimator, axis)} & SPARSER_UPWARDS
+    if side == "low" and lowest is not None and steps[0] <= lowest:
+        return "settled"
+    if side == "high" and ((highest is not None and steps[-1] >= highest) or (sparser and empty)):
+        return "settled"
+    pair = losses(neighbour) if losses is not None and neighbour > 0 and value > 0 else None
+    if pair is not None:
+        mine, other = pair
+        if abs(mine - other) <= FLAT_PER_DECADE * abs(other) * abs(math.log10(value / neighbour)):
+            return "flat"
+    return side

@@ -1,13 +1,15 @@
-"""The CV engine's bookkeeping: ranks as GridSearchCV gives them, and racing with scores of any
-sign."""
+"""The CV engine's bookkeeping: ranks as GridSearchCV gives them, racing with scores of any
+sign, and MethodCV's warning when the choice lies at an edge of its grid."""
 
 import warnings
 
 import numpy as np
+import pytest
 from sklearn.linear_model import Lasso, Ridge
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import GridSearchCV, KFold
 
+from mccard_dist import MethodCV
 from mccard_dist.models.search import Search, choose, fit_one, race_survivors, search_results
 
 
@@ -61,3 +63,31 @@ def test_race_survivors_with_losses_below_zero():
     losses = np.array([[-0.9], [-0.7], [-0.6], [np.nan]])
     np.testing.assert_array_equal(race_survivors(losses, np.ones(4, bool), 0.25),
                                   [True, True, False, False])
+
+
+def test_method_cv_warns_once_per_grid_whose_edge_it_chose():
+    """The Lasso on data with little noise wants a small penalty: a grid that stops above it is
+    warned about; a grid around the choice on noisier data is not, nor a grid's edge where the
+    CV curve is flat (a wider grid would move along the flat part), nor Huber's choice of its
+    smallest epsilon, 1, the parameter's own bound (no wider grid can change it)."""
+    X, y = _data(noise=0.01)
+    with pytest.warns(UserWarning, match=r"MethodCV\('lasso'\): CV chose alpha_ratio=0\.3, the "
+                                         r"smallest value of its grid; the best value may lie "
+                                         r"outside it: widen grid=\{'alpha_ratio': \[\.\.\.\]\}"):
+        MethodCV("lasso", grid={"alpha_ratio": [0.9, 0.6, 0.3]}, cv=3).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        noisy = _data(d=40, noise=2.0)
+        inside = MethodCV("lasso", grid={"alpha_ratio": [0.6, 0.3, 0.15, 0.08, 0.04, 0.02]},
+                          cv=3).fit(*noisy)
+        assert inside.alpha_ratio_ not in (0.6, 0.02)
+        flat = MethodCV("lasso", grid={"alpha_ratio": [0.01, 0.001, 1e-4, 1e-5, 1e-6]},
+                        cv=3).fit(X, y)
+        assert flat.alpha_ratio_ == 1e-6
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((80, 5))
+        y = X[:, :3] @ np.array([2.0, -1.0, 0.5]) + 0.1 * rng.standard_normal(80)
+        y[:20] += 20.0 * rng.standard_normal(20)  # a quarter of gross outliers
+        huber = MethodCV("huber", grid={"epsilon": [1.0, 1.35, 2.0], "alpha": [1e-4]},
+                         cv=3).fit(X, y)
+        assert huber.epsilon_ == 1.0

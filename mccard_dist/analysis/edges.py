@@ -3,22 +3,27 @@ value may lie beyond it, and the method is compared under-tuned).
 
 For every grid of at least three values, :func:`grid_edges` counts the finished cells whose
 chosen value is the grid's smallest or largest (a cell at ``psi = 0`` once, at the first tau: the
-other taus repeat its data and fits); a share above :data:`EDGE_SHARE` flags the grid. Counted
-apart: edge choices a wider grid cannot change (``n_settled``: a value at the parameter's own
-bound, :data:`BOUNDS`, or the largest value of a grid along which models only get sparser,
-:data:`SPARSER_UPWARDS`, with no feature selected: for a penalty, and for MCC-ARD's width, as
-``q^2 / s`` falls with ``1/h``), and edge choices where the CV curve is flat (``n_flat``: the mean
-loss within :data:`FLAT_PER_DECADE` per decade of its neighbour's on the grid; positive grids).
+other taus repeat its data and fits); a share above :data:`EDGE_SHARE` flags the grid. Each
+cell's choice is placed by :func:`mccard_dist.methods.grid_edge`, as ``MethodCV`` places its
+own. Counted apart: edge choices a wider grid cannot change (``n_settled``: a value at the
+parameter's own bound, :data:`BOUNDS`, or the largest value of a grid along which models only get
+sparser, :data:`SPARSER_UPWARDS`, with no feature selected: for a penalty, and for MCC-ARD's
+width, as ``q^2 / s`` falls with ``1/h``), and edge choices where the CV curve is flat
+(``n_flat``: the mean loss within :data:`FLAT_PER_DECADE` per decade of its neighbour's on the
+grid; positive grids).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..methods import BOUNDS, FLAT_PER_DECADE, SPARSER_UPWARDS, grid_edge
 from .markup import Code, Strong, Table, markdown
 from .values import _config, _grid, cell_values
 
@@ -27,12 +32,6 @@ __all__ = ["BOUNDS", "EDGE_SHARE", "FLAT_PER_DECADE", "SPARSER_UPWARDS", "GridEd
 
 #: share of finished cells at an edge above which a grid is flagged
 EDGE_SHARE = 0.10
-#: relative change of the mean CV loss per decade below which the CV curve is flat at an edge
-FLAT_PER_DECADE = 0.01
-#: ``{(estimator, grid name): (lowest, highest)}``: the values a parameter can take (None: no bound)
-BOUNDS = {("huber", "epsilon"): (1.0, None)}
-#: (estimator or None for any, grid name) along which larger values give sparser models
-SPARSER_UPWARDS = {(None, "alpha_ratio"), ("mcc_ard", "kernel_width")}
 
 
 @dataclass(frozen=True)
@@ -70,47 +69,32 @@ def grid_edges(ds) -> list[GridEdges]:
     out = []
     for name in (str(m) for m in ds["model"].values):
         config = methods.get(name) or {}
+        estimator = config.get("estimator")
+        kept_none = (None if empty is None else
+                     empty.sel(model=name).transpose("tau", "psi", "seed").values.ravel())
         for axis, grid in _grid(config).items():
             variable = f"chosen_{axis}"
             if variable not in ds or not isinstance(grid, list) or len(grid) < 3:
                 continue
-            grid = np.asarray(grid, dtype=float)
             values = cell_values(ds, variable).sel(model=name).transpose(
                 "tau", "psi", "seed").values.ravel()
             finite = np.isfinite(values) & ~repeat
-            low, high = float(grid.min()), float(grid.max())
-            at_low = np.isclose(values, low, rtol=1e-9, atol=0.0) & finite
-            at_high = np.isclose(values, high, rtol=1e-9, atol=0.0) & finite
-            bound = BOUNDS.get((config.get("estimator"), axis), (None, None))
-            settled = np.zeros_like(finite)
-            if bound[0] is not None and low <= bound[0]:
-                settled |= at_low
-            if bound[1] is not None and high >= bound[1]:
-                settled |= at_high
-            sparser = {(None, axis), (config.get("estimator"), axis)} & SPARSER_UPWARDS
-            if sparser and empty is not None:
-                settled |= at_high & empty.sel(model=name).transpose(
-                    "tau", "psi", "seed").values.ravel()
-            flat = np.zeros_like(finite)
-            if "cv_score" in ds:
-                steps = np.unique(grid)
-                for edge, neighbour in ((at_low, steps[1]), (at_high, steps[-2])):
-                    flat |= _flat(ds, name, config, axis, edge & ~settled, neighbour)
-            out.append(GridEdges(name, axis, low, high, int(finite.sum()),
-                                 int((at_low & ~settled & ~flat).sum()),
-                                 int((at_high & ~settled & ~flat).sum()),
-                                 int(settled.sum()), int(flat.sum())))
+            losses = _losses(ds, name, config, axis) if "cv_score" in ds else None
+            count = Counter(
+                grid_edge(estimator, axis, grid, float(values[cell]),
+                          None if kept_none is None else bool(kept_none[cell]),
+                          None if losses is None else functools.partial(losses, cell))
+                for cell in np.flatnonzero(finite))
+            out.append(GridEdges(name, axis, float(min(grid)), float(max(grid)),
+                                 int(finite.sum()), count["low"], count["high"],
+                                 count["settled"], count["flat"]))
     return out
 
 
-def _flat(ds, name, config, axis, cells, neighbour) -> np.ndarray:
-    """Which of ``cells`` (a mask over the method's cells, raveled as ``tau, psi, seed``) chose
-    a candidate whose mean CV loss differs from that of the candidate at ``neighbour`` on
-    ``axis`` (the other grid values as chosen) by less than :data:`FLAT_PER_DECADE` of it per
-    decade between the two values."""
-    flat = np.zeros_like(cells)
-    if not cells.any() or not neighbour > 0:
-        return flat
+def _losses(ds, name, config, axis):
+    """``losses(cell, neighbour)``: the mean CV losses of the cell's chosen candidate and of the
+    candidate at ``neighbour`` on ``axis`` (the other grid values as chosen), or None where the
+    store does not tell them apart."""
     names = [n for n, values in _grid(config).items() if isinstance(values, list)
              and n in ds.coords]
     values = {n: ds[n].sel(model=name).values for n in names}  # per candidate
@@ -121,20 +105,18 @@ def _flat(ds, name, config, axis, cells, neighbour) -> np.ndarray:
     with warnings.catch_warnings():  # a method with fewer candidates than the store's: NaN
         warnings.simplefilter("ignore", RuntimeWarning)
         scores = np.nanmean(scores.reshape(-1, *scores.shape[3:]), axis=-1)  # (cell, candidate)
-    for cell in np.flatnonzero(cells):
+
+    def losses(cell, neighbour):
         at = {n: chosen[n][cell] for n in names}
-        edge = at[axis]
         pick = np.logical_and.reduce([np.isclose(values[n], at[n], rtol=1e-9, atol=0.0)
                                       for n in names])
         at[axis] = neighbour
         near = np.logical_and.reduce([np.isclose(values[n], at[n], rtol=1e-9, atol=0.0)
                                       for n in names])
-        if pick.sum() != 1 or near.sum() != 1 or not edge > 0:
-            continue
-        mine, other = scores[cell, pick][0], scores[cell, near][0]
-        decades = abs(np.log10(edge / neighbour))
-        flat[cell] = abs(mine - other) <= FLAT_PER_DECADE * abs(other) * decades
-    return flat
+        if pick.sum() != 1 or near.sum() != 1:
+            return None
+        return scores[cell, pick][0], scores[cell, near][0]
+    return losses
 
 
 def edge_warnings(edges) -> list[str]:
