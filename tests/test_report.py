@@ -96,9 +96,14 @@ def test_report_on_a_partial_store(store, tmp_path):
 def test_cli_refuses_a_missing_store_and_a_bad_cell(store, tmp_path):
     with pytest.raises(SystemExit, match="no results store at"):
         cli.report([str(tmp_path / "nothing.zarr"), "--out", str(tmp_path / "out")])
-    (tmp_path / "empty.zarr").mkdir()
-    with pytest.raises(SystemExit, match="is not a readable results store"):
-        cli.report([str(tmp_path / "empty.zarr"), "--out", str(tmp_path / "out")])
+    import xarray as xr
+
+    (tmp_path / "empty.zarr").mkdir()  # a folder, and a zarr store of someone else's
+    xr.Dataset({"x": ("i", np.arange(3))}).to_zarr(tmp_path / "other.zarr", zarr_format=2)
+    for folder in (tmp_path / "empty.zarr", tmp_path / "other.zarr"):
+        assert report_error(folder, "--out", tmp_path / "out") == (
+            f"error: {folder} is not a results store (no .zmetadata/.zattrs of mccard-dist); "
+            "give a store written by mccard-run")
     with pytest.raises(SystemExit, match=r"--cell: psi = 0.3 is not in the store \(psi: 0, 0.2\)"):
         cli.report([str(store), "--out", str(tmp_path / "out"), "--cell", "mcc_ard,5,0.3,0"])
     assert not (tmp_path / "out").exists()

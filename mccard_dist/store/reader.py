@@ -71,9 +71,11 @@ def open_results(path, mask: bool = True):
     if Path(path, ".zgroup").is_file() and not Path(path, ".zmetadata").is_file():
         raise StoreDamagedError(f"store {path}: its consolidated metadata (.zmetadata) is "
                                 f"missing; {REPAIR_HINT}")
-    ds = open_dataset(path)
-    if "grid_hash" not in ds.attrs:
-        raise StoreMismatchError(f"{path} is not an mccard-dist results store")
+    metadata = any(Path(path, name).is_file() for name in (".zmetadata", ".zattrs"))
+    ds = open_dataset(path) if metadata else None  # zarr's own error would name its internals
+    if ds is None or "grid_hash" not in ds.attrs:
+        raise StoreMismatchError(f"{path} is not a results store (no .zmetadata/.zattrs of "
+                                 "mccard-dist); give a store written by mccard-run")
     refuse_earlier(path, ds.attrs)
     gone = sorted(n for n in ds.variables if not Path(path, str(n), ".zarray").is_file())
     if gone:  # zarr would read every chunk of them as the fill value, without a word
