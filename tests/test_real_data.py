@@ -1,6 +1,8 @@
 """Real covariates: the user's data file (formats, checks, content hash, shipping to workers) and
 scikit-learn's diabetes data."""
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -220,6 +222,145 @@ def test_the_content_hash_enters_the_grid_hash_and_the_location_does_not(compose
     write(tmp_path / "a.npz", X, y2)
     with pytest.raises(ConfigError, match="data.sha256: .* holds other data"):
         spec_from_dict(stored).check_data()
+
+
+# --- files that would block or exhaust memory: refused before a value is read --------------------
+
+def _parsing_refused(*args, **kwargs):
+    raise AssertionError("the file was parsed before it was refused")
+
+
+@pytest.mark.timeout(20)  # opening a FIFO for reading blocks until a writer comes
+def test_a_fifo_a_device_or_a_folder_is_refused_without_being_opened(tmp_path):
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.npz"
+    link.symlink_to(fifo)
+    (tmp_path / "d.csv").mkdir()
+    (tmp_path / "g.zarr").write_text("not a group")
+    (tmp_path / "zero.npz").symlink_to("/dev/zero")
+    for path, target, kind in [(fifo, "target", "a FIFO (named pipe), not a regular file"),
+                               (link, None, "a FIFO (named pipe), not a regular file"),
+                               (tmp_path / "d.csv", "target", "a folder, not a regular file"),
+                               (tmp_path / "g.zarr", None,
+                                "a regular file, not a zarr group (a folder)"),
+                               (tmp_path / "zero.npz", None,
+                                "a character device, not a regular file")]:
+        with pytest.raises(DataFileError) as info:
+            load_table(path, target)
+        text = str(info.value)
+        assert text.startswith(f"data.path: {path.resolve()} is {kind}; "), text
+        assert "\n" not in text
+
+
+def test_a_header_of_too_many_columns_is_refused_before_the_table_is_parsed(tmp_path,
+                                                                             monkeypatch):
+    n = 100_001  # one more than the documented limit
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(f"c{j}" for j in range(n)) + "\n" + ("1," * (n - 1) + "2\n") * 3)
+    monkeypatch.setattr(pd, "read_csv", _parsing_refused)
+    with pytest.raises(DataFileError, match=rf"^data.path: wide.csv has {n} columns; at most "
+                                            rf"{n - 1} are read"):
+        load_table(path, "c0")
+
+
+def test_a_file_larger_than_the_memory_allows_is_refused_unread(tmp_path, monkeypatch):
+    from mccard_dist.data import files
+
+    monkeypatch.setattr(files, "available_memory", lambda: 2**30)
+    for reader in ("read_csv", "read_parquet"):
+        monkeypatch.setattr(pd, reader, _parsing_refused)
+    monkeypatch.setattr(np.lib.format, "read_array", _parsing_refused)
+    big = tmp_path / "big.csv"
+    with open(big, "wb") as file:
+        file.truncate(2 * 2**30)  # 2 GiB, sparse: never read
+    with pytest.raises(DataFileError, match=r"^data.path: reading big.csv \(a .csv file of 2048 "
+                                            r"MiB\) would take about 20.0 GiB of memory, but 1.0 "
+                                            r"GiB is available"):
+        load_table(big, "target")
+    # the other formats by their arrays' values (from the metadata): 60 x 5 + 60 here
+    X, y, _ = table()
+    monkeypatch.setattr(files, "available_memory", lambda: 24 * 360 - 1)
+    for suffix in (".npz", ".parquet", ".zarr"):
+        path = write(tmp_path / f"d{suffix}", X, y)
+        with pytest.raises(DataFileError, match=rf"^data.path: reading d{suffix} \((360 values|"
+                                                r"60 rows of 6 columns)\) would take"):
+            load_table(path, "target" if suffix == ".parquet" else None)
+    monkeypatch.undo()
+    monkeypatch.setattr(files, "available_memory", lambda: 24 * 360)
+    np.testing.assert_array_equal(load_table(tmp_path / "d.npz").X, X)  # just fits
+
+
+def test_a_first_line_without_end_is_refused_after_reading_only_its_limit(tmp_path,
+                                                                           monkeypatch):
+    from mccard_dist.data import files
+
+    monkeypatch.setattr(files, "HEADER_BYTES", 1024)
+    monkeypatch.setattr(pd, "read_csv", _parsing_refused)
+    path = tmp_path / "zeros.csv"
+    with open(path, "wb") as file:
+        file.truncate(2**20)  # zero bytes, no line end
+    with pytest.raises(DataFileError, match=r"^data.path: cannot read zeros.csv as csv: its "
+                                            r"first line is longer than"):
+        load_table(path, "target")
+
+
+def test_the_user_guide_states_the_limits_the_reader_applies():
+    from pathlib import Path
+
+    from mccard_dist.data import files
+
+    guide = " ".join((Path(__file__).parents[1] / "docs/user_guide/own_data.md").read_text()
+                     .split())
+    numbers = {10: "ten"}
+    assert f"at most {files.MAX_COLUMNS:,} columns" in guide
+    assert f"first line (at most {files.HEADER_BYTES // 2**20} MiB)" in guide
+    assert f"{numbers[files.CSV_BYTES_PER_BYTE]} times its size for a `.csv`" in guide
+    assert f"{files.BYTES_PER_VALUE} bytes per value" in guide
+
+
+def test_true_false_dates_and_text_are_refused_by_column_name(tmp_path):
+    X, y, _ = table()
+    frame = pd.DataFrame(X, columns=list("abcde"))
+    frame["when"] = pd.date_range("2024-01-01", periods=len(y))
+    frame["flag"] = [True, False] * 30
+    frame["target"] = y
+    frame.to_parquet(tmp_path / "typed.parquet")
+    with pytest.raises(DataFileError, match=r"^data.path: typed.parquet has non-numeric "
+                                            r"column\(s\) when \(datetime64\[\w+\]\), flag "
+                                            r"\(bool\); every column must hold numbers"):
+        load_table(tmp_path / "typed.parquet", "target")
+    frame.drop(columns="when").to_csv(tmp_path / "flags.csv", index=False)
+    with pytest.raises(DataFileError, match=r"flags.csv has non-numeric column\(s\) flag "
+                                            r"\(bool\);"):
+        load_table(tmp_path / "flags.csv", "target")
+
+
+def test_what_is_not_an_npz_file_is_refused_without_advice_to_unpickle(tmp_path):
+    X, y, _ = table()
+    (tmp_path / "zero.npz").write_bytes(bytes(4096))
+    np.savez(tmp_path / "objects.npz", X=X.astype(object), y=y)
+    whole = write(tmp_path / "whole.npz", X, y).read_bytes()
+    (tmp_path / "cut.npz").write_bytes(whole[: len(whole) // 2])
+    for name, message in [("zero.npz", "data.path: zero.npz is not a valid .npz file ("),
+                          ("objects.npz",
+                           "data.path: array X of objects.npz is not real numbers (dtype object)"),
+                          ("cut.npz", "data.path: cut.npz is not a valid .npz file (")]:
+        with pytest.raises(DataFileError) as info:
+            load_table(tmp_path / name)
+        text = str(info.value)
+        assert text.startswith(message) and "\n" not in text, text
+        assert "pickle" not in text, text
+
+
+def test_a_missing_target_shows_the_closest_columns_first_and_how_many_there_are(tmp_path):
+    columns = [f"gene_{j}" for j in range(40)] + ["price"]
+    rng = np.random.default_rng(0)
+    pd.DataFrame(rng.standard_normal((10, 41)), columns=columns).to_csv(tmp_path / "t.csv",
+                                                                         index=False)
+    with pytest.raises(DataFileError, match=r"^data.target: t.csv has no column 'prise'; did "
+                                            r"you mean 'price'\? \(it has 41 columns: gene_0, "):
+        load_table(tmp_path / "t.csv", "prise")
 
 
 @pytest.mark.slow

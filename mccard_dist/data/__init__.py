@@ -2,11 +2,12 @@
 
 - :mod:`~mccard_dist.data.synthetic`: the paper's synthetic problem and its contamination scenarios;
 - :mod:`~mccard_dist.data.real`: real covariates (the user's file, scikit-learn's diabetes data)
-  split into training and test sets by the seed, with outliers injected into the training targets.
+  split into training and test sets by the seed, with outliers injected into the training targets;
+- :mod:`~mccard_dist.data.files`: reading and checking the user's file.
 """
 
-from .real import (SOURCES, DataFileError, SplitData, TableSource, diabetes_source, load_table,
-                   make_split_data)
+from .files import DataFileError, load_table
+from .real import SOURCES, SplitData, TableSource, diabetes_source, make_split_data
 from .synthetic import OUTLIERS, PaperData, make_paper_data
 
 __all__ = ["OUTLIERS", "SOURCES", "DataFileError", "PaperData", "SplitData", "TableSource",

@@ -1,6 +1,7 @@
 """Real covariates: the user's data file or scikit-learn's diabetes data, with injected outliers.
 
-A *table source* holds a dataset's arrays as given. :func:`make_split_data` turns it and a key
+A *table source* holds a dataset's arrays as given (a file's, read by
+:func:`mccard_dist.data.files.load_table`). :func:`make_split_data` turns it and a key
 ``(seed, psi, tau)`` into one cell's data: the seed draws a train/test split (unless a test set is
 given), then each training target gets, with probability ``psi``, ``tau`` times a unit outlier draw
 added; with ``standardize`` the data are first scaled by the training split's (and clean targets')
@@ -12,37 +13,22 @@ the same in every cell, and the outliers at a smaller ``psi`` are a subset of th
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from ..errors import UsageError
 from .synthetic import _STREAM_UNIFORM, OUTLIERS, _CellData, _read_only, _rng, _unit_outliers
 
-__all__ = ["FORMATS", "SOURCES", "DataFileError", "SplitData", "TableSource", "diabetes_source",
-           "load_table", "make_split_data"]
+__all__ = ["SOURCES", "SplitData", "TableSource", "diabetes_source", "make_split_data"]
 
 #: where an experiment's data come from (``data.source``)
 SOURCES = ("paper", "file", "diabetes")
-
-#: file suffix -> format of :func:`load_table` (a zarr group is a folder)
-FORMATS = {".npz": "npz", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".zarr": "zarr"}
-
-#: arrays a .npz file or a zarr group may hold (X and y required)
-ARRAYS = ("X", "y", "X_test", "y_test", "coef_true")
 
 _STREAM_SPLIT = 9  # the permutation that splits the rows
 _STREAM_NOISE_FEATURES = 10  # the diabetes data's added noise features
 
 #: rows and columns of scikit-learn's diabetes data
 DIABETES_SHAPE = (442, 10)
-
-
-class DataFileError(ValueError, UsageError):
-    """A data file that cannot be used; the message names the file and the problem."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,173 +123,6 @@ def make_split_data(source: TableSource, seed: int, psi: float, tau: float, *,
                      train_index=train_index, test_index=test_index, seed=int(seed),
                      psi=float(psi), tau=float(tau), n_train=n, n_test=len(arrays[3]),
                      n_features=source.n_features)
-
-
-def load_table(path, target: str | None = None) -> TableSource:
-    """Read and check a data file; cached per (path, modification time, size, target).
-
-    A ``.npz`` file or zarr group holds arrays ``X`` and ``y``, optionally ``X_test`` and ``y_test``
-    (both or neither) and ``coef_true``; in a ``.csv`` or ``.parquet`` file the column ``target`` is
-    y and every other column a numeric feature. Anything a run would trip over later raises
-    :class:`DataFileError` with one line naming the file and the problem.
-    """
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise DataFileError(f"data.path: no such file: {path}")
-    stat = path.stat()
-    return _load_cached(str(path.resolve()), stat.st_mtime_ns, stat.st_size, target)
-
-
-@functools.lru_cache(maxsize=4)
-def _load_cached(path: str, mtime_ns: int, size: int, target: str | None) -> TableSource:
-    fmt = FORMATS.get(Path(path).suffix.lower())
-    if fmt is None:
-        raise DataFileError(f"data.path: {path} has an unknown format; use a .npz, .csv or "
-                            ".parquet file or a zarr group (a .zarr folder)")
-    if fmt in ("csv", "parquet"):
-        arrays, names = _read_frame(path, fmt, target)
-    else:
-        if target is not None:
-            raise DataFileError(f"data.target: only used with .csv and .parquet files (the "
-                                f"target of {Path(path).name} is its array y); remove it")
-        arrays, names = _read_arrays(path, fmt), ()
-    return _checked(path, arrays, names)
-
-
-def _unreadable(name: str, fmt: str, exc: Exception) -> DataFileError:
-    """The error for a file a reader refused: the first line of the reader's message."""
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return DataFileError(f"data.path: cannot read {name} as {fmt}: {first}")
-
-
-def _read_frame(path: str, fmt: str, target: str | None):
-    import pandas as pd
-
-    name = Path(path).name
-    try:
-        frame = pd.read_csv(path) if fmt == "csv" else pd.read_parquet(path)
-    except ImportError as exc:
-        raise DataFileError(f"data.path: reading {name} needs a parquet engine ({exc}); "
-                            "pip install pyarrow") from None
-    except Exception as exc:  # noqa: BLE001 - a parser's message, shown on one line
-        raise _unreadable(name, fmt, exc) from None
-    columns = [str(c) for c in frame.columns]
-    frame.columns = columns
-    if target is None:
-        raise DataFileError(f"data.target: set the target column of {name} (columns: "
-                            f"{_listed(columns)})")
-    if target not in columns:
-        raise DataFileError(f"data.target: {name} has no column {target!r} (columns: "
-                            f"{_listed(columns)})")
-    numeric = frame.apply(pd.to_numeric, errors="coerce")
-    bad = [c for c in columns if numeric[c].isna().sum() > frame[c].isna().sum()]
-    if bad:
-        raise DataFileError(f"data.path: {name} has non-numeric column(s) {_listed(bad)}; every "
-                            "column but the target must be a number (encode or drop them)")
-    features = [c for c in columns if c != target]
-    if not features:
-        raise DataFileError(f"data.path: {name} has no feature column besides the target "
-                            f"{target!r}")
-    arrays = {"X": numeric[features].to_numpy(dtype=np.float64),
-              "y": numeric[target].to_numpy(dtype=np.float64)}
-    return arrays, tuple(features)
-
-
-def _read_arrays(path: str, fmt: str) -> dict:
-    name = Path(path).name
-    expected = ("data.path: a .npz file or zarr group holds arrays X and y (optionally X_test, "
-                "y_test, coef_true)")
-    try:
-        if fmt == "npz":
-            if not os.path.isfile(path):
-                raise DataFileError(f"data.path: {name} is not a file")
-            with np.load(path, allow_pickle=False) as npz:
-                found = {key: npz[key] for key in npz.files}
-        else:
-            import zarr
-
-            group = zarr.open_group(path, mode="r")
-            found = {key: group[key][...] for key in group.array_keys()}
-    except DataFileError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a reader's message, shown on one line
-        raise _unreadable(name, fmt, exc) from None
-    unknown = sorted(set(found) - set(ARRAYS))
-    if unknown:
-        raise DataFileError(f"{expected}; {name} also has {_listed(unknown)}: rename or remove "
-                            "them")
-    missing = [key for key in ("X", "y") if key not in found]
-    if missing:
-        raise DataFileError(f"{expected}; {name} has no {' or '.join(missing)} "
-                            f"(arrays: {_listed(sorted(found)) or 'none'})")
-    if ("X_test" in found) != ("y_test" in found):
-        raise DataFileError(f"data.path: {name} has only one of X_test and y_test; give both "
-                            "or neither (then the seed splits X)")
-    arrays = {}
-    for key, value in found.items():
-        if not np.issubdtype(value.dtype, np.number) or np.iscomplexobj(value):
-            raise DataFileError(f"data.path: array {key} of {name} is not real numbers (dtype "
-                                f"{value.dtype})")
-        arrays[key] = np.asarray(value, dtype=np.float64)
-    return arrays
-
-
-def _checked(path: str, arrays: dict, names: tuple) -> TableSource:
-    name = Path(path).name
-    X, y = arrays["X"], arrays["y"]
-    if X.ndim != 2:
-        raise DataFileError(f"data.path: X of {name} must be 2-D (rows x features), got shape "
-                            f"{X.shape}")
-    if y.ndim != 1:
-        raise DataFileError(f"data.path: y of {name} must be 1-D, got shape {y.shape}")
-    if len(y) != len(X):
-        raise DataFileError(f"data.path: y of {name} has {len(y)} values but X has {len(X)} rows")
-    n_features = X.shape[1]
-    X_test, y_test = arrays.get("X_test"), arrays.get("y_test")
-    if X_test is not None:
-        if X_test.ndim != 2 or X_test.shape[1] != n_features:
-            raise DataFileError(f"data.path: X_test of {name} must have {n_features} columns "
-                                f"like X, got shape {X_test.shape}")
-        if y_test.ndim != 1 or len(y_test) != len(X_test):
-            raise DataFileError(f"data.path: y_test of {name} must have one value per row of "
-                                f"X_test ({len(X_test)}), got shape {y_test.shape}")
-        if len(y_test) < 2:
-            raise DataFileError(f"data.path: the test set of {name} needs at least 2 rows")
-    coef_true = arrays.get("coef_true")
-    if coef_true is not None and coef_true.shape != (n_features,):
-        raise DataFileError(f"data.path: coef_true of {name} must have one value per feature "
-                            f"({n_features}), got shape {coef_true.shape}")
-    digest = hashlib.sha256()
-    for key in ARRAYS:
-        array = arrays.get(key)
-        if array is None:
-            continue
-        bad = ~np.isfinite(array)
-        if bad.any():
-            where = np.argwhere(bad)[0]
-            at = f"row {where[0]}" + (f", column {names[where[1]] if names else where[1]}"
-                                      if array.ndim == 2 else "")
-            what = "the target" if key == "y" and names else key
-            raise DataFileError(f"data.path: {what} of {name} has {int(bad.sum())} NaN or "
-                                f"infinite value(s) (first at {at}); remove or impute them")
-        digest.update(f"{key}:{array.shape}".encode())
-        digest.update(np.ascontiguousarray(array, dtype="<f8").tobytes())
-    for key, array in (("y", y), ("y_test", y_test)):
-        if array is not None and np.ptp(array) == 0:
-            what = "the target" if key == "y" and names else key
-            raise DataFileError(f"data.path: {what} of {name} is constant ({array[0]:g} in every "
-                                "row): correlation and fits are undefined; give a target that "
-                                "varies")
-    _read_only(X, y, X_test, y_test, coef_true)
-    return TableSource(X, y, X_test, y_test, coef_true,
-                       feature_names=names or tuple(f"x{d}" for d in range(n_features)),
-                       sha256=digest.hexdigest())
-
-
-def _listed(items, limit: int = 8) -> str:
-    items = list(items)
-    shown = ", ".join(items[:limit])
-    return shown + (f", ... ({len(items)} in all)" if len(items) > limit else "")
 
 
 @functools.lru_cache(maxsize=1)
