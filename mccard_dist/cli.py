@@ -197,7 +197,8 @@ def help_text(config_dir: Path | None = None) -> str:
         out += _entry(path.stem, _summary(path))
     out += ["",
             "examples:",
-            "  mccard-run experiment=smoke                         # a first try: about a minute",
+            "  mccard-run experiment=smoke                         # 16 cells, under a minute on "
+            "2 cores",
             "  mccard-run experiment=reproduce cluster.n_workers=8 # the paper's grid, 4 seeds",
             "  mccard-run experiment=paper cluster=slurm cluster.account=myproj cluster.n_jobs=10",
             "  mccard-run -m experiment=quick data.n_features=500,1000",

@@ -3,6 +3,7 @@
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,7 @@ from mccard_dist.cli import GROUPS, help_text
 from mccard_dist.config import config_dir
 
 CONFIG_DIR = config_dir()
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def listed(text, heading):
@@ -80,3 +82,36 @@ def test_each_summary_is_a_whole_sentence_within_100_columns():
     assert _summary(CONFIG_DIR / "cv" / "kfold.yaml").endswith("scored on held-out folds")
     flat = " ".join(line.strip() for line in text.splitlines())
     assert "alpha_ratio for MCC-L1), scored on held-out folds" in flat
+
+
+#: how long ``experiment=smoke`` takes, as every page says it (a range: the machine's load moves it)
+SMOKE_TIME = "under a minute on 2 cores"
+
+
+@pytest.mark.slow  # composes the smoke experiment
+def test_smokes_cost_is_said_one_way_in_the_help_the_config_and_the_docs(compose):
+    """Smoke's size in cells, counted from its config, and one time range wherever a time is
+    given; its config file's comment (the help's summary of it) gives the cells only."""
+    from mccard_dist.config import from_dictconfig
+    from mccard_dist.grid import cells
+
+    said = f"{len(cells(from_dictconfig(compose(['experiment=smoke']))))} cells"
+    timed = re.compile(r"\b(seconds?|minutes?)\b")
+    text = help_text()
+    summary = next(line for line in text.splitlines() if line.startswith("    smoke "))
+    example = next(line for line in text.splitlines() if "mccard-run experiment=smoke " in line)
+    assert said in summary and not timed.search(summary), summary
+    assert example.endswith(f"# {said}, {SMOKE_TIME}"), example
+    header = (CONFIG_DIR / "experiment" / "smoke.yaml").read_text().split("\ndefaults:")[0]
+    assert said in header and not timed.search(header), header
+    pages = [ROOT / "README.md", ROOT / "jobs" / "README.md", *(ROOT / "docs").rglob("*.md"),
+             *(ROOT / "docs" / "examples").glob("*.py")]
+    lines = [(page.name, line) for page in pages if "_build" not in page.parts
+             for line in page.read_text().splitlines() if "smoke" in line]
+    commands = [(name, line) for name, line in lines if re.search(r"experiment=smoke +#", line)]
+    assert len(commands) >= 4  # README, getting started, experiments, jobs
+    for name, line in commands:
+        assert said in line.split("#", 1)[1], (name, line)
+    for name, line in lines:
+        if timed.search(line):
+            assert f"{said}, {SMOKE_TIME}" in line, (name, line)

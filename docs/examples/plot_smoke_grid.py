@@ -4,7 +4,7 @@ A grid, its store and its report
 
 ``mccard-run`` runs an experiment's grid of (method, tau, psi, seed) cells on a Dask cluster and
 writes one labelled zarr store; ``mccard-report`` turns a store into tables, figures and a check of
-the paper's claims. The ``smoke`` experiment runs every method on a tiny problem in seconds. Here
+the paper's claims. The ``smoke`` experiment runs every method on a tiny problem, 16 cells. Here
 both commands run in a temporary folder; in a shell they are the two lines in the comments.
 """
 
