@@ -241,3 +241,23 @@ def test_ctrl_c_to_the_process_group_ends_in_one_line(tmp_path):
     assert "interrupted: finished blocks are in the store" in stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     assert _runs(store)[0]["ended"] == "interrupted"
+
+
+@pytest.mark.parametrize("what", ["data.path", "cluster.scheduler_file"])
+def test_a_fifo_given_as_a_file_is_refused_at_once(tmp_path, what):
+    """A FIFO blocks whoever opens it for reading until a writer comes: the run names it in one
+    line instead of waiting forever (cluster.connect_timeout included)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    fifo = tmp_path / ("data.csv" if what == "data.path" else "scheduler.json")
+    os.mkfifo(fifo)
+    overrides = ([f"data.path={fifo}", "data=file", "data.target=y"] if what == "data.path" else
+                 ["cluster=scheduler_file", f"cluster.scheduler_file={fifo}",
+                  "cluster.connect_timeout=5s"])
+    proc, _ = mccard_run(work, "experiment=smoke", "run.progress=false", *overrides, timeout=120)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1, proc.stderr
+    assert errors[0].startswith(f"error: {what}: {fifo} is a FIFO (named pipe), not a regular "
+                                "file; "), errors
+    assert not (work / "results").exists()

@@ -11,10 +11,12 @@ import contextlib
 import functools
 import logging
 import queue
+import stat
 import time
 from pathlib import Path
 
 from ..config import listens_beyond_loopback, to_plain
+from ..data.files import file_kind
 from ..errors import ClusterError
 
 __all__ = ["BATCH_COMMANDS", "BLAS_ENV", "MALLOC_ENV", "Completed", "broadcast", "connect",
@@ -239,6 +241,11 @@ def _scheduler_file_address(path: Path, deadline: float, timeout: float) -> str:
 
     while True:
         try:
+            mode = path.stat().st_mode
+            if not stat.S_ISREG(mode):  # reading a FIFO would block past the deadline
+                raise ClusterError(f"cluster.scheduler_file: {path} is {file_kind(mode)}, not a "
+                                   "regular file; give the JSON file that the scheduler writes "
+                                   "with --scheduler-file")
             return str(json.loads(path.read_text())["address"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             if time.monotonic() > deadline:
