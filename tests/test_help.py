@@ -115,3 +115,32 @@ def test_smokes_cost_is_said_one_way_in_the_help_the_config_and_the_docs(compose
     for name, line in lines:
         if timed.search(line):
             assert f"{said}, {SMOKE_TIME}" in line, (name, line)
+
+
+def test_mccard_bench_help_lists_every_command_with_the_options_the_docs_use(monkeypatch,
+                                                                            capsys):
+    from mccard_dist.bench import SUBCOMMANDS, main
+
+    monkeypatch.setenv("COLUMNS", "80")  # argparse wraps its own parts to the terminal
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: mccard-bench ") and "python -m" not in text
+    assert all(len(line) <= 100 for line in text.splitlines())
+    blocks = {}  # command -> its lines in the list of commands
+    for block in re.split(r"\n(?=  mccard-bench )", text)[1:]:
+        blocks[block.split()[1]] = block
+    assert list(blocks) == list(SUBCOMMANDS)
+    pages = [ROOT / "README.md", ROOT / "jobs" / "README.md", *(ROOT / "docs").rglob("*.md"),
+             *(ROOT / "docs" / "examples").glob("*.py")]
+    used = [(page.name, m[1], m[2]) for page in pages if "_build" not in page.parts
+            for m in re.finditer(r"mccard-bench (\w+)([^\n`#|]*)", page.read_text())
+            if m[1] != "SUBCOMMAND"]
+    assert len(used) >= 20
+    for page, command, rest in used:
+        assert command in blocks, (page, command)
+        for flag in re.findall(r"(?<!\S)--[\w-]+", rest):
+            assert f"[{flag}" in blocks[command], (page, command, flag)
+    for command, (_, _, arguments) in SUBCOMMANDS.items():  # each option says what it is
+        assert all(options.get("help") for options in arguments.values()), command

@@ -1,27 +1,13 @@
-"""Speed benchmarks that print figures and ratios against baselines measured in the same run.
-
-Usage::
-
-    python -m mccard_dist.bench estimators [--repeats 3] [--n-features 1000]
-    python -m mccard_dist.bench pipeline [--seeds 8] [--cells 10000]
-    python -m mccard_dist.bench paper [--seeds 1] [--workers 2] [--baseline-psi 0,0.5,1] [--auto]
-    python -m mccard_dist.bench race STORE [--margin 0.1,0.25,0.5]
-    python -m mccard_dist.bench floor [--repeats 2]
-    python -m mccard_dist.bench units [--n-train 2000] [--n-features 4000] [--widths 4] [--folds 5]
-    python -m mccard_dist.bench scaling [--n 300,1000,3000] [--d 1000,3000,10000] [--seeds 0]
-    python -m mccard_dist.bench solvers STORE
-    python -m mccard_dist.bench widths STORE
-    python -m mccard_dist.bench paths [--seeds 0] [--psi 0.1,0.5,0.9] [--tau 2,10] [--set K=V]
-    python -m mccard_dist.bench paths --stores NONE_STORE PATHS_STORE [--method mcc_ard]
-    python -m mccard_dist.bench evidence [--cells 0.1:2,0.3:5,0.9:10] [--seeds 300,301]
-    python -m mccard_dist.bench startup [--repeats 5]
-
-Timings are medians over datasets on one core (BLAS threads pinned to 1, reported).
+"""Speed benchmarks (``mccard-bench``): each prints its figures with ratios against baselines
+measured in the same run. ``mccard-bench --help`` lists every command with its options (built
+from :data:`SUBCOMMANDS`); ``mccard-bench COMMAND --help`` says what each option does.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+import textwrap
 
 from .common import AUTO, CURRENT, PLAIN_KFOLD, RACE, _floats, _ints
 from .estimators import bench_estimators
@@ -38,7 +24,7 @@ from .units import bench_units
 __all__ = ["AUTO", "CURRENT", "PLAIN_KFOLD", "RACE", "bench_estimators", "bench_floor",
            "bench_paper", "bench_paths", "bench_pipeline", "bench_scaling", "bench_startup",
            "bench_units", "compare_solvers", "compare_stores", "compare_widths", "evidence_gap",
-           "main", "replay_race"]
+           "main", "parser", "replay_race"]
 
 
 def _store(path):
@@ -77,22 +63,27 @@ def _evidence(cells, seeds, widths):
                  seeds=_ints(seeds), widths=_floats(widths))
 
 
-_STORE = {"store": {}}
+def _store_arg(what):
+    return {"store": {"metavar": "STORE",
+                      "help": f"a results store (<experiment>-<hash>.zarr) {what}"}}
+
+
 _REPEATS = {"type": int, "help": "seeds per psi value"}
 _OVERRIDES = {"action": "append", "default": [], "metavar": "KEY=VALUE", "dest": "overrides"}
 
 #: subcommand -> (help, how it runs given the parsed arguments as keywords, its arguments)
 SUBCOMMANDS = {
     "estimators": ("per-estimator fit time on the paper's data", bench_estimators, {
-        "--repeats": {**_REPEATS, "default": 3}, "--n-features": {"type": int, "default": 1000}}),
+        "--repeats": {**_REPEATS, "default": 3},
+        "--n-features": {"type": int, "default": 1000, "help": "D of the paper's data"}}),
     "pipeline": ("fits/s of the pipeline and the driver's memory per cell", bench_pipeline, {
-        "--seeds": {"type": int, "default": 8},
+        "--seeds": {"type": int, "default": 8, "help": "seeds of the timed grid (x 4 psi)"},
         "--cells": {"type": int, "default": 10_000,
                     "help": "cells of the driver-memory grid (0: skip it)"}}),
     "paper": ("projected core-hours of the paper experiment, current configuration against "
               "plain K-fold", _paper, {
         "--seeds": {"type": int, "default": 1, "help": "seeds of the slice (every psi, tau)"},
-        "--workers": {"type": int, "default": 2},
+        "--workers": {"type": int, "default": 2, "help": "one-thread LocalCluster workers"},
         "--baseline-psi": {"default": "0,0.5,1",
                            "help": "psi values of the plain K-fold cells (every tau, seed 0)"},
         "--no-baseline": {"action": "store_false", "dest": "baseline",
@@ -105,12 +96,14 @@ SUBCOMMANDS = {
     "floor": ("MCC-ARD fit time against its linear-algebra floor", bench_floor,
               {"--repeats": {**_REPEATS, "default": 2}}),
     "race": ("replay cv.race on a store made with plain K-fold CV", _race, {
-        **_STORE, "--margin": {"default": "0.1,0.25,0.5", "help": "comma-separated margins"}}),
+        **_store_arg("made with plain K-fold CV (no cv.race)"),
+        "--margin": {"default": "0.1,0.25,0.5", "help": "comma-separated margins"}}),
     "units": ("one large cell: one task per CV fit against blocks of cells, on 1 and 2 workers",
-              bench_units, {"--n-train": {"type": int, "default": 2000},
-                            "--n-features": {"type": int, "default": 4000},
-                            "--widths": {"type": int, "default": 4},
-                            "--folds": {"type": int, "default": 5}}),
+              bench_units, {"--n-train": {"type": int, "default": 2000, "help": "N of the cell"},
+                            "--n-features": {"type": int, "default": 4000, "help": "D of the cell"},
+                            "--widths": {"type": int, "default": 4,
+                                         "help": "kernel widths of MCC-ARD's CV grid"},
+                            "--folds": {"type": int, "default": 5, "help": "CV folds"}}),
     "scaling": ("fit time, memory and quality of the pruning and sequential solvers over N and D",
                 _scaling, {
         "--n": {"default": "300,1000,3000", "help": "training sizes, comma-separated"},
@@ -121,9 +114,11 @@ SUBCOMMANDS = {
                           "size, exceeds this (s)"},
         "--plot": {"default": None, "metavar": "PNG", "help": "log-log plot of fit time"}}),
     "solvers": ("the sequential solver against the pruning one, paired on the cells of a store "
-                "holding both", lambda store: compare_solvers(_store(store)), _STORE),
+                "holding both", lambda store: compare_solvers(_store(store)),
+                _store_arg("holding methods that differ only in their solver")),
     "widths": ("the kernel width set inside the fit against K-fold CV, paired on the cells of a "
-               "store holding both", lambda store: compare_widths(_store(store)), _STORE),
+               "store holding both", lambda store: compare_widths(_store(store)),
+               _store_arg("holding methods that differ only in how the width is chosen")),
     "paths": ("K-fold CV by warm-started paths against one fit per candidate, on the same cells "
               "or two stores", _paths, {
         "--method": {"default": "mcc_l1", "help": "the method (mcc_l1, or an MCC-ARD method "
@@ -141,20 +136,56 @@ SUBCOMMANDS = {
         "--seeds": {"default": "300,301", "help": "comma-separated seeds"},
         "--widths": {"default": "0.1,0.3,1,3", "help": "comma-separated kernel widths"}}),
     "startup": ("seconds of mccard-run --help and of two refusals, against the interpreter's "
-                "start", bench_startup, {"--repeats": {"type": int, "default": 5}}),
+                "start", bench_startup, {"--repeats": {"type": int, "default": 5,
+                                                       "help": "runs of each command"}}),
 }
+
+#: the width of ``mccard-bench --help``'s list of commands
+WIDTH = 100
+
+
+def _usage_lines(name, command) -> list[str]:
+    """``mccard-bench NAME [options]`` for the list of commands, wrapped within :data:`WIDTH`
+    without splitting an option from its value."""
+    usage = " ".join(command.format_usage().split()[1:])  # "mccard-bench NAME [-h] ..."
+    parts = [p for p in re.findall(r"\[[^][]*(?:\[[^][]*\][^][]*)*\]|\S+", usage) if p != "[-h]"]
+    lines, line = [], "  "
+    for part in parts:
+        if len(line) + len(part) + 1 > WIDTH and line.strip():
+            lines.append(line.rstrip())
+            line = " " * (len(f"  mccard-bench {name} "))
+        line += part + " "
+    return lines + [line.rstrip()]
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of ``mccard-bench``: one command per entry of :data:`SUBCOMMANDS`, listed
+    in the help with its options and summary."""
+    about = ("Speed benchmarks: each command prints its figures with ratios against baselines "
+             "measured in the same run. Timings are medians over datasets on one core (BLAS "
+             "threads pinned to 1, reported).")
+    main = argparse.ArgumentParser(prog="mccard-bench", description=textwrap.fill(about, WIDTH),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = main.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                              help="one of the commands below; mccard-bench COMMAND --help says "
+                                   "what each option does")
+    listing = ["commands:"]
+    for name, (summary, run, arguments) in SUBCOMMANDS.items():
+        command = sub.add_parser(name, description=summary)
+        command.set_defaults(run=run)
+        for flag, options in arguments.items():
+            default = options.get("default")
+            if default is not None and not isinstance(default, (bool, list)):
+                options = {**options, "help": f"{options['help']} (default: %(default)s)"}
+            command.add_argument(flag, **options)
+        listing += _usage_lines(name, command)
+        listing += textwrap.wrap(summary, WIDTH, initial_indent=" " * 6, subsequent_indent=" " * 6)
+    main.epilog = "\n".join(listing)
+    return main
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="mccard-bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name, (summary, run, arguments) in SUBCOMMANDS.items():
-        command = sub.add_parser(name, help=summary)
-        command.set_defaults(run=run)
-        for flag, options in arguments.items():
-            command.add_argument(flag, **options)
-    args = vars(parser.parse_args(argv))
+    args = vars(parser().parse_args(argv))
     del args["command"]
     args.pop("run")(**args)
     return 0
