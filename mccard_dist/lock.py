@@ -2,8 +2,10 @@
 
 ``<store>.lock`` beside the store guards its creation; ``<store>/.lock`` inside it is taken as soon
 as the store exists (:meth:`StoreLock.hold_store`), so deleting the file beside a running store
-frees nothing. Both hold the holder's host, PID and start time, so a refused driver can say who has
-the store; both are found from the store's resolved path. A driver checks before each write that
+frees nothing. Both hold the holder's host, PID, start time and the store's resolved path, so a
+refused driver can say who has the store, and a lock file that came with a copy of the store
+(``cp -r`` while its driver ran) is told from one its driver left behind; both are found from the
+store's resolved path. A driver checks before each write that
 the file inside is still the one it locked (:meth:`StoreLock.check_held`). A driver killed outright
 loses its ``flock`` with its process, so the next driver takes its files over. On a shared file
 system ``flock`` works through its lock manager (NFS, Lustre with ``-o flock``, GPFS, BeeGFS); a
@@ -71,10 +73,7 @@ class _LockFile:
             if not same_file:  # released and removed by its holder meanwhile: open it afresh
                 os.close(fd)
                 continue
-            previous = self.read()
-            if previous.get("pid") is not None:
-                log.warning("taking over %s, left by %s, which ended without releasing it",
-                            self.path, _describe(previous))
+            _say_taken_over(self.path, self.read(), self.token)
             os.ftruncate(fd, 0)
             os.write(fd, json.dumps(self.token).encode())
             self.fd = fd
@@ -99,6 +98,40 @@ class _LockFile:
         self.fd = -1
 
 
+def _alive_here(holder: dict) -> bool:
+    """Whether the holder's process still runs on this host (another host's cannot be asked)."""
+    if holder.get("host") != socket.gethostname() or not isinstance(holder.get("pid"), int):
+        return False
+    try:
+        os.kill(holder["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _say_taken_over(path: Path, previous: dict, token: dict) -> None:
+    """Log why a lock file that names a holder was free to take: it was made for another path
+    (the store was copied or moved), or its holder ended, or its holder runs but holds no
+    ``flock`` on this file."""
+    if previous.get("pid") is None:
+        return
+    made_for = previous.get("store")
+    if made_for is not None and made_for != token["store"]:
+        still = " (still running there)" if _alive_here(previous) else ""
+        log.info("%s came with a copy (or move) of the store %s, locked there by %s%s; this "
+                 "store is a separate one, so the lock is taken for it", path, made_for,
+                 _describe(previous), still)
+    elif _alive_here(previous):
+        log.warning("taking over %s, left by %s, which still runs but does not hold it: the store "
+                    "was copied or moved while it ran, or this file system does not support "
+                    "flock (then two drivers are not kept apart)", path, _describe(previous))
+    else:
+        log.warning("taking over %s, left by %s, which ended without releasing it", path,
+                    _describe(previous))
+
+
 def _describe(holder: dict) -> str:
     return (f"the driver on host {holder.get('host', '?')} with PID {holder.get('pid', '?')} "
             f"(since {holder.get('since', '?')})")
@@ -113,7 +146,7 @@ class StoreLock:
         self.held = False
         self._made: list[Path] = []  # folders made for the lock, removed again if left empty
         token = {"host": socket.gethostname(), "pid": os.getpid(),
-                 "since": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+                 "since": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "store": str(self.store)}
         self._beside = _LockFile(self.path, token)
         self._inside = _LockFile(self.store / INNER_LOCK, token)
 

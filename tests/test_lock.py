@@ -50,6 +50,40 @@ def test_the_file_a_killed_holder_left_is_taken_over(tmp_path, caplog):
     assert "ended without releasing it" in caplog.text and "node-17" in caplog.text
 
 
+def test_the_lock_file_of_a_copied_store_is_told_from_a_left_one(tmp_path, caplog):
+    """A store copied (``cp -r``) while its driver runs carries that driver's lock file, naming a
+    live process of this host: the copy is a separate store, so its lock is free to take, and
+    the log says where the file came from rather than that its driver ended."""
+    import logging
+    import shutil
+
+    caplog.set_level(logging.INFO, logger="mccard_dist.lock")
+    original = tmp_path / "a.zarr"
+    original.mkdir()
+    with StoreLock(original):
+        copy = tmp_path / "copy.zarr"
+        shutil.copytree(original, copy)
+        with StoreLock(copy):  # the original stays locked, the copy is taken
+            with pytest.raises(StoreLockedError):
+                StoreLock(original).acquire()
+            inside = json.loads((copy / ".lock").read_text())
+            assert inside["store"] == str(copy.resolve())
+    assert "ended without releasing" not in caplog.text
+    assert f"copy (or move) of the store {original.resolve()}" in caplog.text
+    assert "still running there" in caplog.text and f"PID {os.getpid()}" in caplog.text
+
+
+def test_a_lock_file_naming_a_live_holder_but_no_store_is_not_said_to_be_ended(tmp_path, caplog):
+    store = tmp_path / "d.zarr"
+    store.mkdir()
+    (store / ".lock").write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
+                                             "since": "earlier"}))
+    with StoreLock(store):
+        pass
+    assert "ended without releasing" not in caplog.text
+    assert "which still runs but does not hold it" in caplog.text
+
+
 HOLD = """
 import sys, time
 from mccard_dist.lock import StoreLock
