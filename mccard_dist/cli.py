@@ -300,12 +300,15 @@ def _print_pairs(ds, pairs, title="Methods paired as asked (--pair; same cells)"
 
 def _report(argv=None) -> None:
     """``mccard-report STORE [STORE ...] --out DIR [--cell method,tau,psi,seed] [--compare
-    BASE_STORE] [--pair BASE,OTHER ...] [--versus BASE]``: the paper's figures and ``report.md`` in DIR, the
-    claims table printed. Plain argparse: the store carries its own config."""
+    BASE_STORE] [--pair BASE,OTHER ...] [--versus BASE]``: the paper's figures and ``report.md`` in
+    DIR; printed: what --compare, --pair and --versus ask for, then the claims
+    (:func:`~mccard_dist.analysis.claims.claims_summary`). Plain argparse: the store carries its
+    own config."""
     import argparse
 
-    from .analysis import claims_markdown, width_pairs, write_report
+    from .analysis import width_pairs, write_report
     from .analysis.cells import parse_cell, resolve_cell
+    from .analysis.claims import claims_summary
     from .errors import UsageError
     from .store import check_writable
 
@@ -377,6 +380,11 @@ def _report(argv=None) -> None:
     if args.versus is not None and args.versus not in held:
         raise SystemExit(f"error: --versus: no method {args.versus} in the store(s); they hold "
                          f"{', '.join(map(str, ds['model'].values))}")
+    if cell is not None:
+        try:
+            cell = resolve_cell(ds, cell)
+        except ValueError as exc:
+            raise SystemExit(f"error: --cell: {exc}") from None
     if args.compare is not None:
         from .analysis import compare_stores, comparison_table
 
@@ -386,7 +394,7 @@ def _report(argv=None) -> None:
             raise SystemExit(f"error: {path} and {args.compare} share no finished cell")
         print(comparison_table(rows, base_name="base", other_name="this"))
         print(f"(base: {args.compare}; this: {path})")
-    if pairs_asked and args.out is None:
+    if pairs_asked:
         _print_pairs(ds, pairs_asked)
     if args.versus is not None:
         from .analysis.compare import versus_report
@@ -394,19 +402,12 @@ def _report(argv=None) -> None:
         print(versus_report(ds, args.versus))
     if args.out is None:
         return
-    if cell is not None:
-        try:
-            cell = resolve_cell(ds, cell)
-        except ValueError as exc:
-            raise SystemExit(f"error: --cell: {exc}") from None
     out = write_report(ds, args.out, cell=cell, html=args.html,
                        store_path=path if isinstance(path, Path) else " + ".join(map(str, path)))
-    print(claims_markdown(out.claims))
+    print(("\n" if pairs_asked or args.versus or args.compare else "") + claims_summary(out.claims))
     if pairs := width_pairs(ds):
         _print_pairs(ds, pairs,
                      "Kernel width set inside the fit against K-fold CV (paired, same cells)")
-    if pairs_asked:
-        _print_pairs(ds, pairs_asked)
     written = sum(f.path is not None for f in out.figures)
     print(f"\nreport: {out.path}  ({written} figure(s) in {out.path.parent})")
     if out.html is not None:

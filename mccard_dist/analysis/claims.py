@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import textwrap
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -337,3 +339,22 @@ def claims_blocks(results, level: float = 0.95) -> list:
 def claims_markdown(results, level: float = 0.95) -> str:
     """:func:`claims_blocks` as Markdown."""
     return markdown(claims_blocks(results, level))
+
+
+def tests_every_part(results) -> bool:
+    """Whether the store holds every method, tau and psi the claims test (the paper's and
+    ``reproduce``'s grids), on the paper's problem: no part is "not in this grid"."""
+    return all(c.verdict != NOT_APPLICABLE and all(p.verdict != NOT_IN_GRID for p in c.parts)
+               for c in results)
+
+
+def claims_summary(results, level: float = 0.95) -> str:
+    """The claims as ``mccard-report`` prints them: :func:`claims_markdown` on a grid where every
+    part can be tested (:func:`tests_every_part`) and on data other than the paper's problem (one
+    line); on another grid, where many parts are "not in this grid", one line counting the
+    verdicts (the table stays in ``report.md``)."""
+    if tests_every_part(results) or all(c.verdict == NOT_APPLICABLE for c in results):
+        return claims_markdown(results, level)
+    counts = ", ".join(f"{n} {v}" for v, n in Counter(c.verdict for c in results).items())
+    return textwrap.fill(f"The paper's claims on this grid, which lacks some of the tau, psi or "
+                         f"methods they test (the table is in report.md): {counts}", 100)
