@@ -89,7 +89,8 @@ def _connect(spec):
                     finally:
                         _quiet_teardown(client)
             finally:
-                cluster.close()
+                with _no_kill_notice():
+                    cluster.close()
     elif spec.kind in ("address", "scheduler_file"):
         with _connect_running(spec) as client:
             yield client
@@ -101,6 +102,22 @@ def _connect(spec):
     else:
         raise ValueError(f"cluster.kind {spec.kind!r} is not supported by this version "
                          "(use local, address, scheduler_file, slurm or pbs)")
+
+
+@contextlib.contextmanager
+def _no_kill_notice():
+    """While a local cluster closes, its nannies (in this process) do not log "Worker process
+    still alive after 4.0 seconds, killing": a worker process that needs longer to exit (on a
+    loaded machine, its interpreter's teardown alone) is ended at once, after its results are in."""
+    def keep(record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Worker process still alive after")
+
+    nanny = logging.getLogger("distributed.nanny")
+    nanny.addFilter(keep)
+    try:
+        yield
+    finally:
+        nanny.removeFilter(keep)
 
 
 def _silence_worker_logs() -> None:
@@ -294,11 +311,13 @@ def _no_workers(spec, waiting: str) -> ClusterError:
 class Completed:
     """Futures in the order they finish, as :class:`distributed.as_completed` (``add`` them,
     iterate), but a :class:`ClusterError` once the cluster has had no worker for
-    ``spec.no_worker_timeout`` (asked after ``check_every`` seconds without a finished future)."""
+    ``spec.no_worker_timeout`` (asked after ``check_every`` seconds without a finished future);
+    ``waiting()``, if given, is called after each such check."""
 
-    def __init__(self, client, spec, check_every: float = 2.0):
+    def __init__(self, client, spec, check_every: float = 2.0, waiting=None):
         self._client = client
         self._spec = spec
+        self._waiting = waiting
         self._limit = spec.no_worker_timeout_seconds
         self._check_every = max(0.25, min(check_every, self._limit / 2))
         self._finished = queue.SimpleQueue()  # filled by Dask's callback thread
@@ -315,6 +334,8 @@ class Completed:
                 future = self._finished.get(timeout=self._check_every)
             except queue.Empty:
                 self._check_workers()
+                if self._waiting is not None:
+                    self._waiting()
                 continue
             self._n_pending -= 1
             self._idle_since = None
