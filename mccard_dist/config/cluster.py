@@ -1,4 +1,4 @@
-"""The cluster section: one frozen dataclass per ``cluster.kind`` (:data:`CLUSTER_SCHEMAS`), each
+"""The cluster section: one sealed dataclass per ``cluster.kind`` (:data:`CLUSTER_SCHEMAS`), each
 checking its settings, and the rules of ``cluster.options`` (the backend's further keyword
 arguments: a fixed list per kind, nothing that names code to run or binds beyond this machine
 except through the typed keys, which warn)."""

@@ -1,4 +1,4 @@
-"""The data sections of the config, one frozen dataclass per ``data.source``
+"""The data sections of the config, one sealed dataclass per ``data.source``
 (:data:`DATA_SCHEMAS`): the paper's synthetic problem, a user's file, scikit-learn's diabetes
 set. Each builds a cell's data (``make_data``) and says what identifies the data for the grid
 hash (``describe``)."""
