@@ -225,7 +225,7 @@ def test_a_lost_error_chunk_is_rebuilt_not_recomputed(reference, tmp_path):
     spec, path = copy_of(reference, tmp_path)
     (path / "error" / "0.0.0.0").unlink()  # one chunk for the whole grid
     problems = ResultsStore(path, spec).check_and_repair()
-    assert any(p.startswith("error: chunk 0.0.0.0 was missing") for p in problems)
+    assert any(p.startswith("error: chunk 0.0.0.0 is missing; rebuilt") for p in problems)
     assert run_serial(spec).n_pending_before == 0
     assert_same(path, reference[1])
 
@@ -299,3 +299,150 @@ def test_the_report_refuses_a_damaged_cv_score_in_one_line(reference, tmp_path, 
     message = str(stop.value)
     assert message.startswith(f"error: store {path}: cv_score: chunk ") and "rerun" in message
     assert "bug" not in message and "Traceback" not in capsys.readouterr().err
+
+
+#: what the refusal calls each thing put where a chunk file belongs
+NOT_A_FILE = {"folder": "a folder", "link that loops": "a symbolic link that loops",
+              "FIFO": "a FIFO", "link": "a symbolic link"}
+
+
+def _not_a_file(victim, kind, elsewhere):
+    """Put ``kind`` where the chunk file ``victim`` was."""
+    import os
+
+    if kind == "link":  # to a whole copy of the chunk outside the store
+        victim.rename(elsewhere)
+        victim.symlink_to(elsewhere)
+        return
+    victim.unlink()
+    if kind == "folder":
+        victim.mkdir()
+        (victim / "stray").write_bytes(b"x")
+    elif kind == "link that loops":
+        victim.symlink_to(victim.name)
+    else:
+        os.mkfifo(victim)
+
+
+@pytest.mark.timeout(120)  # reading a FIFO blocks
+@pytest.mark.parametrize("name, chunk, kind, recomputed", [
+    ("r", "1.0.0.0", "folder", 4),  # zarr reads it as "no chunk": done cells as NaN
+    ("rmse", "0.0.0.0", "folder", 4),  # a value every done cell has
+    ("coef", "0.0.0.0.0", "folder", 2),
+    ("r", "1.0.0.0", "link that loops", 4),
+    ("cv_score", "0.0.0.0.0.0", "FIFO", 2),
+    ("n_selected", "1.0.0.0", "link", 4),
+    ("status", "0.0.0.0", "folder", 0),  # rebuilt from cell_seconds and error
+    ("seed", "0", "folder", 0),  # rewritten from the config
+])
+def test_anything_but_a_file_where_a_chunk_belongs_is_refused_and_repaired(
+        reference, tmp_path, name, chunk, kind, recomputed):
+    from mccard_dist.store import StoreDamagedError
+
+    spec, path = copy_of(reference, tmp_path)
+    victim = path / name / chunk
+    _not_a_file(victim, kind, tmp_path / "elsewhere")
+    with pytest.raises(StoreDamagedError) as refused:
+        open_results(path)
+    message = str(refused.value)
+    assert (f"{name}: chunk {chunk} " in message or f"chunk {name}/{chunk} " in message), message
+    assert f"is damaged ({NOT_A_FILE[kind]}" in message and "rerun" in message
+    assert "\n" not in message
+    assert run_serial(spec).n_pending_before == recomputed
+    assert victim.is_file() and not victim.is_symlink()
+    assert_same(path, reference[1])
+    assert run_serial(spec).n_pending_before == 0
+    open_results(path)
+
+
+def test_a_failed_cell_without_an_error_message_rebuilds_the_status_chunk(reference, tmp_path):
+    """A whole status chunk that marks done cells failed (copied from elsewhere, written by
+    hand) disagrees with ``error``: a failed cell always has a message."""
+    import zarr
+
+    from mccard_dist.store import StoreDamagedError
+
+    spec, path = copy_of(reference, tmp_path)
+    group = zarr.open_group(str(path), mode="r+")
+    status = group["status"][...]
+    status[1] = 2  # every cell of ls_ard, each with an empty error
+    with zarr.config.set({"array.write_empty_chunks": True}):
+        group["status"][...] = status
+    with pytest.raises(StoreDamagedError,
+                       match=r"status: chunk 0\.0\.0\.0 marks 4 cell\(s\) failed that have no "
+                             "error message; rerun"):
+        open_results(path)
+    assert run_serial(spec).n_pending_before == 0  # the cells' results are all there
+    assert_same(path, reference[1])
+
+
+def test_a_failed_cell_with_its_message_is_no_damage(reference, tmp_path):
+    import zarr
+
+    spec, path = copy_of(reference, tmp_path)
+    group = zarr.open_group(str(path), mode="r+")
+    status, error = group["status"][...], group["error"][...]
+    status[1, 0, 0, 0], error[1, 0, 0, 0] = 2, "ValueError: a fit that failed"
+    with zarr.config.set({"array.write_empty_chunks": True}):
+        group["error"][...] = error
+        group["status"][...] = status
+    assert ResultsStore(path, spec).check_and_repair() == []
+    assert open_results(path)["status_name"].values[1, 0, 0, 0] == "failed"
+
+
+def _break_json(file):
+    text = file.read_text()
+    file.write_text(text[: len(text) // 2])  # cut short, as a full disk or a killed copy leaves it
+
+
+@pytest.mark.parametrize("name, how", [
+    (".zmetadata", "it is rebuilt from the arrays' metadata"),
+    (".zattrs", "it is rewritten from its copy in .zmetadata"),
+    (".zgroup", "it is rewritten from its copy in .zmetadata"),
+    ("r/.zattrs", "it is rewritten from its copy in .zmetadata"),
+    ("coef/.zarray", "it is rewritten from its copy in .zmetadata"),
+])
+def test_an_unreadable_metadata_file_is_refused_and_rewritten_from_its_copy(
+        reference, tmp_path, name, how):
+    from mccard_dist.store import StoreDamagedError
+
+    spec, path = copy_of(reference, tmp_path)
+    _break_json(path / name)
+    with pytest.raises(StoreDamagedError) as refused:
+        open_results(path)
+    assert str(refused.value) == (f"store {path}: "
+                                  + ("its consolidated metadata (.zmetadata)"
+                                     if name == ".zmetadata" else name)
+                                  + f" is damaged (not valid JSON); rerun the experiment's "
+                                  f"command to repair it ({how})")
+    assert run_serial(spec).n_pending_before == 0  # every cell kept
+    assert_same(path, reference[1])
+    # readable from its files alone, as from the consolidated copy
+    whole = xr.open_zarr(reference[1], consolidated=False)
+    disk = xr.open_zarr(path, consolidated=False)
+    for variable in ("r", "coef", "status"):
+        np.testing.assert_array_equal(disk[variable].values, whole[variable].values)
+        assert disk[variable].dims == whole[variable].dims
+    open_results(path)
+
+
+def test_metadata_with_no_intact_copy_is_refused_and_left_as_it_is(reference, tmp_path):
+    import hashlib
+
+    from mccard_dist.store import StoreDamagedError
+
+    spec, path = copy_of(reference, tmp_path)
+    _break_json(path / ".zattrs")
+    _break_json(path / ".zmetadata")
+
+    def digest():
+        return {p.relative_to(path): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(path.rglob("*")) if p.is_file() and p.name != ".lock"}
+
+    before = digest()
+    for attempt in (lambda: open_results(path), lambda: run_serial(spec)):
+        with pytest.raises(StoreDamagedError, match=r"\.zmetadata, \.zattrs are missing or "
+                                                    r"damaged, with no intact copy of them; the "
+                                                    r"store cannot be repaired: move it away"):
+            attempt()
+    assert digest() == before

@@ -1,17 +1,18 @@
 """A results store's chunks, verified whenever they are read, checked against its status and
 repaired by recomputing what was lost.
 
-zarr reads a missing chunk as its fill value without a word, and Blosc decodes a truncated chunk
-from whatever lies in memory after it. Two guards: every read goes through
-:class:`VerifiedStore` (:func:`open_group`, :func:`open_dataset`), which refuses a Blosc chunk
-whose length disagrees with its header (:class:`StoreDamagedError`); and :func:`check` walks every
-chunk against the cells' status. Readers refuse a store with a problem (``repair=False``); a
-resuming run repairs it (``repair=True``): coordinates are rewritten from the grid, ``status`` is
-rebuilt from ``cell_seconds`` and ``error``, a lost ``error`` chunk is rebuilt (failed cells lose
-their message), finished cells whose chunks of per-cell variables, ``cv_score`` or ``coef`` are
-missing or damaged (or that lack a value every done cell has) go back to pending, and damaged
-chunk files are deleted. Only bytes that do not check out count as damage: a file system error is
-raised as it is.
+zarr reads a missing chunk (or a folder in its place) as its fill value without a word, and Blosc
+decodes a truncated chunk from whatever lies in memory after it. Two guards: every read goes
+through :class:`VerifiedStore` (:func:`open_group`, :func:`open_dataset`), which refuses a chunk
+path that is not a regular file and a Blosc chunk whose length disagrees with its header
+(:class:`StoreDamagedError`); and :func:`check` walks every chunk against the cells' status.
+Readers refuse a store with a problem (``repair=False``); a resuming run repairs it
+(``repair=True``): coordinates are rewritten from the grid, ``status`` is rebuilt from
+``cell_seconds`` and ``error`` (also where it marks a cell failed that has no error message), a
+lost ``error`` chunk is rebuilt (failed cells lose their message), finished cells whose chunks
+of per-cell variables, ``cv_score`` or ``coef`` are missing or damaged (or that lack a value
+every done cell has) go back to pending, and damaged chunk paths are deleted. Only bytes and
+paths that do not check out count as damage: a file system error is raised as it is.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ import numpy as np
 
 from ..errors import UsageError
 from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING, done_cell_values
-from .layout import CELL_DIMS
+from .layout import CELL_DIMS, MISSING, chunk_state, remove_chunk
 
-__all__ = ["WRITES_EVERY_CHUNK", "StoreDamagedError", "VerifiedStore", "check", "open_dataset",
-           "open_group"]
+__all__ = ["WRITES_EVERY_CHUNK", "StoreDamagedError", "VerifiedStore", "check", "check_stored",
+           "open_dataset", "open_group"]
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +92,13 @@ def _verified_store_class():
                 from zarr.core.buffer import default_buffer_prototype
 
                 prototype = default_buffer_prototype()
-            buf = await self._store.get(key, prototype, byte_range)
             array, _, name = key.rpartition("/")
+            if not name.startswith("."):  # a FIFO would block the read, a folder read as "none"
+                why = chunk_state(Path(self._store.root, key))
+                if why not in (None, MISSING):
+                    raise StoreDamagedError(
+                        f"store {self._store.root}: chunk {key} {why}; {REPAIR_HINT}", why)
+            buf = await self._store.get(key, prototype, byte_range)
             if buf is None or byte_range is not None or name.startswith("."):
                 return buf
             if await self._is_blosc(array, prototype):
@@ -220,7 +226,7 @@ def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: 
 
     def damaged(name, file, region, why):
         problems.append(f"{name}: chunk {file.name} ({', '.join(methods[region[0]])}) {why}")
-        if why != "is missing":
+        if why != MISSING:
             doomed.append(file)
         reset[region[:4]] = True
 
@@ -240,8 +246,9 @@ def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: 
         file = _file_of(path, name)
         bad = None
         for idx, region in _chunks(array):
-            if not file(idx).exists():
-                bad = f"chunk {file(idx).name} is missing"
+            why = chunk_state(file(idx))
+            if why is not None:
+                bad = f"chunk {file(idx).name} {why}"
                 break
             try:
                 _read(array, region)
@@ -255,78 +262,97 @@ def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: 
             continue
         if repair and name in coordinates:
             for idx, _ in _chunks(array):
-                file(idx).unlink(missing_ok=True)
+                remove_chunk(file(idx))
             array[...] = coordinates[name]
             bad += "; rewritten from the config"
         problems.append(f"coordinate {name}: {bad}")
 
-    # -- status, rebuilt where its chunk is gone or unreadable ------------------------------------
-    status = np.zeros(group["status"].shape, np.int8)
-    seconds = np.full(group["status"].shape, np.nan)
+    # -- status, rebuilt where its chunk is gone, unreadable or marks a cell failed that has no
+    # error message (a failed cell always has one) ----------------------------------------------
+    shape = group["status"].shape
+    status = np.zeros(shape, np.int8)
+    seconds = np.full(shape, np.nan)
     for idx, region in _chunks(group["cell_seconds"]):
         try:
             seconds[region] = _read(group["cell_seconds"], region)
         except _Damaged:
             pass  # reported with the per-cell variables below
+    errors, known = np.full(shape, "", dtype=object), np.zeros(shape, bool)
+    error_file = _file_of(path, "error")
+    for idx, region in _chunks(group["error"]):
+        try:
+            if chunk_state(error_file(idx)) is None:
+                errors[region], known[region] = _read(group["error"], region), True
+        except _Damaged:
+            pass  # reported and rebuilt below
     status_file = _file_of(path, "status")
     for idx, region in _chunks(group["status"]):
         file = status_file(idx)
+        why, block = chunk_state(file), None
         try:
-            block = np.asarray(_read(group["status"], region)) if file.exists() else None
-        except _Damaged:
-            if repair:
-                file.unlink(missing_ok=True)
-            block = None
+            block = None if why else np.asarray(_read(group["status"], region))
+        except _Damaged as exc:
+            why = str(exc)
+        if block is not None:
+            silent = (block == STATUS_FAILED) & known[region] & (errors[region] == "")
+            if silent.any():
+                why, block = (f"marks {int(silent.sum())} cell(s) failed that have no error "
+                              "message"), None
+        if why not in (None, MISSING) and repair:
+            remove_chunk(file)
         written = np.isfinite(seconds[region])
-        if block is None and written.any():
-            try:
-                errors = np.asarray(_read(group["error"], region), dtype=object)
-            except _Damaged:
-                errors = np.full(written.shape, "", dtype=object)
-            block = np.where(written, np.where(errors == "", STATUS_DONE, STATUS_FAILED),
-                             STATUS_PENDING).astype(np.int8)
+        rebuilt = block is None and written.any()
+        if rebuilt:
+            block = np.where(written, np.where(errors[region] == "", STATUS_DONE,
+                                               STATUS_FAILED), STATUS_PENDING).astype(np.int8)
             if repair:
                 group["status"][region] = block
-            problems.append(f"status: chunk {file.name} was missing or damaged"
+        if rebuilt or why not in (None, MISSING):  # a lost chunk of unfinished cells: no loss
+            problems.append(f"status: chunk {file.name} {why}"
                             + (f"; rebuilt from cell_seconds and error ({int(written.sum())} "
-                               "finished cells)" if repair else ""))
+                               "finished cells)" if repair and rebuilt else ""))
         status[region] = 0 if block is None else block
     finished = status != STATUS_PENDING
     done = status == STATUS_DONE
 
     # -- error messages: rebuilt where their chunk is gone (it spans the whole grid) ------------
-    error_file = _file_of(path, "error")
     for idx, region in _chunks(group["error"]):
         file = error_file(idx)
+        why = chunk_state(file)
         try:
-            if file.exists():
+            if why is None:
                 _read(group["error"], region)
                 continue
-        except _Damaged:
-            if repair:
-                file.unlink(missing_ok=True)
+        except _Damaged as exc:
+            why = str(exc)
+        if why != MISSING and repair:
+            remove_chunk(file)
         failed = status[region] == STATUS_FAILED
         if not finished[region].any():
             continue
         if repair:
             group["error"][region] = np.where(failed, "error message lost with a damaged chunk",
                                               "").astype(object)
-        problems.append(f"error: chunk {file.name} was missing or damaged"
+        problems.append(f"error: chunk {file.name} {why}"
                         + (f"; rebuilt ({int(failed.sum())} failed cells lost their message)"
                            if repair else ""))
 
-    # -- per-cell variables: read every chunk holding finished cells --------------------------
+    # -- per-cell variables: read every chunk holding finished cells; anything but a file where a
+    # chunk belongs is damage wherever it is (a later write into it would fail) ---------------
     for name in names:
         if dims[name] != CELL_DIMS or name in ("status", "error"):
             continue
         array, file = group[name], _file_of(path, name)
         for idx, region in _chunks(array):
-            if not finished[region].any():
+            why = chunk_state(file(idx))
+            if why not in (None, MISSING):
+                damaged(name, file(idx), region, why)
+            elif not finished[region].any():
                 continue
-            if file(idx).exists():
+            elif why is None:
                 read(name, array, file(idx), region)
             elif every_chunk or name in lost or (name in required and done[region].any()):
-                damaged(name, file(idx), region, "is missing")
+                damaged(name, file(idx), region, MISSING)
 
     # -- large variables: the chunk files of finished cells must exist and be whole ------------
     for name in ("cv_score", "coef"):
@@ -334,10 +360,13 @@ def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: 
             continue
         array, file = group[name], _file_of(path, name)
         for idx, region in _chunks(array):
-            if (name == "cv_score" and idx[0] not in cv_methods) or not done[region[:4]].any():
+            why = chunk_state(file(idx))
+            if why not in (None, MISSING):
+                damaged(name, file(idx), region, why)
+            elif (name == "cv_score" and idx[0] not in cv_methods) or not done[region[:4]].any():
                 continue
-            if not file(idx).exists():
-                damaged(name, file(idx), region, "is missing")
+            elif why == MISSING:
+                damaged(name, file(idx), region, MISSING)
             elif not _header_ok(file(idx)):
                 damaged(name, file(idx), region, "is damaged (its length disagrees with its "
                         "header: truncated or overwritten)")
@@ -368,7 +397,27 @@ def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: 
                         "and will be recomputed")
     if repair:
         for file in doomed:
-            file.unlink(missing_ok=True)
+            remove_chunk(file)
         for message in problems:
             log.warning("store %s: %s", path, message)
     return problems
+
+
+def check_stored(path, attrs: dict) -> list[str]:
+    """The problems :func:`check` finds in the store at ``path``, judged by its stored config
+    (``attrs``: the store's attributes); nothing is changed."""
+    from ..config import MethodSpec
+    from ..grid import cv_candidates
+
+    config = json.loads(attrs["config"])
+    experiment = config["experiment"]
+    names = list(experiment["methods"])
+    methods = [MethodSpec(**config["methods"][n]).checked(n) for n in names]
+    coordinates = {"tau": np.array(experiment["tau"], float),
+                   "psi": np.array(experiment["psi"], float),
+                   "seed": np.array(experiment["seeds"], np.int64),
+                   "model": np.array(names, str)}
+    cv_methods = {i for i, m in enumerate(methods) if cv_candidates(m)}
+    required = done_cell_values(bool(int(attrs["selection_scored"])))
+    return check(open_group(path), Path(path), names, cv_methods, required=required,
+                 coordinates=coordinates)

@@ -8,11 +8,18 @@
   named as the grids name them (NaN where a method has no such name or fewer candidates);
 - ``coef`` (+ ``feature``): the final coefficients, unless ``run.save_coef`` is off.
 
-Every array carries a CRC-32C checksum of each chunk (a filter before Blosc).
+Every array carries a CRC-32C checksum of each chunk (a filter before Blosc). On disk each chunk is
+a regular file (:func:`chunk_state`), and every metadata file (``.zgroup``, ``.zattrs``, each
+array's ``.zarray`` and ``.zattrs``) has a copy in the consolidated ``.zmetadata``
+(:func:`metadata_damage`).
 """
 
 from __future__ import annotations
 
+import errno
+import json
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +29,8 @@ from ..config import ExperimentSpec
 from ..errors import StoreAccessError
 from ..records import SCALARS
 
-__all__ = ["CELL_DIMS", "COEF_DIMS", "Layout", "check_writable", "store_path"]
+__all__ = ["CELL_DIMS", "COEF_DIMS", "CONSOLIDATED", "MISSING", "Layout", "check_writable",
+           "chunk_state", "metadata_damage", "remove_chunk", "store_path"]
 
 CELL_DIMS = ("model", "tau", "psi", "seed")
 COEF_DIMS = CELL_DIMS + ("feature",)
@@ -114,7 +122,6 @@ def check_writable(path: Path, key: str = "store",
     parent folder: permission bits, read-only file systems and paths through a file all fail
     here, whoever runs the process.
     """
-    import os
     import tempfile
 
     path = Path(path)
@@ -127,11 +134,115 @@ def check_writable(path: Path, key: str = "store",
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        import errno
-
         # a folder that exists but refuses new files with ENOENT is a kernel's (/proc): say so,
         # rather than "No such file or directory" for a folder that is there
         why = ("it accepts no new files" if exc.errno == errno.ENOENT and target.is_dir()
                else exc.strerror or exc)
         raise StoreAccessError(f"{key}: cannot write to the {what} {target} ({why}); {fix}") \
             from None
+
+
+#: what :func:`chunk_state` and :func:`metadata_damage` say of a path where nothing is
+MISSING = "is missing"
+
+
+def chunk_state(file: Path) -> str | None:
+    """``None`` for a chunk path that is a regular file, :data:`MISSING` where nothing is, and
+    why it is damaged otherwise: zarr reads a folder or a dangling link as a missing chunk (the
+    fill value), fails on a link that loops and blocks on a FIFO, so anything but a regular file
+    (a symbolic link included) is damage."""
+    try:
+        mode = os.lstat(file).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return MISSING
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        try:
+            os.stat(file)
+            kind = "a symbolic link"
+        except OSError as exc:
+            kind = {errno.ELOOP: "a symbolic link that loops",
+                    errno.ENOENT: "a symbolic link to nothing"}.get(
+                exc.errno, "a symbolic link that cannot be followed")
+    else:
+        kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "not a regular file")
+    return f"is damaged ({kind} where its chunk file belongs)"
+
+
+def remove_chunk(file: Path) -> None:
+    """Delete what lies at a chunk path: a file, a link, a FIFO, or a folder with its content."""
+    import shutil
+
+    if file.is_dir() and not file.is_symlink():
+        shutil.rmtree(file)
+    else:
+        file.unlink(missing_ok=True)
+
+
+#: the store's consolidated metadata: a copy of every other metadata file, which readers read
+CONSOLIDATED = ".zmetadata"
+
+
+def _json_object(file: Path) -> dict | str:
+    """A metadata file's JSON object, or why there is none."""
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        return MISSING
+    except IsADirectoryError:
+        return "is damaged (a folder where the file belongs)"
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return "is damaged (not valid JSON)"
+    return value if isinstance(value, dict) else "is damaged (not a JSON object)"
+
+
+def metadata_damage(path: Path) -> tuple[dict | None, dict[str, str]]:
+    """The copies in the store's ``.zmetadata`` (``None`` if it cannot be read) and its metadata
+    files that are missing or cannot be read, ``{name: why}`` (an array's ``.zarray`` counts
+    only when unreadable: a missing one means the array's folder is lost). A folder that holds
+    no zarr group has none."""
+    path = Path(path)
+    if not any((path / n).exists() for n in (".zgroup", ".zattrs", CONSOLIDATED)):
+        return None, {}
+    bad = {}
+    consolidated = _json_object(path / CONSOLIDATED)
+    copies = consolidated.get("metadata") if isinstance(consolidated, dict) else None
+    if not isinstance(copies, dict):
+        bad[CONSOLIDATED] = (consolidated if isinstance(consolidated, str)
+                             else "is damaged (it holds no metadata)")
+        copies = None
+    arrays = sorted(p.name for p in path.iterdir() if (p / ".zarray").exists())
+    names = [".zgroup", ".zattrs"] + [f"{a}/{m}" for a in arrays for m in (".zarray", ".zattrs")]
+    for name in names:
+        why = _json_object(path / name)
+        if isinstance(why, str) and not (why == MISSING and name.endswith(".zarray")):
+            bad[name] = why
+    return copies, bad
+
+
+def metadata_message(path: Path, copies: dict | None, bad: dict[str, str]) -> str:
+    """What a reader and a rerun say of damaged metadata files (:func:`metadata_damage`): how a
+    rerun repairs them (each file from its copy in ``.zmetadata``, or ``.zmetadata`` from the
+    files), or that no intact copy is left."""
+    name = next(iter(bad))
+    what = (f"its consolidated metadata ({name})" if name == CONSOLIDATED else name)
+    more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+    if metadata_repairable(copies, bad):
+        how = ("rebuilt from the arrays' metadata" if copies is None
+               else f"rewritten from its copy in {CONSOLIDATED}")
+        return (f"store {path}: {what} {bad[name]}{more}; rerun the experiment's command to "
+                f"repair it (it is {how})")
+    return (f"store {path}: {', '.join(bad)} are missing or damaged, with no intact copy of "
+            f"{'them' if copies is None else ', '.join(n for n in bad if n not in copies)}; "
+            "the store cannot be repaired: move it away and rerun the experiment's command to "
+            "compute it anew")
+
+
+def metadata_repairable(copies: dict | None, bad: dict[str, str]) -> bool:
+    """Whether every damaged metadata file has an intact copy: in ``.zmetadata``, or, for
+    ``.zmetadata`` alone, in the files themselves."""
+    return set(bad) <= set(copies) if copies is not None else set(bad) == {CONSOLIDATED}

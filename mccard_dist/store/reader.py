@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from ..grid import flatten_keys
-from ..records import STATUS_DONE, STATUS_NAMES, done_cell_values
+from ..records import STATUS_DONE, STATUS_NAMES
 
-from .integrity import REPAIR_HINT, StoreDamagedError, check, open_dataset, open_group
+from .integrity import REPAIR_HINT, StoreDamagedError, check_stored, open_dataset
+from .layout import metadata_damage, metadata_message
 from .migrate import finish_interrupted_migration, refuse_earlier
 from .writer import StoreMismatchError
 
@@ -68,9 +69,9 @@ def open_results(path, mask: bool = True):
         return open_results([p for p in listed if p], mask)
 
     finish_interrupted_migration(path)  # a migration stopped halfway: its store back
-    if Path(path, ".zgroup").is_file() and not Path(path, ".zmetadata").is_file():
-        raise StoreDamagedError(f"store {path}: its consolidated metadata (.zmetadata) is "
-                                f"missing; {REPAIR_HINT}")
+    copies, bad = metadata_damage(Path(path))
+    if bad:
+        raise StoreDamagedError(metadata_message(path, copies, bad))
     metadata = any(Path(path, name).is_file() for name in (".zmetadata", ".zattrs"))
     ds = open_dataset(path) if metadata else None  # zarr's own error would name its internals
     if ds is None or "grid_hash" not in ds.attrs:
@@ -81,7 +82,7 @@ def open_results(path, mask: bool = True):
     if gone:  # zarr would read every chunk of them as the fill value, without a word
         raise StoreDamagedError(
             f"store {path}: the folder of {', '.join(map(str, gone))} is missing; {REPAIR_HINT}")
-    problems = check_stored(path, ds)
+    problems = check_stored(path, ds.attrs)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise StoreDamagedError(f"store {path}: {problems[0]}{more}; {REPAIR_HINT}")
@@ -111,26 +112,6 @@ def open_results(path, mask: bool = True):
     status = ds["status"].load()
     ds["status_name"] = status.copy(data=names[status.values])
     return ds
-
-
-def check_stored(path, ds) -> list[str]:
-    """The problems :func:`mccard_dist.store.integrity.check` finds in the store at ``path``
-    (``ds``: it opened lazily), judged by its stored config; nothing is changed."""
-    from ..config import MethodSpec
-    from ..grid import cv_candidates
-
-    config = json.loads(ds.attrs["config"])
-    experiment = config["experiment"]
-    names = list(experiment["methods"])
-    methods = [MethodSpec(**config["methods"][n]).checked(n) for n in names]
-    coordinates = {"tau": np.array(experiment["tau"], float),
-                   "psi": np.array(experiment["psi"], float),
-                   "seed": np.array(experiment["seeds"], np.int64),
-                   "model": np.array(names, str)}
-    cv_methods = {i for i, m in enumerate(methods) if cv_candidates(m)}
-    required = done_cell_values(bool(int(ds.attrs["selection_scored"])))
-    return check(open_group(path), Path(path), names, cv_methods, required=required,
-                 coordinates=coordinates)
 
 
 #: the file in a Hydra multirun folder that lists the stores of its jobs (one path per line)

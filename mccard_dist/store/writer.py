@@ -25,7 +25,8 @@ from ..errors import StoreAccessError, UsageError
 from ..lock import INNER_LOCK
 from ..records import STATUS_FAILED, STATUS_PENDING, CellResult, done_cell_values
 from .integrity import StoreDamagedError, open_group
-from .layout import Layout, store_path
+from .layout import (CONSOLIDATED, Layout, metadata_damage, metadata_message,
+                     metadata_repairable, store_path)
 from .migrate import refuse_earlier
 from .reuse import code_fingerprint, fill_from_siblings, package_versions
 
@@ -93,6 +94,26 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec) -> tuple[list[str]
     for message in messages:
         log.warning("store %s: %s", path, message)
     return messages, [n for n in missing if n in template.data_vars]
+
+
+def _repair_metadata(path: Path) -> None:
+    """Rewrite the store's missing or unreadable metadata files from their other copy
+    (:func:`~mccard_dist.store.layout.metadata_damage`): each file from ``.zmetadata``, or
+    ``.zmetadata`` from the files; refuse a store where neither copy is left."""
+    copies, bad = metadata_damage(path)
+    if not bad:
+        return
+    if not metadata_repairable(copies, bad):
+        raise StoreDamagedError(metadata_message(path, copies, bad))
+    if copies is None:
+        _consolidate(path)
+        how = "rebuilt from the arrays' metadata"
+    else:
+        for name in bad:
+            (path / name).write_text(json.dumps(copies[name], indent=4, sort_keys=True))
+        how = f"rewritten from its copy in {CONSOLIDATED}"
+    for name, why in bad.items():
+        log.warning("store %s: %s %s; %s", path, name, why, how)
 
 
 def _now() -> str:
@@ -194,12 +215,9 @@ class ResultsStore:
 
     @staticmethod
     def check_compatible(path: Path, spec: ExperimentSpec) -> None:
-        """Refuse a store written by a different grid, saying what differs."""
-        folder = Path(path)
-        if (folder / ".zgroup").is_file() and not (folder / ".zmetadata").exists():
-            _consolidate(folder)  # lost, but the arrays' own metadata are there
-            log.warning("store %s: .zmetadata was missing; rebuilt from the arrays' metadata",
-                        folder)
+        """Refuse a store written by a different grid, saying what differs; its metadata files
+        are repaired first (:func:`_repair_metadata`), so that they can be read."""
+        _repair_metadata(Path(path))
         try:
             attrs = open_group(path).attrs.asdict()
         except Exception as exc:  # noqa: BLE001 - anything unreadable is "not a store"
