@@ -95,6 +95,29 @@ def test_a_store_of_another_computation_is_never_a_source(compose, tmp_path, why
     assert run_serial(changed).n_pending_before == 3 * cells_per_method(changed)
 
 
+@pytest.mark.parametrize("damage", ["truncated chunk", "deleted chunk", "truncated .zmetadata"])
+def test_a_damaged_store_beside_is_skipped_with_a_warning(compose, tmp_path, caplog, damage):
+    """A store beside that cannot be read whole gives no cells (a lost chunk would give NaN
+    as done): the new store computes them and says which store it skipped."""
+    import logging
+
+    first = spec_at(compose, tmp_path)
+    run_serial(first)
+    sibling = store_path(first)
+    victim = sibling / ("r/0.0.0.0" if "chunk" in damage else ".zmetadata")
+    if damage == "deleted chunk":
+        victim.unlink()
+    else:
+        victim.write_bytes(victim.read_bytes()[:-9])
+    changed = spec_at(compose, tmp_path, CHANGED_L1)
+    with caplog.at_level(logging.WARNING):
+        assert run_serial(changed).n_pending_before == 3 * cells_per_method(changed)
+    assert f"{sibling} is not used as a source of results (" in caplog.text
+    assert (f"(r: chunk 0.0.0.0 (mcc_ard) {'is missing' if 'deleted' in damage else 'is damaged'}"
+            in caplog.text) == ("chunk" in damage)
+    assert (xr.open_zarr(store_path(changed))["status"] == 1).all()
+
+
 def test_a_store_records_the_code_that_made_it(compose, tmp_path):
     spec = spec_at(compose, tmp_path)
     run_serial(spec)

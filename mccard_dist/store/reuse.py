@@ -7,6 +7,7 @@ numerical libraries (:data:`NUMERICAL`), the same method, data and CV descriptio
 ``save_coef``. Only a store named by its grid takes cells (one given its own ``store.path`` is
 computed whole). A block is copied only when all its cells are done in the source, through
 :meth:`ResultsStore.write_block` (status last), so an interrupted copy leaves the rest pending.
+A source is checked whole before a cell is taken from it; a damaged one is skipped with a warning.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ import numpy as np
 
 from .. import grid
 from ..records import STATUS_DONE, CellResult
-from .integrity import open_group
-from .layout import Layout
+from .integrity import StoreDamagedError, check_stored, open_group
+from .layout import CONSOLIDATED, Layout
 
 __all__ = ["NUMERICAL", "code_fingerprint", "fill_from_siblings", "package_versions"]
 
@@ -80,6 +81,15 @@ def _same_computation(stored: dict, wanted: dict, method: str) -> bool:
             and stored.get("methods", {}).get(method) == wanted["methods"][method])
 
 
+#: what a sibling store that cannot be read raises while it is read: it is skipped
+_UNREADABLE = (StoreDamagedError, OSError, ValueError, KeyError, TypeError)
+
+
+def _skip(path: Path, why) -> None:
+    log.warning("%s is not used as a source of results (%s); its cells are computed here, and "
+                "the rerun of the command that made it repairs it", path, why)
+
+
 def _sources(store, spec) -> list[tuple[Path, object, dict]]:
     """Stores under the new store's folder made by the same code: (path, group, description)."""
     found = []
@@ -89,29 +99,45 @@ def _sources(store, spec) -> list[tuple[Path, object, dict]]:
         try:
             group = open_group(path)
             attrs = group.attrs.asdict()
-        except (OSError, ValueError, KeyError) as exc:
-            log.debug("%s is not a source of results: %s", path, exc)  # not a store, or damaged
-            continue
-        if (attrs.get("code") != code_fingerprint()
-                or not _same_libraries(attrs.get("versions"))
-                or int(attrs.get("save_coef", -1)) != int(spec.run.save_coef)):
-            continue
-        found.append((path, group, json.loads(attrs["grid_description"])))
+            if (attrs.get("code") != code_fingerprint()
+                    or not _same_libraries(attrs.get("versions"))
+                    or int(attrs.get("save_coef", -1)) != int(spec.run.save_coef)):
+                continue
+            found.append((path, group, json.loads(attrs["grid_description"]), attrs))
+        except _UNREADABLE as exc:  # not a store (said only when debugging), or a damaged one
+            if (path / ".zgroup").exists() or (path / CONSOLIDATED).exists():
+                _skip(path, exc)
+            else:
+                log.debug("%s is not a source of results: %s", path, exc)
     return found
 
 
 def fill_from_siblings(store, spec) -> dict[str, tuple[str, int]]:
     """Copy the finished cells of unchanged methods into the new ``store``; returns ``{method:
-    (source path, cells copied)}`` for every method that took cells."""
+    (source path, cells copied)}`` for every method that took cells. A source is checked whole
+    (:func:`~mccard_dist.store.integrity.check_stored`) before a cell is taken from it, and
+    one that is damaged or cannot be read is skipped with a warning."""
     new = grid.grid_description(spec)
     copied: dict[str, tuple[str, int]] = {}
     sources = _sources(store, spec)
+    sound: dict[Path, bool] = {}
     for method_spec in spec.methods:
         method = method_spec.name
-        for path, group, stored in sources:
-            if not _same_computation(stored, new, method):
+        for path, group, stored, attrs in sources:
+            if not _same_computation(stored, new, method) or not sound.get(path, True):
                 continue
-            n = _copy_method(store, spec, method_spec, group)
+            try:
+                if path not in sound:
+                    problems = check_stored(path, attrs)
+                    if problems:
+                        raise StoreDamagedError(problems[0])
+                    sound[path] = True
+                read = _read_method(spec, method_spec, group)
+            except _UNREADABLE as exc:
+                sound[path] = False
+                _skip(path, exc)
+                continue
+            n = _copy_method(store, spec, method_spec, read)
             if n:
                 copied[method] = (str(path), n)
                 log.info("%s: %d finished cells taken from %s (same code, method, data and CV)",
@@ -120,23 +146,33 @@ def fill_from_siblings(store, spec) -> dict[str, tuple[str, int]]:
     return copied
 
 
-def _copy_method(store, spec, method_spec, group) -> int:
-    method = method_spec.name
+def _read_method(spec, method_spec, group) -> dict | None:
+    """What a source holds of a method: its coordinates and its slab of each variable, read
+    once (``None`` if it has no done cell of it)."""
     models = [str(m) for m in np.asarray(group["model"][...])]
-    if method not in models:
-        return 0
-    mi = models.index(method)
-    tau, psi, seed = ({float(v): i for i, v in enumerate(np.asarray(group[k][...]))}
-                      for k in ("tau", "psi", "seed"))
-    n_candidates = len(grid.cv_candidates(method_spec))
+    if method_spec.name not in models:
+        return None
+    mi = models.index(method_spec.name)
     status = np.asarray(group["status"][mi])
     if not (status == STATUS_DONE).any():
+        return None
+    return {"where": [{float(v): i for i, v in enumerate(np.asarray(group[k][...]))}
+                      for k in ("tau", "psi", "seed")],
+            "status": status,
+            "scalars": {name: np.asarray(group[name][mi])
+                        for name in Layout(spec).cell_variables() if name in group},
+            "scores": (np.asarray(group["cv_score"][mi])
+                       if grid.cv_candidates(method_spec) else None),
+            "coefs": np.asarray(group["coef"][mi]) if "coef" in group else None}
+
+
+def _copy_method(store, spec, method_spec, read: dict | None) -> int:
+    if read is None:
         return 0
-    # the method's slab of each variable, read once
-    scalars = {name: np.asarray(group[name][mi])
-               for name in Layout(spec).cell_variables() if name in group}
-    scores = np.asarray(group["cv_score"][mi]) if n_candidates else None
-    coefs = np.asarray(group["coef"][mi]) if "coef" in group else None
+    method = method_spec.name
+    (tau, psi, seed), status = read["where"], read["status"]
+    scalars, scores, coefs = read["scalars"], read["scores"], read["coefs"]
+    n_candidates = len(grid.cv_candidates(method_spec))
     mine = [c for c in grid.cells(spec) if c.method == method]
     n = 0
     for block in grid.make_blocks(spec, mine):
