@@ -1,14 +1,26 @@
 """Shared pytest fixtures."""
 
-# --- Hydra compose fixture (configuration layer) ---------------------------------------------------
-import copy
-import functools
-from pathlib import Path
+# One BLAS thread per test process (and for the processes the tests start): the tests' problems are
+# small, where more threads only cost, and on a busy machine a second thread makes a small fit ten
+# times slower. A limit the caller set is kept.
+import os
 
-import pytest
-from hydra import compose as _hydra_compose
-from hydra import initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+
+from threadpoolctl import threadpool_limits  # noqa: E402 - after the environment is set
+
+threadpool_limits(int(os.environ["OPENBLAS_NUM_THREADS"]))
+
+# --- Hydra compose fixture (configuration layer) ---------------------------------------------------
+import copy  # noqa: E402
+import functools  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from hydra import compose as _hydra_compose  # noqa: E402
+from hydra import initialize_config_dir  # noqa: E402
+from hydra.core.global_hydra import GlobalHydra  # noqa: E402
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
@@ -74,8 +86,9 @@ def smoke_spec(tmp_path):
     from mccard_dist.config import from_dictconfig
 
     def make(*overrides, name="store"):
-        cfg = compose_config(["experiment=smoke", f"store.path={tmp_path / name}.zarr",
-                              "run.progress=false", *overrides])
+        # composed once per set of overrides in a session; the store's path set on the copy
+        cfg = compose_config(["experiment=smoke", "run.progress=false", *overrides])
+        cfg.store.path = f"{tmp_path / name}.zarr"
         return from_dictconfig(cfg)
 
     return make

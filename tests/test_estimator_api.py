@@ -13,16 +13,19 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from mccard_dist import (AuthorsLSARDRegressor, AuthorsMCCARDRegressor, LSARDRegressor,
                          MCCARDRegressor, MCCARDRegressorCV, MCCL1Regressor, MCCL1RegressorCV)
 
-ESTIMATORS = [
-    MCCARDRegressor(1.0),  # the default, "auto", runs scikit-learn's checks in test_width.py
+#: the estimators at their defaults (a fixed width for MCC-ARD; its default, "auto", runs
+#: scikit-learn's checks in test_width.py): every check, in the fast subset
+ESTIMATORS = [MCCARDRegressor(1.0), LSARDRegressor(), MCCL1Regressor()]
+#: the other solvers and likelihoods: the same checks, with the slow tests
+VARIANTS = [
     MCCARDRegressor(1.0, likelihood="proper", curvature="exact", h_factor="printed"),
     MCCARDRegressor(1.0, solver="sequential"),
     MCCARDRegressor(kernel_width="auto", likelihood="proper", solver="sequential"),
-    LSARDRegressor(),
     LSARDRegressor(solver="sequential"),
-    MCCL1Regressor(),
     MCCL1Regressor(solver="em"),
 ]
+#: both, the variants with the slow tests
+EVERY = [*ESTIMATORS, *(pytest.param(v, marks=pytest.mark.slow) for v in VARIANTS)]
 #: the authors' algorithm as published: the same checks, with the slow tests
 AUTHORS = [AuthorsMCCARDRegressor(), AuthorsLSARDRegressor()]
 
@@ -54,6 +57,14 @@ def test_sklearn_estimator_checks(estimator, check):
 
 
 @pytest.mark.slow
+@parametrize_with_checks(VARIANTS, expected_failed_checks=expected_failures)
+def test_sklearn_estimator_checks_of_the_other_solvers(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=UserWarning)
+        check(estimator)
+
+
+@pytest.mark.slow
 @parametrize_with_checks(AUTHORS)
 def test_sklearn_estimator_checks_of_the_authors_estimators(estimator, check):
     test_sklearn_estimator_checks(estimator, check)
@@ -65,7 +76,7 @@ def data(n=30, d=5, seed=0):
     return X, X[:, 0] - X[:, 1] + 0.1 * rng.standard_normal(n)
 
 
-@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("estimator", EVERY, ids=lambda e: type(e).__name__)
 @pytest.mark.parametrize(
     "mutate, message",
     [
@@ -105,7 +116,7 @@ def test_bad_parameters_are_refused_naming_the_parameter(estimator, message):
         estimator.fit(*data())
 
 
-@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("estimator", EVERY, ids=lambda e: type(e).__name__)
 def test_constant_and_zero_columns_get_a_zero_coefficient(estimator):
     X, y = data(n=40, d=6)
     X[:, 2] = 0.0
@@ -137,7 +148,7 @@ def test_two_samples_are_refused_not_fitted_to_nothing(make):
         make().fit(X, X[:, 0])
 
 
-@pytest.mark.parametrize("estimator", [*ESTIMATORS, *AUTHORS,
+@pytest.mark.parametrize("estimator", [*EVERY, *AUTHORS,
                                        MCCARDRegressorCV(kernel_widths=(0.3, 3.0), cv=2),
                                        MCCL1RegressorCV(kernel_widths=(0.3, 3.0), cv=2)],
                          ids=lambda e: type(e).__name__)

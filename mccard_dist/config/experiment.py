@@ -5,7 +5,9 @@ this package's one-line messages (``key: what to change``)."""
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib.util
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -308,6 +310,11 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
             fail("experiment.methods", f"unknown method {name!r}; known methods are "
                  f"{', '.join(methods)}" + (f"; did you mean {close[0]}?" if close else ""),
                  listed)
+    selected = set(listed) if isinstance(listed, list) else set()
+    for name, method in methods.items():  # each method file once per process
+        if name not in selected:
+            _check_method(str(name), json.dumps(method, sort_keys=True, default=str))
+    d = {**d, "methods": {name: m for name, m in methods.items() if name in selected}}
     schemas = {"experiment": ExperimentSection, "cv": CVSpec, "run": RunSpec,
                "store": StoreSpec, "data": _schema_of("data", d["data"]),
                "cluster": _schema_of("cluster", d["cluster"])}
@@ -318,6 +325,29 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
         root.data = OmegaConf.structured(schemas["data"])
         root.cluster = OmegaConf.structured(schemas["cluster"])
         return OmegaConf.to_object(OmegaConf.merge(root, d))
+    except OmegaConfBaseException as exc:
+        raise ConfigError(_one_line(exc) or (str(exc).splitlines() or ["config"])[0]) from None
+
+
+@dataclass
+class _Methods:
+    """The ``methods`` section alone: a method the experiment does not select is checked in it,
+    with the keys and messages it has in the whole config."""
+
+    methods: dict[str, MethodSpec] = MISSING
+
+
+@functools.lru_cache(maxsize=256)
+def _check_method(name: str, method: str) -> None:
+    """Check the method ``name`` given as JSON (a method file and its overrides): once per
+    process for each content, as every config names every method file."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(_Methods),
+                                 {"methods": {name: json.loads(method)}})
+        OmegaConf.to_object(merged).methods[name].checked(name)
     except OmegaConfBaseException as exc:
         raise ConfigError(_one_line(exc) or (str(exc).splitlines() or ["config"])[0]) from None
 
