@@ -67,6 +67,27 @@ def test_a_run_on_a_cluster_submits_only_the_changed_methods_cells(compose, tmp_
     assert (xr.open_zarr(store_path(changed))["status"] == 1).all()
 
 
+def test_more_seeds_run_only_the_new_seeds_cells(compose, tmp_path):
+    """Raising experiment.seeds.count makes a new store (another grid): it takes the finished
+    cells of the seeds the store beside it has, and runs the new seed's cells only; the cells
+    taken equal a run that computes all three seeds afresh."""
+    two = spec_at(compose, tmp_path / "shared", "experiment.seeds.count=2")
+    run_serial(two)
+    three = spec_at(compose, tmp_path / "shared", "experiment.seeds.count=3")
+    assert store_path(three) != store_path(two)
+    report = run_serial(three)
+    new_seed = [c for c in cells(three) if c.seed == three.seeds[-1]]
+    assert report.n_pending_before == len(new_seed) == 3 * len(three.tau) * len(three.psi)
+    fresh = spec_at(compose, tmp_path / "alone", "experiment.seeds.count=3")
+    run_serial(fresh)
+    got, want = xr.open_zarr(store_path(three)), xr.open_zarr(store_path(fresh))
+    assert (got["status"] == 1).all()
+    for name in ("r", "rmse", "f1", "n_selected", "chosen_kernel_width", "chosen_alpha_ratio",
+                 "coef", "cv_score"):
+        np.testing.assert_allclose(got[name].values, want[name].values, rtol=1e-12,
+                                   equal_nan=True, err_msg=name)
+
+
 def _set_attr(path, **attrs):
     group = zarr.open_group(str(path), mode="r+", zarr_format=2)
     group.attrs.update(attrs)

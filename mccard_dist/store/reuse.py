@@ -5,7 +5,8 @@ is created, the finished cells of the methods left unchanged are copied from a s
 root that made them by the same computation: the same code (:func:`code_fingerprint`) on the same
 numerical libraries (:data:`NUMERICAL`), the same method, data and CV description and the same
 ``save_coef``. Only a store named by its grid takes cells (one given its own ``store.path`` is
-computed whole). A block is copied only when all its cells are done in the source, through
+computed whole). The cells done in the source are copied in the new grid's blocks of them (a
+grid with more seeds takes the seeds done beside it), each through
 :meth:`ResultsStore.write_block` (status last), so an interrupted copy leaves the rest pending.
 A source is checked whole before a cell is taken from it; a damaged one is skipped with a warning.
 """
@@ -173,14 +174,14 @@ def _copy_method(store, spec, method_spec, read: dict | None) -> int:
     (tau, psi, seed), status = read["where"], read["status"]
     scalars, scores, coefs = read["scalars"], read["scores"], read["coefs"]
     n_candidates = len(grid.cv_candidates(method_spec))
-    mine = [c for c in grid.cells(spec) if c.method == method]
+    found = {c: (tau.get(c.tau), psi.get(c.psi), seed.get(c.seed))
+             for c in grid.cells(spec) if c.method == method}
+    done = [c for c, w in found.items() if None not in w and status[w] == STATUS_DONE]
     n = 0
-    for block in grid.make_blocks(spec, mine):
-        where = [(tau.get(c.tau), psi.get(c.psi), seed.get(c.seed)) for c in block.cells]
-        if any(None in w or status[w] != STATUS_DONE for w in where):
-            continue
+    for block in grid.make_blocks(spec, done):  # rectangles of done cells, in the new layout
         results = []
-        for cell, w in zip(block.cells, where):
+        for cell in block.cells:
+            w = found[cell]
             values = {name: float(v[w]) for name, v in scalars.items()}
             cv = None if scores is None else scores[w][:n_candidates]
             coef = None if coefs is None else coefs[w].copy()
