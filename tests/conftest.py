@@ -28,10 +28,56 @@ CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 def compose_config(overrides=(), return_hydra_config=False):
     """Compose ``conf/config.yaml`` with Hydra overrides; returns the DictConfig (by default without
     the ``hydra`` node, like the ``cfg`` that ``@hydra.main`` passes). The same overrides compose
-    once per session (composing is the slow part); each call gets its own copy."""
+    once per session (composing is the slow part); each call gets its own copy. Overrides that set
+    a key (``a.b=value``) are applied as Hydra applies them after composing (``OmegaConf.update``
+    of the value Hydra's parser reads) to the composition of the others, so the variants of one
+    experiment compose once; where that raises, Hydra composes them all and says its own error."""
     if return_hydra_config:  # the hydra node holds times and paths of this call
         return _compose(tuple(overrides), True)
+    groups, keys = _split(overrides)
+    if keys:
+        try:
+            return _with_keys(_compose_cached(groups), keys)
+        except Exception:  # noqa: BLE001 - Hydra's composition gives the error as users see it
+            pass
     return copy.deepcopy(_compose_cached(tuple(overrides)))
+
+
+def _split(overrides):
+    """``(group overrides, key overrides)``: a key override sets or adds a key (``a.b=v``,
+    ``+a.b=v``, ``++x=v``) that is not a config group, without ``~``, a package or a sweep;
+    everything else is composed by Hydra."""
+    groups, keys = [], []
+    for text in overrides:
+        key, eq, value = text.partition("=")
+        name = key.lstrip("+")
+        plain = (eq and not key.startswith("~") and "@" not in key and "/" not in key
+                 and ("." in name or not (CONF_DIR / name).is_dir()))
+        (keys if plain and not name.startswith("hydra") else groups).append(text)
+    return tuple(groups), tuple(keys)
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(keys):
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parsed = OverridesParser.create().parse_overrides(list(keys))
+    if any(o.is_sweep_override() for o in parsed):
+        raise ValueError("a sweep: composed by Hydra")
+    return [(o.key_or_group, o.value(), o.is_add(), o.is_force_add()) for o in parsed]
+
+
+def _with_keys(base, keys):
+    """``base`` with the key overrides applied as Hydra's config loader applies them."""
+    from omegaconf import OmegaConf
+
+    cfg = copy.deepcopy(base)
+    for key, value, add, force_add in _parsed(keys):
+        if add and OmegaConf.select(cfg, key, throw_on_missing=False) is not None and \
+                not isinstance(value, (dict, list)):
+            raise ValueError("an item is already there: Hydra says so")
+        OmegaConf.update(cfg, key, value, merge=True, force_add=add or force_add)
+    return cfg
 
 
 @functools.lru_cache(maxsize=None)

@@ -50,8 +50,9 @@ def bad(d, dotted, value):
 
 
 # -- composition ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("experiment", ["smoke", "quick", "paper", "reproduce", "paper_auto",
-                                        "reproduce_auto"])
+@pytest.mark.parametrize("experiment", [
+    "smoke", "paper", *(pytest.param(e, marks=pytest.mark.slow)
+                        for e in ("quick", "reproduce", "paper_auto", "reproduce_auto"))])
 def test_every_experiment_composes_and_validates(compose, experiment):
     spec = from_dictconfig(compose([f"experiment={experiment}"]))
     assert isinstance(spec, ExperimentSpec)
@@ -62,10 +63,12 @@ def test_every_experiment_composes_and_validates(compose, experiment):
     "overrides",
     [
         ["cluster=local"],
-        ["cluster=address", "cluster.address=tcp://127.0.0.1:8786"],
-        ["cluster=scheduler_file", "cluster.scheduler_file=/tmp/scheduler.json"],
+        pytest.param(["cluster=address", "cluster.address=tcp://127.0.0.1:8786"],
+                     marks=pytest.mark.slow),
+        pytest.param(["cluster=scheduler_file", "cluster.scheduler_file=/tmp/scheduler.json"],
+                     marks=pytest.mark.slow),
         ["cluster=slurm"],
-        ["cluster=pbs"],
+        pytest.param(["cluster=pbs"], marks=pytest.mark.slow),
     ],
     ids=lambda o: o[0],
 )
@@ -473,23 +476,28 @@ def test_a_grid_key_hydra_cannot_set_is_named(overrides, message):
 
 @pytest.mark.parametrize("overrides, message", [
     (["data.n_train=abc"], "data.n_train: must be an integer, got 'abc'"),
-    (["cv.reference_width=wide"], "cv.reference_width: must be a real number, got 'wide'"),
+    pytest.param(["cv.reference_width=wide"], "cv.reference_width: must be a real number, got "
+                 "'wide'", marks=pytest.mark.slow),
     (["experiment.tau=[2,x]"], "experiment.tau[1]: must be a real number, got 'x'"),
-    (["run.progress=maybe"], "run.progress: must be true or false, got 'maybe'"),
+    pytest.param(["run.progress=maybe"], "run.progress: must be true or false, got 'maybe'",
+                 marks=pytest.mark.slow),
     (["data.n_trian=100"], "data.n_trian: unknown key(s); known keys are source, n_train, "
      "n_test, n_features, n_relevant, noise_var, outliers, df, leverage, rho; did you mean "
      "data.n_train?"),
-    (["data=diabetes", "data.rho=0.5"], "data.rho: unknown key(s); known keys are source, "
-     "n_train, n_noise_features, standardize, outliers, df (a key of data.source=paper)"),
+    pytest.param(["data=diabetes", "data.rho=0.5"], "data.rho: unknown key(s); known keys are "
+                 "source, n_train, n_noise_features, standardize, outliers, df (a key of "
+                 "data.source=paper)", marks=pytest.mark.slow),
     (["methods.mcc_ard.kernel_widths=[1]"], "methods.mcc_ard.kernel_widths: unknown key(s); "
      "known keys are estimator, params, grid; did you mean methods.mcc_ard.grid.kernel_width?"),
     (["cluster.cores=4"], "cluster.cores: is not used by cluster.kind=local (it is a setting of "
      "slurm, pbs)"),
-    (["cluster=slurm", "cluster.n_workers=4"], "cluster.n_workers: is not used by "
-     "cluster.kind=slurm (it is a setting of local) (use cluster.n_jobs: workers = n_jobs x "
-     "processes)"),
-    (["cluster=pbs", "cluster.cores=many"], "cluster.cores: must be an integer, got 'many'"),
-    (["data.n_train=null"], "data.n_train: must not be null"),
+    pytest.param(["cluster=slurm", "cluster.n_workers=4"], "cluster.n_workers: is not used by "
+                 "cluster.kind=slurm (it is a setting of local) (use cluster.n_jobs: workers = "
+                 "n_jobs x processes)", marks=pytest.mark.slow),
+    pytest.param(["cluster=pbs", "cluster.cores=many"], "cluster.cores: must be an integer, got "
+                 "'many'", marks=pytest.mark.slow),
+    pytest.param(["data.n_train=null"], "data.n_train: must not be null",
+                 marks=pytest.mark.slow),
     (["experiment.tau={a:1}"], "experiment.tau: must be a list"),
     (["experiment.psi=0.3"], "experiment.psi: must be a list, e.g. experiment.psi=[0.3]"),
     (["psi=0.3"], "psi: unknown key(s); known keys are experiment, methods, data, cv, run, "

@@ -104,6 +104,7 @@ def test_a_parameter_pair_no_fit_accepts_is_refused_before_the_cv():
         MCCARDRegressorCV([1.0, 2.0], curvature="exact", solver="sequential", cv=3).fit(X, y)
 
 
+@pytest.mark.slow  # n_jobs=2 starts joblib's worker processes
 def test_what_scikit_learn_accepts_is_accepted():
     # a generator of folds with parallel jobs (only the base estimator travels to the workers),
     # verbose=True, and a single width or penalty given as a number

@@ -443,13 +443,14 @@ def test_a_configstore_group_runs_no_code_in_a_real_run(tmp_path, evil_file):
     ("methods.mcc_l1.grid.alpha_ratoi=[0.5]", "error: methods.mcc_l1.grid.alpha_ratoi: is not in "
      "mcc_l1's grid, which takes kernel_width, alpha_ratio; did you mean "
      "methods.mcc_l1.grid.alpha_ratio?"),
-    ("+methods.ridge.estimator=lasso", "error: methods.ridge: no such method in the config; a "
-     "method is added from a method file of CONF/method: +method@methods.ridge=FILE, then "
-     "experiment.methods lists it"),
-    ("methods.mcc_ardd.grid.kernel_width=[1]", "error: methods.mcc_ardd: no such method in the "
-     "config (did you mean methods.mcc_ard?); a method is added from a method file of "
-     "CONF/method: +method@methods.mcc_ardd=FILE, then experiment.methods lists it"),
-])
+    pytest.param("+methods.ridge.estimator=lasso", "error: methods.ridge: no such method in the "
+                 "config; a method is added from a method file of CONF/method: "
+                 "+method@methods.ridge=FILE, then experiment.methods lists it", marks=SLOW),
+    pytest.param("methods.mcc_ardd.grid.kernel_width=[1]", "error: methods.mcc_ardd: no such "
+                 "method in the config (did you mean methods.mcc_ard?); a method is added from a "
+                 "method file of CONF/method: +method@methods.mcc_ardd=FILE, then "
+                 "experiment.methods lists it", marks=SLOW),
+], ids=["grid-name", "added-by-key", "misspelt-method"])
 def test_a_key_under_methods_hydra_cannot_set_is_said_as_the_spec_says_it(mccard_run, override,
                                                                             message):
     """The plain spelling gets the same "did you mean" as ``+methods...`` (which the spec

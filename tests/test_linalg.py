@@ -155,6 +155,7 @@ def test_floor_flops_has_the_orders_of_dense_linear_algebra():
 
 
 
+@pytest.mark.slow  # a subprocess
 def test_trace_solves_counts_the_same_fit_alike_in_a_fresh_process():
     # a solver module imported during the first traced fit must not keep the tracer afterwards
     code = """

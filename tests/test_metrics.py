@@ -120,7 +120,7 @@ def _coefs():
     )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(_coefs())
 def test_selection_scores_match_sklearn_on_support_masks(pair):
     coef, coef_true = pair
