@@ -150,3 +150,17 @@ def local_client():
                        host="127.0.0.1", dashboard_address="127.0.0.1:0")
     with connect(spec) as client:
         yield client
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist (``-n auto --dist loadgroup``) the tests that submit to SLURM run in one
+    test process, one after another: they share one single-node queue, whose jobs would wait on
+    each other's and time out; and the code blocks of one docs page run in one test process, in
+    the page's order, as a reader runs them (a block uses what the blocks before it defined)."""
+    for item in items:
+        if item.get_closest_marker("slurm") is not None:
+            item.add_marker(pytest.mark.xdist_group("slurm"))
+        block = getattr(getattr(item, "callspec", None), "params", {}).get("block")
+        if block is not None and hasattr(block, "name"):
+            item.add_marker(pytest.mark.xdist_group(f"docs:{block.name}"))
