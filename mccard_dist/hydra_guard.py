@@ -338,6 +338,8 @@ def _composed_problem(args, parsed, config_dir: Path, warn) -> str | None:
                     return problem
             methods = _node_of(cfg, "experiment.methods")
             selected.update(methods if isinstance(methods, list) else ())
+            if _runs_one_job(args) and (problem := _spec_problem(cfg)) is not None:
+                return problem
     except Exception as exc:  # noqa: BLE001 - Hydra's composition errors, said in one line
         return hydra_error(exc)
     for override in parsed:
@@ -358,6 +360,27 @@ def _node_of(cfg, key: str):
         return OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
     except Exception:  # noqa: BLE001 - a section a config left unset
         return None
+
+
+def _runs_one_job(args) -> bool:
+    """Whether Hydra's main would run the task once (not a sweep, not a page it prints)."""
+    return not (args.multirun or args.cfg or args.info or args.hydra_help or args.resolve
+                or args.shell_completion or args.version)
+
+
+def _spec_problem(cfg) -> str | None:
+    """The one-line message the task would end with for this composed config (a bad value, an
+    unknown method), said before Hydra's main composes it again and makes the run's folder."""
+    from omegaconf import OmegaConf
+
+    from .config import from_dictconfig
+    from .errors import UsageError
+
+    try:
+        from_dictconfig(OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]))
+    except UsageError as exc:
+        return str(exc)
+    return None
 
 
 def _method_of(key: str) -> str | None:
