@@ -1,19 +1,5 @@
-"""The check of a ``mccard-run`` command line before Hydra's main sees it.
-
-Hydra's command line can make it import and call code, open or write files, set the environment
-of the run and its workers, or load configs from other folders. The command line is parsed
-(Hydra's public ``OverridesParser``, and :func:`args_parser` for Hydra's flags) and only this
-reaches Hydra: overrides of the config's own keys (the schema checks them); a config group's
-option naming a config file of that group's folder in the config folder (every value of a sweep
-too; a group with no folder there, such as the schemas' groups in Hydra's ConfigStore, takes no
-option); of Hydra's settings, those of :data:`ALLOWED`; Hydra's flags, but ``--config-dir``,
-``--config-path`` and ``--config-name`` only naming the config folder, and no
-``--experimental-rerun``. The config that would run is then composed (Hydra's compose API, which
-imports and calls nothing it names) and the parts of ``hydra`` that can run code or change the
-environment (:data:`SHIPPED_ONLY`) must equal what the shipped configs give, whichever file set
-them (a config with ``# @package _global_`` included). Anything else is refused in one line; a
-user who means it sets ``MCCARD_TRUST_HYDRA_OVERRIDES=1``.
-"""
+"""The command line's own check: Hydra's flags, overrides of Hydra's settings and config groups'
+options, read with Hydra's parser (nothing composed)."""
 
 from __future__ import annotations
 
@@ -21,11 +7,7 @@ import argparse
 import difflib
 import os
 import re
-import sys
 from pathlib import Path
-
-__all__ = ["ALLOWED", "SHIPPED_ONLY", "TRUST_ENV", "args_parser", "check_overrides", "hydra_argv",
-           "hydra_error", "register_schemas"]
 
 #: set to 1 to let the command line change any of Hydra's settings (and use other config folders)
 TRUST_ENV = "MCCARD_TRUST_HYDRA_OVERRIDES"
@@ -56,19 +38,13 @@ _NAME = re.compile(r"[\w.-]+")
 #: interpolations a job's subfolder may use: Hydra's per-job values, which stay plain names
 _JOB_VALUE = re.compile(r"\$\{(hydra\.job\.(num|id|name)|now:[^}]*)\}")
 
-#: the parts of the composed ``hydra`` node that only the shipped configs set: each can import
-#: code, open files or set the environment of the run and its workers
-SHIPPED_ONLY = ("callbacks", "job_logging", "hydra_logging", "job.env_set", "job.env_copy",
-                "searchpath", "launcher", "sweeper")
-
-
 def register_schemas() -> None:
     """Put the config's schemas (:func:`mccard_dist.config.schemas`) into Hydra's ConfigStore,
     under the names ``conf/`` gives them in its defaults lists: call before composing ``conf/``
     (the CLI does)."""
     from hydra.core.config_store import ConfigStore
 
-    from .config import schemas
+    from ..config import schemas
 
     for group, name, node in schemas():
         ConfigStore.instance().store(group=group, name=name, node=node)
@@ -129,7 +105,7 @@ def hydra_argv(args) -> list[str]:
 def _flag_problem(args, config_dir: Path) -> str | None:
     """Hydra's flags that name configs outside the config folder (``config_dir`` or the shipped
     one), or a pickle to load."""
-    from .config import config_dir as default_dir
+    from ..config import config_dir as default_dir
 
     trusted = {Path(config_dir).resolve(), default_dir(environ={}).resolve()}
 
@@ -229,7 +205,7 @@ def _group_problem(override, config_dir: Path) -> str | None:
     try:
         values = ([str(v) for v in override.sweep_string_iterator()]
                   if override.is_sweep_override() else [override.value()])
-    except Exception:  # glob(): Hydra expands it to the group's options, if it has a folder
+    except Exception:  # noqa: BLE001 - glob(): Hydra expands it to the group's options
         values = None
     pathlike = values is not None and any(
         isinstance(v, str) and ("/" in v or ".." in v or v.startswith(("~", "$")))
@@ -261,184 +237,6 @@ def _group_problem(override, config_dir: Path) -> str | None:
     return None
 
 
-def _compositions(overrides: list[str], parsed, config_dir: Path):
-    """The override lists whose compositions cover every config file a command line can load:
-    each sweep over a group at each of its values (the others at their first), sweeps over keys
-    left out (a key's value loads no file)."""
-    plain, sweeps = [], []
-    for text, override in zip(overrides, parsed):
-        if not override.is_sweep_override():
-            plain.append(text)
-            continue
-        group = str(override.key_or_group)
-        if "." in group or not (config_dir / group).is_dir():
-            continue
-        try:
-            values = [str(v) for v in override.sweep_string_iterator()]
-        except Exception:  # glob(): the group's own options
-            values = override.value().filter(
-                sorted(p.stem for p in (config_dir / group).glob("*.yaml")))
-        sweeps.append([f"{override.get_key_element()}={v}" for v in values])
-    firsts = [values[0] for values in sweeps if values]
-    yield plain + firsts
-    for i, values in enumerate(sweeps):
-        for value in values[1:]:
-            yield plain + firsts[:i] + [value] + firsts[i + 1:]
-
-
-def _hydra_parts(cfg) -> dict:
-    from omegaconf import OmegaConf
-
-    return {part: OmegaConf.to_container(OmegaConf.create({"x": OmegaConf.select(
-        cfg.hydra, part, default=None)}), resolve=False)["x"] for part in SHIPPED_ONLY}
-
-
-_SHIPPED_PARTS: dict = {}
-
-
-def _composed(folder: Path, config_name: str, overrides: list[str]):
-    from hydra import compose, initialize_config_dir
-
-    register_schemas()
-    with initialize_config_dir(str(folder), version_base="1.3", job_name="mccard_run"):
-        return compose(config_name, overrides=overrides, return_hydra_config=True)
-
-
-def _composed_problem(args, parsed, config_dir: Path, warn) -> str | None:
-    """Compose the config the command line would run and check its ``hydra`` node: the parts of
-    :data:`SHIPPED_ONLY` as the shipped configs give them, and the :data:`ALLOWED` settings with
-    values that keep Hydra's files in the run's folder, whichever file set them. A setting of a
-    method that no composition runs is said to ``warn``."""
-    from omegaconf import OmegaConf
-
-    from .config import config_dir as shipped_dir
-
-    if not _SHIPPED_PARTS:
-        _SHIPPED_PARTS.update(_hydra_parts(_composed(shipped_dir(environ={}), "config", [])))
-    name = (args.config_name or "config").removesuffix(".yaml")
-    selected: set[str] = set()
-    try:
-        for overrides in _compositions(args.overrides, parsed, config_dir):
-            try:
-                cfg = _composed(config_dir, name, overrides)
-            except Exception as exc:  # noqa: BLE001 - said below in one line
-                return _method_problem(exc, overrides, config_dir, name) or hydra_error(exc)
-            for part, value in _hydra_parts(cfg).items():
-                if value != _SHIPPED_PARTS[part]:
-                    return _refused(f"hydra.{part}", f"a config sets it otherwise than the "
-                                    f"shipped configs do: {_why('hydra.' + part)}",
-                                    f"from a config of {config_dir}")
-            node = {"hydra": OmegaConf.to_container(cfg.hydra, resolve=False)}
-            for key in ALLOWED:
-                value = node
-                for part in key.split("."):
-                    value = value.get(part) if isinstance(value, dict) else None
-                where = f"from a config of {config_dir}"
-                if value != "???" and (problem := _value_problem(key, value, where)) is not None:
-                    return problem
-            methods = _node_of(cfg, "experiment.methods")
-            selected.update(methods if isinstance(methods, list) else ())
-            if _runs_one_job(args) and (problem := _spec_problem(cfg)) is not None:
-                return problem
-    except Exception as exc:  # noqa: BLE001 - Hydra's composition errors, said in one line
-        return hydra_error(exc)
-    for override in parsed:
-        method = _method_of(_typed(override))
-        if method is not None and selected and method not in selected:
-            warn(f"warning: {override.input_line or _typed(override)} has no effect: "
-                 f"{method} is not in experiment.methods ({', '.join(sorted(selected))}); add "
-                 "it there to run it")
-    return None
-
-
-def _node_of(cfg, key: str):
-    """The plain value at ``key`` of a composed config, None where it is missing or unset."""
-    from omegaconf import OmegaConf
-
-    try:
-        value = OmegaConf.select(cfg, key, default=None, throw_on_missing=False)
-        return OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
-    except Exception:  # noqa: BLE001 - a section a config left unset
-        return None
-
-
-def _runs_one_job(args) -> bool:
-    """Whether Hydra's main would run the task once (not a sweep, not a page it prints)."""
-    return not (args.multirun or args.cfg or args.info or args.hydra_help or args.resolve
-                or args.shell_completion or args.version)
-
-
-def _spec_problem(cfg) -> str | None:
-    """The one-line message the task would end with for this composed config (a bad value, an
-    unknown method), said before Hydra's main composes it again and makes the run's folder."""
-    from omegaconf import OmegaConf
-
-    from .config import from_dictconfig
-    from .errors import UsageError
-
-    try:
-        from_dictconfig(OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]))
-    except UsageError as exc:
-        return str(exc)
-    return None
-
-
-def _method_of(key: str) -> str | None:
-    """The method a key under ``methods`` sets (``methods.lasso.grid.x`` -> ``lasso``)."""
-    parts = key.split("@")[0].split(".")
-    return parts[1] if len(parts) > 2 and parts[0] == "methods" else None
-
-
-def _method_problem(exc, overrides: list[str], config_dir: Path, name: str) -> str | None:
-    """A key under ``methods`` that Hydra could not set, said as the spec says it: a method the
-    config does not have (and how a method is added), or a name its grid does not have."""
-    from .config import from_dictconfig
-    from .errors import UsageError
-
-    found = re.search(r"override '?\+{0,2}(methods\.[^=' ]+)", str(exc))
-    method = _method_of(found.group(1)) if found else None
-    if method is None:
-        return None
-    failing = [o for o in overrides if o.lstrip("+~").partition("=")[0] == found.group(1)]
-    rest = [o for o in overrides if o not in failing]
-    try:
-        methods = list(_composed(config_dir, name, rest).methods)
-        if method not in methods:
-            close = difflib.get_close_matches(method, methods, n=1)
-            return (f"methods.{method}: no such method in the config" +
-                    (f" (did you mean methods.{close[0]}?)" if close else "") + "; a method is "
-                    f"added from a method file of {config_dir / 'method'}: "
-                    f"+method@methods.{method}=FILE, then experiment.methods lists it")
-        from_dictconfig(_composed(config_dir, name, rest + ["+" + failing[0].lstrip("+")]))
-    except UsageError as problem:
-        return str(problem)
-    except Exception:  # noqa: BLE001 - Hydra's own message is said instead
-        return None
-    return None
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr)
-
-
-def hydra_error(exc: BaseException) -> str:
-    """An error Hydra raised while composing or launching, as one line: the schema's message,
-    else Hydra's own text without its object types and search path."""
-    from .config import composition_message
-
-    message = composition_message(exc)
-    if message is not None:
-        return message
-    lines = []
-    for line in str(exc).splitlines():
-        text = line.strip()
-        if text.startswith("Config search path"):
-            break
-        if text and not text.startswith(("full_key:", "object_type", "Set the environment")):
-            lines.append(text.rstrip("."))
-    return "; ".join(lines) or type(exc).__name__
-
-
 def _parse_problem(message: str, overrides: list[str]) -> str:
     """Hydra's grammar error as one line, with the hint a user needs most: quoting."""
     text = "; ".join(line.strip() for line in message.splitlines() if line.strip())
@@ -450,33 +248,3 @@ def _parse_problem(message: str, overrides: list[str]) -> str:
     return text
 
 
-def check_overrides(argv: list[str], config_dir: Path, warn=None) -> str | None:
-    """The first problem of a ``mccard-run`` command line as one line, or None.
-
-    The overrides are parsed and checked, then the config is composed and its ``hydra`` node
-    checked, as the module says (unless $MCCARD_TRUST_HYDRA_OVERRIDES is 1); Hydra's grammar and
-    composition errors and unknown options of a config group are returned as one line too; a
-    warning (a method's setting that has no effect) goes to ``warn`` (standard error by default).
-    """
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    try:
-        args = parse_args(argv)
-    except ValueError as exc:
-        return str(exc)
-    trusted = os.environ.get(TRUST_ENV) == "1"
-    if not trusted and (problem := _flag_problem(args, config_dir)) is not None:
-        return problem
-    try:
-        parsed = OverridesParser.create().parse_overrides(args.overrides)
-    except (HydraException, OmegaConfBaseException, ValueError) as exc:
-        return _parse_problem(str(exc), args.overrides)
-    if trusted:
-        return None
-    for override in parsed:
-        problem = _hydra_problem(override) or _group_problem(override, config_dir)
-        if problem is not None:
-            return problem
-    return _composed_problem(args, parsed, config_dir, warn or _stderr)
