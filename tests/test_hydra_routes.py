@@ -403,6 +403,7 @@ def own_folder(tmp_path, monkeypatch):
     ("# @package _global_\nhydra:\n  sweep:\n    subdir: ${oc.env:HOME}\n",
      "hydra.sweep.subdir"),
 ], ids=["callbacks", "job_logging", "override-logging", "searchpath", "output_subdir", "subdir"])
+@pytest.mark.slow  # copies the config folder and composes from it (callbacks: the fast one below)
 def test_a_config_of_ones_own_folder_sets_no_hydra_code(mccard_run, own_folder, tmp_path, text,
                                                         key):
     """Whatever route a file takes into ``hydra`` (``@package _global_``, ``@package hydra``,
@@ -467,3 +468,15 @@ def test_a_setting_of_a_method_the_experiment_does_not_run_is_said_to_have_no_ef
         "experiment.methods (ls_ard, mcc_ard, mcc_ard_proper, mcc_l1); add it there to run it")
     assert mccard_run("experiment=smoke", "methods.mcc_l1.grid.alpha_ratio=[0.5]") == (None, True)
     assert "warning" not in capsys.readouterr().err
+
+
+def test_a_callback_in_a_config_of_ones_own_folder_is_refused(mccard_run, own_folder, tmp_path):
+    """The fast case of the test above: ``@package _global_`` from one's own folder."""
+    marker = tmp_path / "marker"
+    (own_folder / "experiment" / "mine.yaml").write_text(
+        f"# @package _global_\nhydra:\n  callbacks:\n    x:\n      _target_: os.makedirs\n"
+        f"      name: {marker}\n")
+    message, reached = mccard_run("experiment=mine")
+    assert not reached and message.startswith(
+        f"error: hydra.callbacks: not accepted from a config of {own_folder} ("), message
+    assert not marker.exists()
