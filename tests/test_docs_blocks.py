@@ -160,15 +160,31 @@ def quick_store(compose, docs_folder):
     return path
 
 
-@pytest.mark.parametrize("block", [_param(b) for b in BLOCKS])
-def test_block(block: Block, docs_folder, request, monkeypatch):
-    if block.needs_store:
-        request.getfixturevalue("quick_store")
-    monkeypatch.chdir(docs_folder)
+#: the blocks run in this test process, by id: a block runs after the ones above it on its page
+_RAN: set[str] = set()
+
+
+def _run(block: Block) -> None:
     for directive in block.directives:
         directive.evaluate()
+    _RAN.add(block.id)
+    block.example.evaluate()
+
+
+@pytest.mark.parametrize("block", [_param(b) for b in BLOCKS])
+def test_block(block: Block, docs_folder, request, monkeypatch):
+    """A page's blocks run top to bottom, as a reader runs them: the ones above this block that
+    this process has not run yet (another test process ran them, or only this one was selected)
+    run first, so a block may use what the blocks before it defined."""
+    earlier = [b for b in BLOCKS if b.name == block.name and b.line < block.line
+               and b.id not in _RAN and b.skip_reason is None]
+    if block.needs_store or any(b.needs_store for b in earlier):
+        request.getfixturevalue("quick_store")
+    monkeypatch.chdir(docs_folder)
     try:
-        block.example.evaluate()
+        for before in earlier:
+            _run(before)
+        _run(block)
     except unittest.SkipTest as skip:  # a skip directive's reason, said with the block's place
         pytest.skip(f"{block.id}: {skip}")
 
