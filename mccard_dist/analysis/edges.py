@@ -6,11 +6,12 @@ chosen value is the grid's smallest or largest (a cell at ``psi = 0`` once, at t
 other taus repeat its data and fits); a share above :data:`EDGE_SHARE` flags the grid. Each
 cell's choice is placed by :func:`mccard_dist.methods.grid_edge`, as ``MethodCV`` places its
 own. Counted apart: edge choices a wider grid cannot change (``n_settled``: a value at the
-parameter's own bound, :data:`BOUNDS`, or the largest value of a grid along which models only get
-sparser, :data:`SPARSER_UPWARDS`, with no feature selected: for a penalty, and for MCC-ARD's
+parameter's own bound, ``methods.BOUNDS``, or the largest value of a grid along which models
+only get sparser, ``methods.SPARSER_UPWARDS``, with no feature selected: for a penalty, and for
+MCC-ARD's
 width, as ``q^2 / s`` falls with ``1/h``), and edge choices where the CV curve is flat
-(``n_flat``: the mean loss within :data:`FLAT_PER_DECADE` per decade of its neighbour's on the
-grid; positive grids).
+(``n_flat``: the mean loss within ``methods.FLAT_PER_DECADE`` per decade of its neighbour's on
+the grid; positive grids).
 """
 
 from __future__ import annotations
@@ -23,12 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..methods import BOUNDS, FLAT_PER_DECADE, SPARSER_UPWARDS, grid_edge
+from ..methods import grid_edge
 from .markup import Code, Strong, Table, markdown
 from .values import _config, _grid, cell_values
 
-__all__ = ["BOUNDS", "EDGE_SHARE", "FLAT_PER_DECADE", "SPARSER_UPWARDS", "GridEdges",
-           "edge_warnings", "grid_edges", "grid_edges_markdown"]
+__all__ = ["EDGE_SHARE", "GridEdges", "edge_warnings", "grid_edges", "grid_edges_markdown"]
 
 #: share of finished cells at an edge above which a grid is flagged
 EDGE_SHARE = 0.10

@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UsageError
+from ..methods import FLAT_PER_DECADE
 from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
 from .claims import check_claims, claims_markdown
 from .compare import auto_roles, compare_methods, method_comparison_markdown, width_pairs
-from .edges import EDGE_SHARE, FLAT_PER_DECADE, edge_warnings, grid_edges, grid_edges_markdown
+from .edges import EDGE_SHARE, edge_warnings, grid_edges, grid_edges_markdown
 from .figures import method_style, write_figures
 from .markup import Code, Items, Paragraph, Strong, Table, markdown
 from .values import _config, scenario, summarize, summary_markdown
