@@ -14,7 +14,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -241,10 +241,13 @@ def chosen_names(spec) -> list[str]:
 def grid_description(spec: ExperimentSpec) -> dict:
     """Everything that changes results, as plain JSON-able Python in the config's layout (the
     input of :func:`grid_hash`): not the experiment's name, ``run``, ``store`` nor ``cluster``; a
-    data file by its content, not its location."""
-    cv = asdict(spec.cv)
+    data file by its content, not its location. A ``cv`` key at its schema default is left out,
+    so that a new key changes no store's hash; so is ``cv.paths`` when no method fits paths (the
+    route changes nothing)."""
+    cv = {f.name: getattr(spec.cv, f.name) for f in fields(spec.cv)
+          if getattr(spec.cv, f.name) != f.default}
     if all(path_route(m, spec.cv) == "none" for m in spec.methods):
-        cv["paths"] = "none"  # no method fits paths: the route changes nothing
+        cv.pop("paths", None)
     return {
         "grid_version": GRID_VERSION,
         "experiment": {"methods": list(spec.method_names), "tau": list(spec.tau),

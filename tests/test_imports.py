@@ -79,6 +79,52 @@ def test_arrows_point_down_and_nothing_private_crosses_a_room(path):
         assert not private, f"{path.name} imports private {private} of {target}"
 
 
+def module_of(target: list[str], names: list[str]) -> Path:
+    """The file an import of ``names`` from the dotted ``target`` runs first: a submodule named
+    in ``names`` is its own node (``from . import integrity``)."""
+    base = PACKAGE.joinpath(*target)
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+
+def room_graph() -> dict[Path, set[Path]]:
+    """Every module's imports of modules of its own room, lazy imports included."""
+    graph: dict[Path, set[Path]] = {}
+    for path in modules():
+        edges = graph.setdefault(path, set())
+        for target, names, module_path in imports(path):
+            if target != room_of(path):
+                continue
+            found = [module_of(module_path + [n], []) for n in names]
+            found = [f for f in found if f.is_file()] or [module_of(module_path, names)]
+            edges.update(f for f in found if f.is_file() and f != path)
+    return graph
+
+
+@pytest.mark.parametrize("room", sorted({room_of(p) for p in modules()
+                                          if p.parent != PACKAGE}))
+def test_no_room_has_an_import_cycle(room):
+    """Inside a room imports form a DAG, counting imports made inside functions (they hide a
+    cycle from Python, not from the design)."""
+    graph = {k: v for k, v in room_graph().items() if room_of(k) == room}
+    state: dict[Path, int] = {}  # 1: on the current path, 2: done
+    cycles = []
+
+    def visit(node, trail):
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                loop = trail[trail.index(nxt):] + [nxt]
+                cycles.append(" -> ".join(str(p.relative_to(PACKAGE)) for p in loop))
+            elif nxt not in state:
+                visit(nxt, trail + [nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert not cycles, "import cycles inside a room:\n" + "\n".join(cycles)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", [p for p in modules() if p.name != "__main__.py"],
                          ids=lambda p: str(p.relative_to(PACKAGE)))

@@ -17,7 +17,8 @@ from mccard_dist import tasks
 from mccard_dist.cli import report
 from mccard_dist.grid import GRID_VERSION, grid_hash
 from mccard_dist.store import ResultsStore, open_results
-from mccard_dist.store.migrate import StoreVersionError, main, migrate
+from mccard_dist.store.migrate import main, migrate
+from mccard_dist.store.version import StoreVersionError
 
 FIXTURES = Path(__file__).parent / "data" / "stores"
 #: the command the fixture stores were made with (store.path aside)
@@ -345,7 +346,7 @@ def test_a_full_disk_is_one_line_and_leaves_no_copy_behind(old_store, monkeypatc
         (Path(path) / ".zmetadata").write_text("{")  # part of the copy is on the disk
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr(writer, "_consolidate", full)
+    monkeypatch.setattr(writer, "consolidate", full)
     with pytest.raises(SystemExit) as info:
         main([str(path)])
     message = str(info.value.code)

@@ -13,7 +13,7 @@ from mccard_dist.config import from_dictconfig
 from mccard_dist.grid import cells, make_blocks
 from mccard_dist.runner import run_serial
 from mccard_dist.store import ResultsStore, store_path
-from mccard_dist.store.reuse import code_fingerprint
+from mccard_dist.store.version import code_fingerprint
 
 pytestmark = pytest.mark.slow  # runs small grids into stores
 
@@ -148,15 +148,15 @@ def test_a_store_records_the_code_that_made_it(compose, tmp_path):
 
 
 def test_the_fingerprint_covers_the_computing_code_only():
-    import mccard_dist.store.reuse as reuse
+    import mccard_dist.store.version as version
 
     code_fingerprint.cache_clear()
     base = code_fingerprint()
     try:
-        reuse._NOT_COMPUTING = ("analysis", "bench", "models")
+        version._NOT_COMPUTING = ("analysis", "bench", "models")
         code_fingerprint.cache_clear()
         assert code_fingerprint() != base  # the estimators are part of it
     finally:
-        reuse._NOT_COMPUTING = ("analysis", "bench")
+        version._NOT_COMPUTING = ("analysis", "bench")
         code_fingerprint.cache_clear()
     assert code_fingerprint() == base

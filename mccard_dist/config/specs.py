@@ -267,7 +267,9 @@ class RunSpec(Sealed):
     of about ``fits_per_block`` fits; ``fit``: one CV fit, the cell's choice and final fit
     following as one more task (K-fold CV without racing); ``auto``: ``fit`` when the cells to
     run are fewer than :data:`FIT_UNIT_CELLS_PER_WORKER` per worker and the CV allows it.
-    ``blocks_per_worker`` bounds the tasks in flight either way."""
+    ``blocks_per_worker`` bounds the tasks in flight either way. ``allow_mixed_versions``: resume
+    a store whose cells were computed by other code or numerical libraries (refused otherwise,
+    :mod:`mccard_dist.store.version`); the run record notes what differs."""
 
     fits_per_block: int = MISSING
     blocks_per_worker: int = MISSING
@@ -276,6 +278,7 @@ class RunSpec(Sealed):
     retry_failed: bool = MISSING
     progress: bool = MISSING
     unit: str | None = "auto"
+    allow_mixed_versions: bool = False
 
     SECTION = "run"
     RULES = {"unit": partial(one_of, options=RUN_UNITS, default="auto"),

@@ -1,17 +1,21 @@
 """The results store: one labelled zarr (format 2, consolidated) per experiment grid.
 
 :mod:`~mccard_dist.store.writer` creates a store from its template and fills it (the only room that
-writes zarr); :mod:`~mccard_dist.store.reader` opens stores for analysis.
+writes zarr); :mod:`~mccard_dist.store.reader` opens stores for analysis;
+:mod:`~mccard_dist.store.version` decides which stores this code may resume, reuse and read.
 """
 
 import atexit
 
+from .errors import StoreDamagedError, StoreMismatchError
 from .layout import check_writable, store_path
 from .reader import SWEEP_LIST, open_results
-from .writer import ResultsStore, StoreDamagedError, StoreMismatchError, package_versions
+from .version import StoreVersionError, package_versions
+from .writer import ResultsStore
 
 __all__ = ["SWEEP_LIST", "ResultsStore", "StoreDamagedError", "StoreMismatchError",
-           "check_writable", "open_results", "package_versions", "store_path"]
+           "StoreVersionError", "check_writable", "open_results", "package_versions",
+           "store_path"]
 
 
 def _stop_zarr_io() -> None:

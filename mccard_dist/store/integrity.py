@@ -25,12 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import UsageError
 from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING, done_cell_values
+from .errors import StoreDamagedError
 from .layout import CELL_DIMS, MISSING, chunk_state, remove_chunk
 
-__all__ = ["WRITES_EVERY_CHUNK", "StoreDamagedError", "VerifiedStore", "check", "check_stored",
-           "open_dataset", "open_group"]
+__all__ = ["WRITES_EVERY_CHUNK", "VerifiedStore", "check", "check_stored", "open_dataset",
+           "open_group"]
 
 log = logging.getLogger(__name__)
 
@@ -41,15 +41,6 @@ WRITES_EVERY_CHUNK = "writes_every_chunk"
 #: what a reader says after the problem it found
 REPAIR_HINT = ("rerun the experiment's command to repair it (what the damaged chunks held is "
                "rebuilt or recomputed)")
-
-
-class StoreDamagedError(UsageError):
-    """A chunk of the store is lost or damaged (a resume repairs it); ``detail``: what is wrong
-    with the chunk, when one chunk is meant."""
-
-    def __init__(self, message: str, detail: str = ""):
-        super().__init__(message)
-        self.detail = detail
 
 
 def blosc_size_matches(raw: bytes) -> bool:

@@ -1,7 +1,8 @@
 """The one door for stores of earlier versions: ``mccard-migrate STORE [--to COPY]``.
 
 Readers and the runner refuse a store of an earlier layout version (``grid_version`` in its grid
-description) in one line naming this command (:func:`refuse_earlier`); :func:`migrate` rewrites it
+description) in one line naming this command
+(:func:`~mccard_dist.store.version.refuse_earlier`); :func:`migrate` rewrites it
 in this version's layout (grid hash and description in this version's vocabulary, CRC-32C
 checksums, ``degenerate``; the ``axes`` layout's ``cv_score`` laid along ``candidate``; configs
 from before ``grid`` and ``cv.paths``), so that no other module knows an earlier one. The new store
@@ -31,36 +32,15 @@ import numpy as np
 
 from ..errors import StoreAccessError, UsageError
 from ..records import SCALARS
+from .version import StoreVersionError, store_version
 
-__all__ = ["StoreVersionError", "finish_interrupted_migration", "main", "migrate",
-           "refuse_earlier", "refuse_unmigrated", "store_version"]
+__all__ = ["finish_interrupted_migration", "main", "migrate", "refuse_unmigrated"]
 
 log = logging.getLogger(__name__)
 
 _RENAMED = {"method": "model", "lam": "alpha_ratio", "chosen_lam": "chosen_alpha_ratio"}
 #: beside a store being migrated: the original put aside, the new copy, what is being removed
 _ASIDE, _STAGING, _TRASH = ".premigration", ".migrating", ".deleting"
-
-
-class StoreVersionError(UsageError):
-    """The store was made by an earlier version of mccard-dist."""
-
-
-def store_version(attrs) -> int:
-    """The layout version of a store, from its attributes."""
-    return int(json.loads(attrs.get("grid_description", "{}")).get("grid_version", 1))
-
-
-def refuse_earlier(path, attrs) -> None:
-    """Refuse a store of an earlier version, naming the command that migrates it."""
-    from ..grid import GRID_VERSION
-
-    version = store_version(attrs)
-    if version < GRID_VERSION:
-        raise StoreVersionError(
-            f"the store {path} was made by an earlier version of mccard-dist (store version "
-            f"{version}, this one reads {GRID_VERSION}); run `mccard-migrate {path}` to bring it "
-            "to this version (its results are kept)")
 
 
 def refuse_unmigrated(spec) -> None:
@@ -91,22 +71,34 @@ def refuse_unmigrated(spec) -> None:
                 "kept), then rerun the same command")
 
 
+#: the estimator names of stores before version 4, which name the class by import path
+_ESTIMATOR_PATHS = {
+    "mcc_ard": "MCCARDRegressor", "ls_ard": "LSARDRegressor", "mcc_l1": "MCCL1Regressor",
+    "mcc_ard_authors": "AuthorsMCCARDRegressor", "ls_ard_authors": "AuthorsLSARDRegressor",
+    "lasso": "LassoBaseline", "huber": "HuberBaseline", "huber_l1": "HuberL1Regressor",
+    "huber_mcp": "HuberMCPRegressor", "lad_lasso": "LADLassoRegressor"}
+
+
 def _config(stored: dict) -> dict:
     """A stored config of an earlier version in this version's layout. Before version 3 a method
-    that did not name its solver had the pruning one (now ``"auto"``): it is named."""
+    that did not name its solver had the pruning one (now ``"auto"``): it is named. Before
+    version 4 a method named its estimator by a registry name: it is named by import path."""
     from ..config import CLUSTER_SCHEMAS
-    from ..methods import KINDS
+    from ..methods import kind_of
 
     config = json.loads(json.dumps(stored))
     for section in config["methods"].values():
-        kind = KINDS[section["estimator"]]
+        name = section["estimator"]
+        if name in _ESTIMATOR_PATHS:
+            section["estimator"] = f"mccard_dist.models:{_ESTIMATOR_PATHS[name]}"
+        kind = kind_of(section["estimator"])
         if kind.solver_params and kind.solver_params[0] not in (section.get("params") or {}):
             section["params"] = {**(section.get("params") or {}),
                                  kind.solver_params[0]: "pruning"}
         axes = {kind.width_param: section.pop("kernel_width", None),
                 kind.penalty_name: section.pop("alpha_ratio", None)}
         if "grid" not in section:
-            section["grid"] = {n: axes[n] for n in kind.grid_names if axes[n] not in (None, [])}
+            section["grid"] = {n: axes[n] for n in kind.grid_names() if axes[n] not in (None, [])}
     config["cv"].setdefault("paths", "none")  # made before paths: every candidate alone
     kind = CLUSTER_SCHEMAS[config["cluster"]["kind"]]  # every kind's keys were written, unset
     config["cluster"] = {k: v for k, v in config["cluster"].items()
@@ -166,7 +158,7 @@ def _migrate(path, to) -> tuple[Path, bool]:
     from ..lock import StoreLock
     from .integrity import open_dataset
     from .layout import Layout
-    from .writer import _consolidate, _now, _template
+    from .writer import consolidate, now, template
 
     path = Path(path)
     finish_interrupted_migration(path)
@@ -199,7 +191,7 @@ def _migrate(path, to) -> tuple[Path, bool]:
             raise UsageError(f"--to {target}: exists already; choose a new path" if to else
                              f"{path}: its migrated store {target} exists already, from "
                              "another store; move one of them")
-        new = _template(spec, n_features=old.sizes["feature"], selection_scored=scored)
+        new = template(spec, n_features=old.sizes["feature"], selection_scored=scored)
         for name, value in _cell_values(old, spec).items():
             new[name] = (new["status"].dims, value.astype(new[name].dtype))
         n = new.sizes["candidate"]
@@ -217,14 +209,14 @@ def _migrate(path, to) -> tuple[Path, bool]:
                 new.attrs.pop(key)
         new.attrs["migrated"] = json.dumps({
             "from_version": store_version(old.attrs), "from_grid_hash": old.attrs["grid_hash"],
-            "at": _now(), **({"replaces": path.name} if to is None and target != path else {})})
+            "at": now(), **({"replaces": path.name} if to is None and target != path else {})})
         staging = _beside(target, _STAGING)
         shutil.rmtree(staging, ignore_errors=True)
         try:
             with zarr.config.set({"array.write_empty_chunks": True}):
                 new.to_zarr(str(staging), zarr_format=2, consolidated=True,
                             encoding=Layout.encoding(new))
-            _consolidate(staging)
+            consolidate(staging)
             _verify(old, staging, spec)
         except BaseException as exc:
             shutil.rmtree(staging, ignore_errors=True)  # a partial copy: it would fill the disk
@@ -341,12 +333,16 @@ def _copy_holds(staging: Path, original: Path) -> bool:
 
 
 def _verify(old, new_path: Path, spec) -> None:
-    """Every value of every cell of the migrated store (read back as a reader reads it) equals
-    the old store's, each candidate's scores found by its grid values; raises otherwise."""
+    """The migrated store passes the readers' check of every chunk, and every value of every
+    cell equals the old store's, each candidate's scores found by its grid values; raises
+    otherwise."""
     from .. import grid
-    from .reader import open_results
+    from .integrity import check_stored, open_dataset
 
-    new = open_results(new_path, mask=False)
+    new = open_dataset(new_path)
+    problems = check_stored(new_path, new.attrs)
+    if problems:
+        raise RuntimeError(f"migrating: the new store {problems[0]}")
     values = _cell_values(old, spec)
     for name, want in values.items():
         got = new[name].values

@@ -15,10 +15,11 @@ import numpy as np
 from ..grid import flatten_keys
 from ..records import STATUS_DONE, STATUS_NAMES
 
-from .integrity import REPAIR_HINT, StoreDamagedError, check_stored, open_dataset
+from .errors import StoreDamagedError, StoreMismatchError
+from .integrity import REPAIR_HINT, check_stored, open_dataset
 from .layout import metadata_damage, metadata_message
-from .migrate import finish_interrupted_migration, refuse_earlier
-from .writer import StoreMismatchError
+from .migrate import finish_interrupted_migration
+from .version import refuse_earlier
 
 __all__ = ["SWEEP_LIST", "open_results"]
 

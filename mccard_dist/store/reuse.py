@@ -2,19 +2,18 @@
 
 An override that changes one method makes a new store (its name carries the grid hash); when it
 is created, the finished cells of the methods left unchanged are copied from a store under the same
-root that made them by the same computation: the same code (:func:`code_fingerprint`) on the same
-numerical libraries (:data:`NUMERICAL`), the same method, data and CV description and the same
-``save_coef``. Only a store named by its grid takes cells (one given its own ``store.path`` is
-computed whole). The cells done in the source are copied in the new grid's blocks of them (a
-grid with more seeds takes the seeds done beside it), each through
-:meth:`ResultsStore.write_block` (status last), so an interrupted copy leaves the rest pending.
+root that made them by the same computation: the same code on the same numerical libraries (the
+rule a resume applies, :func:`~mccard_dist.store.version.version_differences`), the same method,
+data and CV description and the same ``save_coef``. Only a store named by its grid takes cells
+(one given its own ``store.path`` is computed whole). The cells done in the source are copied in
+the new grid's blocks of them (a grid with more seeds takes the seeds done beside it), each
+through :meth:`ResultsStore.write_block` (status last), so an interrupted copy leaves the rest
+pending.
 A source is checked whole before a cell is taken from it; a damaged one is skipped with a warning.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import logging
 from pathlib import Path
@@ -23,57 +22,14 @@ import numpy as np
 
 from .. import grid
 from ..records import STATUS_DONE, CellResult
-from .integrity import StoreDamagedError, check_stored, open_group
+from .errors import StoreDamagedError
+from .integrity import check_stored, open_group
 from .layout import CONSOLIDATED, Layout
+from .version import version_differences
 
-__all__ = ["NUMERICAL", "code_fingerprint", "fill_from_siblings", "package_versions"]
+__all__ = ["fill_from_siblings"]
 
 log = logging.getLogger(__name__)
-
-
-#: subpackages that never run inside a cell (reports, benchmarks): not part of the fingerprint
-_NOT_COMPUTING = ("analysis", "bench")
-
-#: the libraries whose versions shape a cell's numbers (its fits and metrics)
-NUMERICAL = ("numpy", "scipy", "scikit-learn")
-
-
-def package_versions() -> dict:
-    """Versions of the packages that shape the results."""
-    import importlib.metadata as md
-
-    out = {}
-    for name in ("mccard-dist", "numpy", "scipy", "scikit-learn", "dask", "distributed", "xarray",
-                 "zarr", "hydra-core"):
-        try:
-            out[name] = md.version(name)
-        except md.PackageNotFoundError:
-            out[name] = "not installed"
-    return out
-
-
-def _same_libraries(stored: str | None) -> bool:
-    """Whether a store's recorded versions (JSON) of :data:`NUMERICAL` are this process's."""
-    try:
-        versions = json.loads(stored or "{}")
-    except ValueError:
-        return False
-    current = package_versions()
-    return all(versions.get(name) == current[name] for name in NUMERICAL)
-
-
-@functools.cache
-def code_fingerprint() -> str:
-    """SHA-256 over the path and bytes of every ``.py`` file of the installed ``mccard_dist``
-    that can shape a result (all but :data:`_NOT_COMPUTING`)."""
-    root = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        if path.relative_to(root).parts[0] in _NOT_COMPUTING:
-            continue
-        digest.update(str(path.relative_to(root)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 def _same_computation(stored: dict, wanted: dict, method: str) -> bool:
@@ -100,8 +56,7 @@ def _sources(store, spec) -> list[tuple[Path, object, dict]]:
         try:
             group = open_group(path)
             attrs = group.attrs.asdict()
-            if (attrs.get("code") != code_fingerprint()
-                    or not _same_libraries(attrs.get("versions"))
+            if (version_differences(attrs)
                     or int(attrs.get("save_coef", -1)) != int(spec.run.save_coef)):
                 continue
             found.append((path, group, json.loads(attrs["grid_description"]), attrs))

@@ -21,23 +21,20 @@ import numpy as np
 from .. import grid
 from . import integrity
 from ..config import ExperimentSpec
-from ..errors import StoreAccessError, UsageError
+from ..errors import StoreAccessError
 from ..lock import INNER_LOCK
 from ..records import STATUS_FAILED, STATUS_PENDING, CellResult, done_cell_values
-from .integrity import StoreDamagedError, open_group
+from .errors import StoreDamagedError, StoreMismatchError
+from .integrity import open_group
 from .layout import (CONSOLIDATED, Layout, metadata_damage, metadata_message,
                      metadata_repairable, store_path)
-from .migrate import refuse_earlier
-from .reuse import code_fingerprint, fill_from_siblings, package_versions
+from .reuse import fill_from_siblings
+from .version import code_fingerprint, package_versions, refuse_mixed, refuse_other_grid
 
-__all__ = ["ResultsStore", "StoreDamagedError", "StoreMismatchError", "package_versions"]
+__all__ = ["ResultsStore", "consolidate", "now", "template"]
 
 
 log = logging.getLogger(__name__)
-
-
-class StoreMismatchError(ValueError, UsageError):
-    """The store at the path was written by a different grid (or is not a results store)."""
 
 
 def _here():
@@ -48,7 +45,7 @@ def _here():
     return dask.config.set(scheduler="synchronous")
 
 
-def _consolidate(path: Path) -> None:
+def consolidate(path: Path) -> None:
     """Rebuild ``.zmetadata`` from the arrays' own metadata (without zarr's warning about the
     lock file inside the store, :data:`mccard_dist.lock.INNER_LOCK`)."""
     import warnings
@@ -67,14 +64,14 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec) -> tuple[list[str]
     import shutil
     import tempfile
 
-    template = _template(spec)
-    missing = [n for n in template.variables if not (path / str(n) / ".zarray").is_file()]
+    schema = template(spec)
+    missing = [n for n in schema.variables if not (path / str(n) / ".zarray").is_file()]
     if not missing:
         return [], []
     messages = []
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.restore-") as tmp:
         for name in missing:
-            var = template[[name]]
+            var = schema[[name]]
             var = var.drop_vars([c for c in var.coords if c != name])
             var.attrs = {}
             part = Path(tmp, name + ".zarr")
@@ -82,7 +79,7 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec) -> tuple[list[str]
                 var.to_zarr(str(part), compute=False, zarr_format=2, consolidated=False,
                             encoding=Layout.encoding(var))
             shutil.rmtree(path / name, ignore_errors=True)
-            if name in template.data_vars:  # metadata only: its chunks count as lost
+            if name in schema.data_vars:  # metadata only: its chunks count as lost
                 (path / name).mkdir()
                 for meta in (".zarray", ".zattrs"):
                     shutil.copy2(part / name / meta, path / name / meta)
@@ -90,10 +87,10 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec) -> tuple[list[str]
             else:
                 shutil.copytree(part / name, path / name)
                 messages.append(f"{name}: the coordinate's folder was missing; recreated")
-    _consolidate(path)
+    consolidate(path)
     for message in messages:
         log.warning("store %s: %s", path, message)
-    return messages, [n for n in missing if n in template.data_vars]
+    return messages, [n for n in missing if n in schema.data_vars]
 
 
 def _repair_metadata(path: Path) -> None:
@@ -106,7 +103,7 @@ def _repair_metadata(path: Path) -> None:
     if not metadata_repairable(copies, bad):
         raise StoreDamagedError(metadata_message(path, copies, bad))
     if copies is None:
-        _consolidate(path)
+        consolidate(path)
         how = "rebuilt from the arrays' metadata"
     else:
         for name in bad:
@@ -116,11 +113,16 @@ def _repair_metadata(path: Path) -> None:
         log.warning("store %s: %s %s; %s", path, name, why, how)
 
 
-def _now() -> str:
+def _to_compute(status: np.ndarray, retry_failed: bool) -> np.ndarray:
+    """The cells a run computes: pending ones, and failed ones too when ``retry_failed``."""
+    return (status == STATUS_PENDING) | (retry_failed & (status == STATUS_FAILED))
+
+
+def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _template(spec: ExperimentSpec, n_features: int | None = None,
+def template(spec: ExperimentSpec, n_features: int | None = None,
               selection_scored: bool | None = None):
     """The store's template (:meth:`Layout.template`) with its attributes; ``n_features`` and
     ``selection_scored`` as given instead of from the data (a migrated store's)."""
@@ -135,7 +137,7 @@ def _template(spec: ExperimentSpec, n_features: int | None = None,
                              else selection_scored),
         code=code_fingerprint(),
         versions=json.dumps(package_versions(), sort_keys=True),
-        created=_now(),
+        created=now(),
         runs="[]",
     )
     ds.attrs[integrity.WRITES_EVERY_CHUNK] = 1
@@ -182,9 +184,9 @@ class ResultsStore:
             shutil.rmtree(tmp)
         # every chunk written, so that any missing chunk was lost (integrity.check)
         with _here(), zarr.config.set({"array.write_empty_chunks": True}):
-            template = _template(spec)
-            template.to_zarr(str(tmp), compute=False, zarr_format=2, consolidated=True,
-                             encoding=Layout.encoding(template))
+            schema = template(spec)
+            schema.to_zarr(str(tmp), compute=False, zarr_format=2, consolidated=True,
+                           encoding=Layout.encoding(schema))
         tmp.rename(path)  # a store appears whole or not at all
         log.info("created results store %s", path)
         store = cls(path, spec)
@@ -206,8 +208,8 @@ class ResultsStore:
         cv_methods = {i for i, m in enumerate(self.spec.methods) if self._n_candidates[m.name]}
         # what a done cell holds, as the store records it (and its readers read it)
         required = done_cell_values(bool(int(self._group.attrs["selection_scored"])))
-        template = _template(self.spec)
-        coordinates = {name: template[name].values for name in template.coords}
+        schema = template(self.spec)
+        coordinates = {name: schema[name].values for name in schema.coords}
         with zarr.config.set({"array.write_empty_chunks": True}):
             return restored + integrity.check(
                 self._group, self.path, list(self.spec.method_names), cv_methods, full=full,
@@ -215,11 +217,14 @@ class ResultsStore:
 
     @staticmethod
     def check_compatible(path: Path, spec: ExperimentSpec) -> None:
-        """Refuse a store written by a different grid, saying what differs; its metadata files
-        are repaired first (:func:`_repair_metadata`), so that they can be read."""
+        """Refuse a store written by a different grid, saying what differs, and one whose cells
+        left to compute would be computed by other code or numerical libraries than its cells so
+        far (unless ``run.allow_mixed_versions``; :mod:`~mccard_dist.store.version`); its
+        metadata files are repaired first (:func:`_repair_metadata`), so that they can be read."""
         _repair_metadata(Path(path))
         try:
-            attrs = open_group(path).attrs.asdict()
+            group = open_group(path)
+            attrs = group.attrs.asdict()
         except Exception as exc:  # noqa: BLE001 - anything unreadable is "not a store"
             raise StoreMismatchError(
                 f"{path} exists but is not a readable results store ({exc}); choose another "
@@ -227,19 +232,9 @@ class ResultsStore:
         if "grid_hash" not in attrs:
             raise StoreMismatchError(f"{path} is a zarr store but not an mccard-dist results "
                                      "store; choose another store.path")
-        refuse_earlier(path, attrs)
-        if attrs["grid_hash"] != grid.grid_hash(spec):
-            diffs = grid.diff_descriptions(json.loads(attrs["grid_description"]),
-                                           grid.grid_description(spec))
-            detail = "\n  ".join(diffs) if diffs else "(grid version differs)"
-            raise StoreMismatchError(
-                f"the store {path} was written by a different grid (stored != requested):\n  "
-                f"{detail}\nTo start a new store, set store.path to a new path (or leave it unset "
-                "to derive one from the grid), or delete the existing store.")
-        if int(attrs.get("save_coef", 1)) != int(spec.run.save_coef):
-            raise StoreMismatchError(
-                f"the store {path} was written with run.save_coef={bool(int(attrs['save_coef']))}; "
-                f"rerun with that setting or choose another store.path")
+        refuse_other_grid(path, attrs, spec)
+        if _to_compute(np.asarray(group["status"][...]), spec.run.retry_failed).any():
+            refuse_mixed(path, attrs, spec.run.allow_mixed_versions)
 
     # -- reading ---------------------------------------------------------------------------------
     def status(self) -> np.ndarray:
@@ -248,10 +243,7 @@ class ResultsStore:
 
     def pending_cells(self, retry_failed: bool = False) -> list[grid.Cell]:
         """Cells not yet done (and failed ones too when ``retry_failed``), in grid order."""
-        status = self.status()
-        todo = status == STATUS_PENDING
-        if retry_failed:
-            todo |= status == STATUS_FAILED
+        todo = _to_compute(self.status(), retry_failed)
         return [c for c in grid.cells(self.spec) if todo[c.index]]
 
     # -- writing ---------------------------------------------------------------------------------
@@ -313,13 +305,16 @@ class ResultsStore:
                 "finished before are kept: fix the file system (space, quota, mount) and rerun "
                 "the same command to resume") from exc
 
+    def _attrs(self) -> dict:
+        """The store's attributes as they are on disk now."""
+        try:
+            return json.loads((self.path / ".zattrs").read_text())
+        except FileNotFoundError:
+            return self._group.attrs.asdict()
+
     def runs(self) -> list[dict]:
         """The run records (``runs`` attribute) as they are on disk now, oldest first."""
-        try:
-            attrs = json.loads((self.path / ".zattrs").read_text())
-        except FileNotFoundError:
-            attrs = self._group.attrs.asdict()
-        return json.loads(attrs.get("runs", "[]"))
+        return json.loads(self._attrs().get("runs", "[]"))
 
     def _update_runs(self, change) -> list[dict]:
         """Apply ``change`` to the records as they are on disk now and write them back."""
@@ -327,25 +322,34 @@ class ResultsStore:
             runs = self.runs()
             change(runs)
             self._group.attrs["runs"] = json.dumps(runs)
-            _consolidate(self.path)
+            consolidate(self.path)
         return runs
 
     def _n_finished(self) -> int:
         return int((self.status() != STATUS_PENDING).sum())
 
     def start_run(self, started: str | None = None) -> str:
-        """Record a run as started (``ended: "running"``, host, PID, the cells finished then;
-        ``started``: now by default); returns the record's ``id``. A previous record still
-        ``running`` is marked as ended unrecorded, with the cells finished since it started."""
+        """Record a run as started (``ended: "running"``, host, PID, the cells finished then, the
+        code fingerprint and package versions computing its cells; ``started``: now by default);
+        returns the record's ``id``. With cells left to compute, code or numerical libraries
+        other than the store's cells so far are refused unless ``run.allow_mixed_versions``, and
+        then the record notes what differs (``mixed_versions``). A previous record still ``running`` is marked as ended
+        unrecorded, with the cells finished since it started."""
         import os
         import socket
         import uuid
 
         with self._writing():
             n_finished = self._n_finished()
-        record = {"id": uuid.uuid4().hex[:12], "started": started or _now(), "finished": None,
+            attrs = self._attrs()
+            computes = _to_compute(self.status(), self.spec.run.retry_failed).any()
+        mixed = refuse_mixed(self.path, attrs, self.spec.run.allow_mixed_versions) if computes \
+            else []
+        record = {"id": uuid.uuid4().hex[:12], "started": started or now(), "finished": None,
                   "blocks": 0, "cells": 0, "ended": "running", "host": socket.gethostname(),
-                  "pid": os.getpid(), "finished_cells_at_start": n_finished}
+                  "pid": os.getpid(), "finished_cells_at_start": n_finished,
+                  "code": code_fingerprint(), "versions": package_versions(),
+                  **({"mixed_versions": mixed} if mixed else {})}
 
         def change(runs):
             for run in runs:
@@ -363,7 +367,7 @@ class ResultsStore:
         """Say how the run ``run_id`` ended (``finished``, ``interrupted``, ``failed: ...``), with
         the blocks and cells it wrote (``n_cells``, or the cells finished since it started), at
         ``finished`` (now by default)."""
-        finished = finished or _now()
+        finished = finished or now()
         with self._writing():
             n_finished = self._n_finished() if n_cells is None else None
 

@@ -1,0 +1,147 @@
+"""The store-version policy: what makes a store incompatible with this code, decided here only.
+
+A store is refused when
+
+- its layout version (``grid_version`` of its grid description) is earlier than
+  :data:`~mccard_dist.grid.GRID_VERSION` (:func:`refuse_earlier`; ``mccard-migrate`` converts it);
+- it was written by another grid (its ``grid_hash``) or with another ``run.save_coef``
+  (:func:`refuse_other_grid`);
+- it would get cells computed by other code (:func:`code_fingerprint`) or other numerical
+  libraries (:data:`NUMERICAL`) than its cells so far (:func:`version_differences`): a resume
+  with cells to compute is refused unless ``run.allow_mixed_versions`` is set
+  (:func:`refuse_mixed`), and reuse never takes cells from such a store.
+
+The writer, the reader, reuse and ``mccard-migrate`` import these rules; this module imports
+nothing else of the store.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from pathlib import Path
+
+from ..errors import UsageError
+from ..grid import GRID_VERSION, diff_descriptions, grid_description, grid_hash
+from .errors import StoreMismatchError
+
+__all__ = ["NUMERICAL", "StoreVersionError", "code_fingerprint", "package_versions",
+           "refuse_earlier", "refuse_mixed", "refuse_other_grid", "store_version",
+           "version_differences"]
+
+#: subpackages that never run inside a cell (reports, benchmarks): not part of the fingerprint
+_NOT_COMPUTING = ("analysis", "bench")
+
+#: the libraries whose versions shape a cell's numbers (its fits and metrics)
+NUMERICAL = ("numpy", "scipy", "scikit-learn")
+
+
+class StoreVersionError(UsageError):
+    """The store was made by another version of mccard-dist or of its numerical libraries."""
+
+
+def package_versions() -> dict:
+    """Versions of the packages that shape the results."""
+    import importlib.metadata as md
+
+    out = {}
+    for name in ("mccard-dist", "numpy", "scipy", "scikit-learn", "dask", "distributed", "xarray",
+                 "zarr", "hydra-core"):
+        try:
+            out[name] = md.version(name)
+        except md.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """SHA-256 over the path and bytes of every ``.py`` file of the installed ``mccard_dist``
+    that can shape a result (all but :data:`_NOT_COMPUTING`)."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).parts[0] in _NOT_COMPUTING:
+            continue
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def store_version(attrs) -> int:
+    """The layout version of a store, from its attributes."""
+    return int(json.loads(attrs.get("grid_description", "{}")).get("grid_version", 1))
+
+
+def refuse_earlier(path, attrs) -> None:
+    """Refuse a store of an earlier version, naming the command that migrates it."""
+    version = store_version(attrs)
+    if version < GRID_VERSION:
+        raise StoreVersionError(
+            f"the store {path} was made by an earlier version of mccard-dist (store version "
+            f"{version}, this one reads {GRID_VERSION}); run `mccard-migrate {path}` to bring it "
+            "to this version (its results are kept)")
+
+
+def refuse_other_grid(path, attrs, spec) -> None:
+    """Refuse a store of an earlier version (:func:`refuse_earlier`), of another grid (saying
+    what differs) or written with another ``run.save_coef``."""
+    refuse_earlier(path, attrs)
+    if attrs["grid_hash"] != grid_hash(spec):
+        diffs = diff_descriptions(json.loads(attrs["grid_description"]), grid_description(spec))
+        detail = "\n  ".join(diffs) if diffs else "(grid version differs)"
+        raise StoreMismatchError(
+            f"the store {path} was written by a different grid (stored != requested):\n  "
+            f"{detail}\nTo start a new store, set store.path to a new path (or leave it unset "
+            "to derive one from the grid), or delete the existing store.")
+    if int(attrs.get("save_coef", 1)) != int(spec.run.save_coef):
+        raise StoreMismatchError(
+            f"the store {path} was written with run.save_coef={bool(int(attrs['save_coef']))}; "
+            f"rerun with that setting or choose another store.path")
+
+
+def _computed_with(attrs) -> list[tuple[str | None, dict]]:
+    """The code fingerprints and library versions a store's cells were computed with: those it
+    was created with (attributes ``code``, ``versions``) and those of each run recorded since."""
+    def parsed(versions):
+        try:
+            value = json.loads(versions) if isinstance(versions, str) else versions
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    found = [(attrs.get("code"), parsed(attrs.get("versions", "{}")))]
+    try:
+        runs = json.loads(attrs.get("runs", "[]"))
+    except ValueError:
+        runs = []
+    found += [(run.get("code"), parsed(run.get("versions", {}))) for run in runs
+              if isinstance(run, dict) and "code" in run]
+    return found
+
+
+def version_differences(attrs) -> list[str]:
+    """What differs between the code and numerical libraries a store's cells were computed with
+    and this process's, e.g. ``"numpy 1.26.0 (store) != 2.4.6 (here)"``; empty when nothing does."""
+    here_code, here = code_fingerprint(), package_versions()
+    diffs: list[str] = []
+    for code, versions in _computed_with(attrs):
+        if code != here_code:
+            diffs.append(f"code fingerprint {str(code)[:12]} (store) != {here_code[:12]} (here)")
+        diffs += [f"{name} {versions.get(name, 'unknown')} (store) != {here[name]} (here)"
+                  for name in NUMERICAL if versions.get(name) != here[name]]
+    return list(dict.fromkeys(diffs))
+
+
+def refuse_mixed(path, attrs, allow: bool) -> list[str]:
+    """Refuse to compute cells into the store at ``path`` with other code or numerical libraries
+    than its cells so far, unless ``allow`` (``run.allow_mixed_versions``); returns what differs
+    (empty when nothing does)."""
+    diffs = version_differences(attrs)
+    if diffs and not allow:
+        raise StoreVersionError(
+            f"the store {path} was computed by other code or libraries ({'; '.join(diffs)}); "
+            "rerun with the versions that made it, give a new store.path, or add "
+            "run.allow_mixed_versions=true to continue it with these (its run record notes it)")
+    return diffs
