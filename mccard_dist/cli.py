@@ -166,16 +166,23 @@ def help_text(config_dir: Path | None = None) -> str:
     from omegaconf import OmegaConf
 
     from .config import config_dir as default_dir
+    from .hydra_guard import search_folders
 
     config_dir = default_dir() if config_dir is None else config_dir
+    folders = search_folders(config_dir)
 
     defaults = {}
-    for item in OmegaConf.to_container(OmegaConf.load(config_dir / "config.yaml"))["defaults"]:
+    primary = next(f / "config.yaml" for f in folders if (f / "config.yaml").is_file())
+    for item in OmegaConf.to_container(OmegaConf.load(primary))["defaults"]:
         if isinstance(item, dict):
             defaults.update({k: v for k, v in item.items() if "@" not in k})
 
-    def options(group):
-        return sorted((config_dir / group).glob("*.yaml"))
+    def options(group):  # one's own folder's file where both have one of a name
+        found = {}
+        for folder in folders:
+            for path in sorted((folder / group).glob("*.yaml")):
+                found.setdefault(path.stem, path)
+        return [found[name] for name in sorted(found)]
 
     out = ["mccard-run: fit robust sparse regression methods (MCC-ARD and its baselines) over a grid",
            "of contamination settings on a Dask cluster, into a labelled xarray/zarr results store.",
@@ -208,7 +215,8 @@ def help_text(config_dir: Path | None = None) -> str:
             "own options;",
             "results: `mccard-report STORE --out DIR`, or mccard_dist.open_results(STORE) in "
             "Python.",
-            f"configs: {config_dir} (MCCARD_CONFIG_DIR=DIR uses another folder)"]
+            f"configs: {', '.join(map(str, folders))} (MCCARD_CONFIG_DIR=DIR adds a folder of "
+            "your own, searched first)"]
     return "\n".join(out)
 
 
@@ -216,7 +224,7 @@ def run() -> None:
     """Console entry point ``mccard-run``: the command line is checked
     (:func:`mccard_dist.hydra_guard.check_overrides`) before Hydra's main gets it."""
     from .hydra_guard import (check_overrides, hydra_argv, hydra_error, parse_args,
-                              register_schemas)
+                              register_schemas, search_folders)
 
     from .config import config_dir
 
@@ -235,11 +243,13 @@ def run() -> None:
     if problem is not None:
         sys.exit(f"error: {problem}")
     sys.argv[1:] = hydra_argv(args)
+    for shipped in search_folders(folder)[1:]:  # searched after one's own folder
+        sys.argv[1:1] = ["--config-dir", str(shipped.resolve())]
     import os
 
     import hydra
 
-    register_schemas()
+    register_schemas(folder)
     main = hydra.main(version_base="1.3", config_path=str(folder), config_name="config")(_main)
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors, to be said in one line here
     try:

@@ -29,7 +29,7 @@ __all__ = ["GRID_VERSION", "Block", "Cell", "block_fits", "candidate_values", "c
 
 #: Bumped when the meaning of a grid description or the store's layout changes (stores of an
 #: earlier version are refused until ``mccard-migrate`` brings them to this one).
-GRID_VERSION = 3
+GRID_VERSION = 4
 
 @dataclass(frozen=True)
 class Cell:
@@ -234,7 +234,7 @@ def chosen_names(spec) -> list[str]:
     """The store's per-cell variables ``chosen_<name>`` of the final fit's value of each name of
     the methods' grids (``spec`` as for :func:`candidate_values`), but ``chosen_alpha`` (the
     absolute penalty, a scalar of every cell)."""
-    names = dict.fromkeys(f"chosen_{name}" for m in spec.methods for name in m.kind.grid_names)
+    names = dict.fromkeys(f"chosen_{name}" for m in spec.methods for name in m.grid_names)
     return [name for name in names if name != "chosen_alpha"]
 
 
@@ -252,10 +252,17 @@ def grid_description(spec: ExperimentSpec) -> dict:
         "grid_version": GRID_VERSION,
         "experiment": {"methods": list(spec.method_names), "tau": list(spec.tau),
                        "psi": list(spec.psi), "seeds": list(spec.seeds)},
-        "methods": {m.name: m.to_dict() for m in spec.methods},
+        "methods": {m.name: _method_description(m) for m in spec.methods},
         "data": spec.data.describe(),
         "cv": cv,
     }
+
+
+def _method_description(method: MethodSpec) -> dict:
+    """A method's config, and the version of its estimator's package where that is not this
+    package: a new version of a user's estimator is another method (another store, no reuse)."""
+    version = method.kind.version
+    return {**method.to_dict(), **({"version": str(version)} if version is not None else {})}
 
 
 def grid_hash(spec: ExperimentSpec) -> str:

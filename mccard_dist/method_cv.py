@@ -17,19 +17,20 @@ __all__ = ["MethodCV"]
 
 
 def method_spec(method: str, grid: Mapping | None = None, params: Mapping | None = None):
-    """The checked method ``method`` of the config folder (``method/<method>.yaml``), its grid's
-    and params' entries replaced by ``grid``'s and ``params``'."""
+    """The checked method ``method`` of the config folders (``method/<method>.yaml`` of
+    :func:`~mccard_dist.config.config_path`), its grid's and params' entries replaced by
+    ``grid``'s and ``params``'."""
     from omegaconf import OmegaConf
 
-    from .config import MethodSpec
+    from .config import MethodSpec, config_path, method_files
     from .config.checks import ConfigError
-    from .config.experiment import config_dir
 
-    path = config_dir() / "method" / f"{method}.yaml"
-    if not path.is_file():
-        known = sorted(p.stem for p in path.parent.glob("*.yaml"))
-        raise ValueError(f"method {method!r} has no file {path}; known methods: "
-                         f"{', '.join(known)}")
+    files = method_files(config_path())
+    path = files.get(method)
+    if path is None:
+        raise ValueError(f"method {method!r} has no file method/{method}.yaml in "
+                         f"{', '.join(map(str, config_path()))}; known methods: "
+                         f"{', '.join(files)}")
     raw = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
     raw.pop("defaults", None)
     raw["grid"] = {**(raw.get("grid") or {}), **dict(grid or {})}

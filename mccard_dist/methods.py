@@ -1,29 +1,35 @@
-"""What each registry estimator declares about its hyper-parameters.
+"""What the pipeline knows about a method's estimator: its class, named by import path in the
+method file (``estimator: mccard_dist.models:MCCARDRegressor``, or a class of one's own package),
+and what the class declares about its hyper-parameters in an optional class attribute
+``mccard_method`` (a mapping of :class:`MethodKind`'s fields: its width, its penalty, its paths, its
+solvers). A class that declares nothing is a plain scikit-learn regressor whose CV grid may span any
+of its constructor's parameters. The rest of the package asks the method's kind
+(:func:`kind_of`) and knows no estimator by name.
 
-A method in the config names one of these kinds (``estimator: mcc_l1``) and gives its CV grid,
-keyed by the kind's :attr:`MethodKind.grid_names` (a width, a penalty and the estimator's other
-tuned parameters); a CV candidate
-is a mapping ``{name: value}`` that the kind turns into estimator parameters. The rest of the
-package asks the method's kind and knows no estimator by name: a new estimator is one entry in
-:data:`KINDS`.
+What the pipeline reads from a fitted estimator is a small protocol: ``predict`` (required),
+``coef_`` and ``intercept_`` (the selection metrics and the stored coefficients; NaN without),
+``n_iter_`` and ``converged_`` (NaN and unknown without).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import itertools
 import math
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from types import MappingProxyType
+from dataclasses import dataclass, fields
 
-__all__ = ["AUTO_WIDTH", "BOUNDS", "FLAT_PER_DECADE", "KINDS", "SPARSER_UPWARDS", "MethodKind",
-           "grid_edge"]
+__all__ = ["AUTO_WIDTH", "BOUNDS", "ESTIMATOR_RE", "FLAT_PER_DECADE", "SPARSER_UPWARDS",
+           "MethodKind", "grid_edge", "kind_of"]
 
 #: a width grid that is this string: each fit sets its own width (``models._width.AUTO``, which
-#: this room does not import: the command line reads the registry without scikit-learn)
+#: this room does not import: the command line reads it without scikit-learn)
 AUTO_WIDTH = "auto"
+#: an estimator's import path, ``package.module:Class``
+ESTIMATOR_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
 
 
 def _load(ref: str | None):
@@ -33,15 +39,19 @@ def _load(ref: str | None):
     module, _, name = ref.partition(":")
     return getattr(importlib.import_module(module), name)
 
+
 @dataclass(frozen=True)
 class MethodKind:
-    """An estimator class and its hyper-parameters.
+    """An estimator class and what it declares about its hyper-parameters (its class attribute
+    ``mccard_method``, every field optional).
 
     Attributes
     ----------
     estimator : str
         The estimator class, as ``"module:Class"`` (:attr:`cls`: the class, imported on first
         use).
+    label : str or None
+        The estimator's name in reports (None: the method's name).
     width_param : str or None
         Its kernel width (or other robustness scale), chosen by CV over the grid of that name, or
         set inside each fit (``"auto"``) where ``auto_width``; None: it has none.
@@ -62,35 +72,42 @@ class MethodKind:
     path_param : str or None
         The boolean parameter that must be true for :attr:`path` to be used (the estimator's
         ``warm_start``); None: paths whenever ``cv.paths`` asks.
-    other_grid : tuple of str
-        Further grid axes, each passed to the estimator under its own name (MCP's ``gamma``).
     requires : str or None
         A module the estimator needs that the package does not install (an optional extra's),
         checked when an experiment selects the method; None: nothing beyond the package.
     """
 
     estimator: str
+    label: str | None = None
     width_param: str | None = None
     penalty_name: str | None = None
     penalty_scale: str | None = None
-    auto_width: bool = True
+    auto_width: bool = False
     path: str | None = None
     no_path_solvers: tuple[str, ...] = ()
-    alo: bool = True
+    alo: bool = False
     solver_params: tuple[str, ...] = ()
     path_param: str | None = None
-    other_grid: tuple[str, ...] = ()
     requires: str | None = None
 
     @property
     def cls(self) -> type:
         return _load(self.estimator)
 
+    def grid_names(self, grid: Mapping = ()) -> tuple[str, ...]:
+        """The names of the CV grid ``grid``: the declared width first, the penalty second (each
+        whether ``grid`` gives it or not), then ``grid``'s other names in its order."""
+        declared = tuple(n for n in (self.width_param, self.penalty_name) if n is not None)
+        return declared + tuple(n for n in grid if n not in declared)
+
     @property
-    def grid_names(self) -> tuple[str, ...]:
-        """The names of the CV grid, the width first, the penalty second."""
-        return tuple(n for n in (self.width_param, self.penalty_name, *self.other_grid)
-                     if n is not None)
+    def version(self) -> str | None:
+        """The ``__version__`` of the estimator's top package, None for this package's own
+        estimators (the store's code fingerprint covers them) or a package without one."""
+        top = self.estimator.partition(":")[0].split(".")[0]
+        if top == __name__.split(".")[0]:
+            return None
+        return getattr(importlib.import_module(top), "__version__", None)
 
     @property
     def penalty_is_ratio(self) -> bool:
@@ -112,7 +129,7 @@ class MethodKind:
     def candidates(self, grid: Mapping) -> list[dict]:
         """The CV candidates, ``{name: value}`` for each combination of the grid's lists, the
         width varying slowest (none without a list: one fit per cell)."""
-        listed = [n for n in self.grid_names if not isinstance(grid.get(n), str)]
+        listed = [n for n in self.grid_names(grid) if n in grid and not isinstance(grid[n], str)]
         if not listed:
             return []
         return [dict(zip(listed, values))
@@ -129,9 +146,9 @@ class MethodKind:
         width = candidate.get(self.width_param, AUTO_WIDTH) if self.width_param else None
         if self.width_param:
             kwargs[self.width_param] = width if width == AUTO_WIDTH else float(width)
-        for name in self.other_grid:
-            if name in candidate:
-                kwargs[name] = float(candidate[name])
+        for name, value in candidate.items():
+            if name not in (self.width_param, self.penalty_name):
+                kwargs[name] = value
         estimator = self.cls(**kwargs)
         alpha = None
         if self.penalty_name:
@@ -186,49 +203,31 @@ class MethodKind:
         yield built[0].fit(X, y, **kw)
 
 
-#: The fixed registry: ``methods.<name>.estimator`` must be one of these keys; no config key can
-#: name an arbitrary class.
-_M = "mccard_dist.models"
-KINDS = MappingProxyType({
-    # warm_start: one warm-started path over the widths per fold, widest first (cv.paths=width)
-    "mcc_ard": MethodKind(f"{_M}:MCCARDRegressor", width_param="kernel_width",
-                          path=f"{_M}.mcc_ard:fit_width_path", path_param="warm_start",
-                          solver_params=("solver", "warm_start", "w_steps", "init", "form")),
-    "ls_ard": MethodKind(f"{_M}:LSARDRegressor", solver_params=("solver", "form")),
-    "mcc_l1": MethodKind(f"{_M}:MCCL1Regressor", width_param="kernel_width",
-                         penalty_name="alpha_ratio", penalty_scale=f"{_M}:mcc_l1_alpha_max",
-                         path=f"{_M}.mcc_l1_path:fit_path",
-                         no_path_solvers=("em",)),
-    # the authors' algorithm as published: no leave-one-out residuals
-    "mcc_ard_authors": MethodKind(f"{_M}:AuthorsMCCARDRegressor", width_param="kernel_width",
-                                  alo=False),
-    "ls_ard_authors": MethodKind(f"{_M}:AuthorsLSARDRegressor", alo=False),
-    # peer baselines (scikit-learn): the Lasso's alpha as a fraction of its alpha_max; Huber's
-    # threshold epsilon and its L2 alpha, both under their own names
-    "lasso": MethodKind(f"{_M}:LassoBaseline", penalty_name="alpha_ratio",
-                        penalty_scale=f"{_M}:lasso_alpha_max", alo=False),
-    "huber": MethodKind(f"{_M}:HuberBaseline", width_param="epsilon", penalty_name="alpha",
-                        auto_width=False, alo=False),
-    # the robust sparse peers: Huber's threshold epsilon (in units of the targets' normalised
-    # MAD) and the penalty as a fraction of alpha_max at that epsilon; MCP's concavity gamma
-    "huber_l1": MethodKind(f"{_M}:HuberL1Regressor", width_param="epsilon",
-                           penalty_name="alpha_ratio", penalty_scale=f"{_M}:huber_alpha_max",
-                           auto_width=False, alo=False, requires="skglm"),
-    "huber_mcp": MethodKind(f"{_M}:HuberMCPRegressor", width_param="epsilon",
-                            penalty_name="alpha_ratio", penalty_scale=f"{_M}:huber_alpha_max",
-                            other_grid=("gamma",), auto_width=False, alo=False,
-                            requires="skglm"),
-    "lad_lasso": MethodKind(f"{_M}:LADLassoRegressor", penalty_name="alpha_ratio",
-                            penalty_scale=f"{_M}:lad_alpha_max", alo=False),
-})
+@functools.lru_cache(maxsize=None)
+def kind_of(estimator: str) -> MethodKind:
+    """The kind of the class ``estimator`` (``"module:Class"``), imported here, with what its
+    ``mccard_method`` declares. Raises ImportError, AttributeError or TypeError for a path that
+    names no importable class, or a declaration that is not a mapping of known fields."""
+    cls = _load(estimator)
+    if not inspect.isclass(cls):
+        raise TypeError(f"{estimator} is a {type(cls).__name__}, not a class")
+    declared = dict(getattr(cls, "mccard_method", None) or {})
+    known = {f.name for f in fields(MethodKind)} - {"estimator"}
+    unknown = sorted(set(declared) - known)
+    if unknown:
+        raise TypeError(f"{estimator}.mccard_method declares {', '.join(unknown)}; it may declare "
+                        f"{', '.join(sorted(known))}")
+    for name in ("no_path_solvers", "solver_params"):
+        declared[name] = tuple(declared.get(name, ()))
+    return MethodKind(estimator, **declared)
 
 
 # -- where a CV choice lies on its grid: the rule of the pipeline's report and of MethodCV ------
 
 #: ``{(estimator, grid name): (lowest, highest)}``: the values a parameter can take (None: no bound)
-BOUNDS = {("huber", "epsilon"): (1.0, None)}
+BOUNDS = {("mccard_dist.models:HuberBaseline", "epsilon"): (1.0, None)}
 #: (estimator or None for any, grid name) along which larger values give sparser models
-SPARSER_UPWARDS = {(None, "alpha_ratio"), ("mcc_ard", "kernel_width")}
+SPARSER_UPWARDS = {(None, "alpha_ratio"), ("mccard_dist.models:MCCARDRegressor", "kernel_width")}
 #: relative change of the mean CV loss per decade below which the CV curve is flat at an edge
 FLAT_PER_DECADE = 0.01
 

@@ -24,7 +24,7 @@ from threadpoolctl import threadpool_limits
 
 from .config import CVSpec, ExperimentSpec
 from .grid import Block, Cell, cv_candidates, cv_units
-from .metrics import evaluate
+from .metrics import EVALUATION_KEYS, correlation, evaluate, rmse
 from .models.search import FIT_ERRORS, Search, choose
 from .records import STATUS_DONE, STATUS_FAILED, CellResult
 
@@ -181,11 +181,28 @@ def _choose_and_refit(spec, method, data, scores, n_failures):
 
 
 def _evaluate(est, data) -> dict:
-    metrics = evaluate(est.coef_, est.intercept_, data.X_test, data.y_test, data.coef_true)
+    """The test metrics of a fitted estimator: from its ``coef_`` and ``intercept_`` (0 without)
+    where it has them; else r and RMSE of its ``predict`` and NaN for the selection."""
+    if hasattr(est, "coef_"):
+        metrics = evaluate(np.ravel(est.coef_), float(getattr(est, "intercept_", 0.0)),
+                           data.X_test, data.y_test, data.coef_true)
+    else:
+        predicted = np.ravel(est.predict(data.X_test))
+        metrics = dict.fromkeys(EVALUATION_KEYS, np.nan)
+        metrics.update(r=correlation(data.y_test, predicted), rmse=rmse(data.y_test, predicted))
     if not np.isfinite(metrics["rmse"]):
         raise ArithmeticError(f"the final fit predicts non-finite values (test RMSE "
                               f"{metrics['rmse']})")
     return metrics
+
+
+def _number(value) -> float:
+    """A scalar attribute of a fitted estimator as a float (NaN where it is not one number: an
+    ``n_iter_`` per target, a penalty given as an array)."""
+    try:
+        return float(np.asarray(value, dtype=np.float64).max()) if np.size(value) else np.nan
+    except (TypeError, ValueError):
+        return np.nan
 
 
 def _failed(cell, exc, n_failures, seconds, scores) -> CellResult:
@@ -208,15 +225,20 @@ def _done(spec, method, cell, est, chosen, metrics, fit_seconds, cell_seconds,
           n_failures, scores, save_coef) -> CellResult:
     save_coef = spec.run.save_coef if save_coef is None else save_coef
     scalars = dict(metrics)
-    for name in method.kind.grid_names:
+    for name in method.grid_names:
         # the final fit's grid values: the CV choice, or where an auto width settled
-        scalars[f"chosen_{name}"] = float(chosen.get(name, getattr(est, "kernel_width_", np.nan)))
+        scalars[f"chosen_{name}"] = float(chosen.get(name, getattr(est, f"{name}_", np.nan)))
+    converged = getattr(est, "converged_", None)
     scalars.update(
-        chosen_alpha=float(getattr(est, "alpha", np.nan)),
-        n_iter=int(est.n_iter_), converged=int(bool(est.converged_)), fit_seconds=fit_seconds,
+        chosen_alpha=_number(getattr(est, "alpha", np.nan)),
+        n_iter=_number(getattr(est, "n_iter_", np.nan)),
+        converged=np.nan if converged is None else int(bool(converged)), fit_seconds=fit_seconds,
         cell_seconds=cell_seconds, n_cv_failures=n_failures, degenerate=_degenerate(est),
     )
-    coef = np.asarray(est.coef_, dtype=np.float64) if save_coef else None
+    coef = None
+    if save_coef:  # without coef_: NaN, the store's coefficients of a model it cannot give
+        coef = (np.ravel(np.asarray(est.coef_, dtype=np.float64)) if hasattr(est, "coef_")
+                else np.full(int(est.n_features_in_), np.nan))
     return CellResult(cell.index, STATUS_DONE, scalars=scalars, cv_score=scores, coef=coef)
 
 

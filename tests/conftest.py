@@ -19,7 +19,6 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 from hydra import compose as _hydra_compose  # noqa: E402
-from hydra import initialize_config_dir  # noqa: E402
 from hydra.core.global_hydra import GlobalHydra  # noqa: E402
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
@@ -86,11 +85,10 @@ def _compose_cached(overrides):
 
 
 def _compose(overrides, return_hydra_config):
-    from mccard_dist.hydra_guard import register_schemas
+    from mccard_dist.hydra_guard import initialize_config_path
 
-    register_schemas()  # the schemas that conf/ names in its defaults
     GlobalHydra.instance().clear()  # in case another test left Hydra initialised
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+    with initialize_config_path(CONF_DIR):  # the schemas and method files that conf/ names
         return _hydra_compose("config", overrides=list(overrides),
                               return_hydra_config=return_hydra_config)
 

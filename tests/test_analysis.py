@@ -684,12 +684,12 @@ def test_summary_cells_never_mix_precisions():
 def test_a_method_is_labelled_by_what_its_stored_config_says_it_is():
     ds = constructed()
     ds.attrs["config"] = json.dumps({"methods": {
-        "mcc_ard": {"estimator": "mcc_ard", "params": {"likelihood": "deviant"},
+        "mcc_ard": {"estimator": "mccard_dist.models:MCCARDRegressor", "params": {"likelihood": "deviant"},
                     "grid": {"kernel_width": "auto"}},
-        "mcc_ard_proper": {"estimator": "mcc_ard", "params": {"likelihood": "proper"},
+        "mcc_ard_proper": {"estimator": "mccard_dist.models:MCCARDRegressor", "params": {"likelihood": "proper"},
                            "grid": {"kernel_width": [0.1, 1.0]}},
-        "ls_ard": {"estimator": "ls_ard", "params": {"solver": "sequential"}, "grid": {}},
-        "mcc_l1": {"estimator": "mcc_l1", "grid": {"kernel_width": [0.3, 3.0]}}}})
+        "ls_ard": {"estimator": "mccard_dist.models:LSARDRegressor", "params": {"solver": "sequential"}, "grid": {}},
+        "mcc_l1": {"estimator": "mccard_dist.models:MCCL1Regressor", "grid": {"kernel_width": [0.3, 3.0]}}}})
     labels = {m: method_style(m, METHODS, ds)["label"] for m in METHODS}
     assert labels == {"mcc_ard": "MCC-ARD, auto width", "mcc_ard_proper": "MCC-ARD, proper C'",
                       "ls_ard": "LS-ARD, sequential solver", "mcc_l1": "MCC-L1"}

@@ -116,7 +116,7 @@ def test_smoke_overrides_beat_config_defaults(compose):
     spec = from_dictconfig(compose(["experiment=smoke"]))
     assert spec.run.fits_per_block == 20  # config.yaml's _self_ comes first
     assert (spec.data.n_train, spec.data.n_features, spec.cv.n_folds) == (40, 60, 2)
-    assert all(len(m.grid["kernel_width"]) == 2 for m in spec.methods if m.estimator != "ls_ard")
+    assert all(len(m.grid["kernel_width"]) == 2 for m in spec.methods if m.kind.width_param)
     assert len(spec.method("mcc_l1").grid["alpha_ratio"]) == 2
     # the command line wins over the experiment
     spec = from_dictconfig(compose(["experiment=smoke", "run.fits_per_block=7"]))
@@ -140,17 +140,17 @@ def test_data_spec_builds_the_cells_data(compose):
     assert int(data.relevant_mask.sum()) == 5 and data.noise_var == 0.05
 
 
-def test_registry_is_fixed_and_estimators_are_built(compose):
-    from mccard_dist.methods import AUTO_WIDTH, KINDS
+def test_method_files_name_the_package_estimators_and_they_are_built(compose):
+    from mccard_dist.config import config_path, method_files
+    from mccard_dist.methods import AUTO_WIDTH
     from mccard_dist.models import AUTO_WIDTH as MODELS_AUTO_WIDTH
 
-    assert AUTO_WIDTH == MODELS_AUTO_WIDTH  # the registry names it without importing the models
-    assert {name: kind.cls for name, kind in KINDS.items()} == {"mcc_ard_authors": AuthorsMCCARDRegressor,
-                                "ls_ard_authors": AuthorsLSARDRegressor,
-                                "mcc_ard": MCCARDRegressor, "ls_ard": LSARDRegressor,
-                                "mcc_l1": MCCL1Regressor, "lasso": LassoBaseline,
-                                "huber": HuberBaseline, "huber_l1": HuberL1Regressor,
-                                "huber_mcp": HuberMCPRegressor, "lad_lasso": LADLassoRegressor}
+    assert AUTO_WIDTH == MODELS_AUTO_WIDTH  # the methods room names it without the models
+    named = {OmegaConf.load(f).estimator for f in method_files(config_path(environ={})).values()}
+    assert named == {f"mccard_dist.models:{c.__name__}" for c in (
+        AuthorsMCCARDRegressor, AuthorsLSARDRegressor, MCCARDRegressor, LSARDRegressor,
+        MCCL1Regressor, LassoBaseline, HuberBaseline, HuberL1Regressor, HuberMCPRegressor,
+        LADLassoRegressor)}
     spec = from_dictconfig(compose(["experiment=smoke"]))
     def build(name, candidate):
         method = spec.method(name)
@@ -350,10 +350,17 @@ def test_an_infinite_degrees_of_freedom_is_refused(smoke_dict):
 
 
 def test_messages_say_what_to_change(smoke_dict):
-    with pytest.raises(ConfigError, match="known methods are mcc_ard, mcc_ard_proper, ls_ard, mcc_l1"):
+    with pytest.raises(ConfigError, match="known methods are .*ls_ard, .*mcc_ard, .*mcc_l1, "):
         spec_from_dict(bad(smoke_dict, "experiment.methods", ["ridge_cv"]))
-    with pytest.raises(ConfigError, match="known estimators are mcc_ard, ls_ard, mcc_l1"):
+    with pytest.raises(ConfigError, match=r"^methods.mcc_ard.estimator: must name an estimator "
+                                          r"class by import path, package.module:Class"):
         spec_from_dict(bad(smoke_dict, "methods.mcc_ard.estimator", "ridge"))
+    with pytest.raises(ConfigError, match=r"^methods.mcc_ard.estimator: cannot be used "
+                                          r"\(ModuleNotFoundError: No module named 'nolab'\); "
+                                          r"check the path and that its package is installed"):
+        spec_from_dict(bad(smoke_dict, "methods.mcc_ard.estimator", "nolab.robust:Mine"))
+    with pytest.raises(ConfigError, match=r"^methods.mcc_ard.estimator: is not a regressor"):
+        spec_from_dict(bad(smoke_dict, "methods.mcc_ard.estimator", "collections:OrderedDict"))
     with pytest.raises(ConfigError, match=r"bogus, lr not accepted by MCCARDRegressor"):
         spec_from_dict(bad(smoke_dict, "methods.mcc_ard.params", {"bogus": 1, "lr": 2}))
     with pytest.raises(ConfigError, match=r"^methods.mcc_ard.params: The 'likelihood' parameter "
@@ -715,7 +722,7 @@ def test_race_is_for_kfold_only(compose):
 def test_a_grid_is_keyed_by_its_estimators_names(smoke_dict):
     d = copy.deepcopy(smoke_dict)
     d["experiment"]["methods"] = ["mcc_ard", "ls_ard", "mcc_l1", "huber"]
-    d["methods"]["huber"] = {"estimator": "huber", "params": {"max_iter": 100},
+    d["methods"]["huber"] = {"estimator": "mccard_dist.models:HuberBaseline", "params": {"max_iter": 100},
                              "grid": {"epsilon": [1.1, 1.35, 2.0], "alpha": [1.0, 10.0]}}
     new = spec_from_dict(d)
     assert new.method("huber").grid == {"epsilon": (1.1, 1.35, 2.0), "alpha": (1.0, 10.0)}
@@ -724,12 +731,12 @@ def test_a_grid_is_keyed_by_its_estimators_names(smoke_dict):
                                           r"keys are estimator, params, grid; did you mean "
                                           r"methods.huber.grid.kernel_width\?"):
         spec_from_dict(bad(d, "methods.huber.kernel_width", [1.5]))
-    with pytest.raises(ConfigError, match=r"^methods.huber.grid.kernel_width: is not in huber's "
-                                          r"grid, which takes epsilon, alpha; did you mean "
-                                          r"methods.huber.grid.epsilon\?"):
+    with pytest.raises(ConfigError, match=r"^methods.huber.grid.kernel_width: is not a grid "
+                                          r"name of HuberBaseline, which takes epsilon, .*alpha.*; did "
+                                          r"you mean methods.huber.grid.epsilon\?"):
         spec_from_dict(bad(d, "methods.huber.grid.kernel_width", [1.5]))
-    with pytest.raises(ConfigError, match=r"^methods.huber.grid.alpha: must not be empty: huber "
-                                          r"is selected by CV over epsilon x alpha"):
+    with pytest.raises(ConfigError, match=r"^methods.huber.grid.alpha: must not be empty: "
+                                          r"HuberBaseline is selected by CV over epsilon x alpha"):
         spec_from_dict(bad(d, "methods.huber.grid.alpha", ...))
 
 
@@ -767,9 +774,9 @@ def test_auto_width_from_the_command_line(compose):
 
 
 @pytest.mark.parametrize("overrides, digest", [
-    (["experiment=smoke"], "fad3c0bd9a63f02357fe204e2babd2093ceaf0feddfd123566f34fb54ebbc41d"),
-    (["experiment=paper"], "a28e6027addf153d2a718da8a83af55efcb99ab9ac77c62037503072433f7f33"),
-    (["experiment=reproduce"], "5386386c17e2df1cfc406b602613134cbd062f4abc6db732a604020203bb0924"),
+    (["experiment=smoke"], "0b8747c2d5faab5571e7fa170a80eabf036bf4c88086470369d26805d69c7036"),
+    (["experiment=paper"], "e94f40827225e142ad916e4b1e108743a8bfa01d9e2bd1b76a1bb864e8270d12"),
+    (["experiment=reproduce"], "087c51e768aa680f8d206a5b0d2ef868c12ae4309791118cc0b1384d94cfd8aa"),
 ], ids=["smoke", "paper", "reproduce"])
 def test_grid_hash_of_a_fixed_spec_is_pinned(compose, overrides, digest):
     """Compatibility pins, not correctness checks: a change that alters these hashes would orphan
@@ -820,27 +827,31 @@ def test_alo_is_refused_for_a_method_the_registry_says_cannot_give_it(compose, m
                                  f"experiment.methods=[{method}]"]))
 
 
-def _kinds(slow=("huber_l1", "huber_mcp")):
-    """Every registered kind; the ones whose first fit compiles skglm's solver (seconds) slow."""
-    from mccard_dist.methods import KINDS
+def _kinds(slow=("HuberL1Regressor", "HuberMCPRegressor")):
+    """The estimator of every shipped method file; the ones whose first fit compiles skglm's
+    solver (seconds) slow."""
+    from mccard_dist.config import config_path, method_files
 
-    return [pytest.param(name, marks=pytest.mark.slow) if name in slow else name
-            for name in KINDS]
+    named = sorted({OmegaConf.load(f).estimator
+                    for f in method_files(config_path(environ={})).values()})
+    return [pytest.param(name, marks=pytest.mark.slow) if name.endswith(slow) else name
+            for name in named]
 
 
 @pytest.mark.parametrize("name", _kinds())
-def test_the_registry_declares_alo_exactly_where_the_estimator_gives_loo_residuals(name):
+def test_each_estimator_declares_alo_exactly_where_it_gives_loo_residuals(name):
     """`MethodKind.alo` is what the config asks; here each estimator is asked directly: one that
     declares it must return finite residuals, one that does not must not pretend to."""
     import numpy as np
 
-    from mccard_dist.methods import KINDS
+    from mccard_dist.methods import kind_of
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((40, 6))
     y = X[:, 0] - 2 * X[:, 1] + 0.1 * rng.standard_normal(40)
-    kind = KINDS[name]
-    model, _ = kind.build({}, {kind.width_param: 1.5, kind.penalty_name: 0.01})
+    kind = kind_of(name)
+    model, _ = kind.build({}, {n: v for n, v in ((kind.width_param, 1.5),
+                                                  (kind.penalty_name, 0.01)) if n})
     try:
         residuals = model.fit(X, y).loo_residuals(X, y)
         gives = bool(np.all(np.isfinite(residuals))) and residuals.shape == y.shape

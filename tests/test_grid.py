@@ -197,7 +197,7 @@ def test_candidate_values_are_each_methods_grid_under_its_names(smoke, dicts):
     assert chosen_names(smoke) == ["chosen_kernel_width", "chosen_alpha_ratio"]
     d = copy.deepcopy(dicts["smoke"])
     d["experiment"]["methods"] = ["huber", "mcc_l1"]
-    d["methods"]["huber"] = {"estimator": "huber", "params": {},
+    d["methods"]["huber"] = {"estimator": "mccard_dist.models:HuberBaseline", "params": {},
                              "grid": {"epsilon": [1.35, 2.0], "alpha": [1.0, 10.0, 100.0]}}
     d["methods"]["mcc_l1"]["grid"]["kernel_width"] = "auto"
     spec = spec_from_dict(d)
@@ -280,12 +280,12 @@ def test_diff_descriptions_names_the_key(smoke, dicts):
     d = copy.deepcopy(dicts["smoke"])
     d["experiment"]["methods"] = ["mcc_ard", "ls_ard"]
     lines = diff_descriptions(a, grid_description(spec_from_dict(d)))
-    assert "methods.mcc_l1.estimator: \"mcc_l1\" != <absent>" in lines
+    assert "methods.mcc_l1.estimator: \"mccard_dist.models:MCCL1Regressor\" != <absent>" in lines
     # a grid value under the name the config gives it (the hash describes it by axis)
     e = grid_description(changed(dicts["smoke"], "methods.mcc_l1.grid.alpha_ratio", [0.5]))
     assert diff_descriptions(a, e) == ["methods.mcc_l1.grid.alpha_ratio: [0.5, 0.2] != [0.5]"]
     d["experiment"]["methods"] = ["huber"]
-    d["methods"]["huber"] = {"estimator": "huber", "params": {},
+    d["methods"]["huber"] = {"estimator": "mccard_dist.models:HuberBaseline", "params": {},
                              "grid": {"epsilon": [1.35], "alpha": [1.0]}}
     h1 = grid_description(spec_from_dict(d))
     d["methods"]["huber"]["grid"]["epsilon"] = [2.0]

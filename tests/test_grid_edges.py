@@ -26,8 +26,8 @@ def store(chosen_width, chosen_ratio, status, methods, n_selected=None, width="k
 
 
 def test_edges_are_counted_on_finished_cells_per_method_and_axis():
-    methods = {"mcc_ard": {"estimator": "mcc_ard", "grid": {"kernel_width": [0.1, 1.0, 10.0]}},
-               "mcc_l1": {"estimator": "mcc_l1",
+    methods = {"mcc_ard": {"estimator": "mccard_dist.models:MCCARDRegressor", "grid": {"kernel_width": [0.1, 1.0, 10.0]}},
+               "mcc_l1": {"estimator": "mccard_dist.models:MCCL1Regressor",
                           "grid": {"kernel_width": [0.3, 3.0],
                                    "alpha_ratio": [0.6, 0.3, 0.1, 0.03]}}}
     h = [[[[10.0, 1.0, 0.1, 1.0, 1.0], [1.0, 1.0, 1.0, 10.0, 1.0]]],
@@ -56,7 +56,7 @@ def test_edges_are_counted_on_finished_cells_per_method_and_axis():
 
 
 def test_a_grid_chosen_inside_is_not_flagged():
-    methods = {"lasso": {"estimator": "lasso", "grid": {"alpha_ratio": [0.3, 0.1, 0.03, 0.01]}}}
+    methods = {"lasso": {"estimator": "mccard_dist.models:LassoBaseline", "grid": {"alpha_ratio": [0.3, 0.1, 0.03, 0.01]}}}
     ratio = [[[[0.1] * 10, [0.03] * 9 + [0.01]]]]
     h = [[[[np.nan] * 10, [np.nan] * 10]]]
     status = [[[[STATUS_DONE] * 10, [STATUS_DONE] * 10]]]
@@ -68,8 +68,8 @@ def test_a_grid_chosen_inside_is_not_flagged():
 def test_edges_a_wider_grid_cannot_change_are_counted_apart():
     # Lasso at its largest penalty with an empty model (any larger penalty: the same model), and
     # Huber at epsilon = 1, the parameter's bound, say nothing about the grids' width
-    methods = {"lasso": {"estimator": "lasso", "grid": {"alpha_ratio": [0.99, 0.5, 0.1]}},
-               "huber": {"estimator": "huber",
+    methods = {"lasso": {"estimator": "mccard_dist.models:LassoBaseline", "grid": {"alpha_ratio": [0.99, 0.5, 0.1]}},
+               "huber": {"estimator": "mccard_dist.models:HuberBaseline",
                          "grid": {"epsilon": [1.0, 1.35, 2.0], "alpha": [1.0, 10.0]}}}
     ratio = [[[[0.99, 0.99, 0.99, 0.5], [0.1, 0.5, 0.5, 0.5]]],
              [[[1.0, 10.0, 1.0, 1.0], [10.0, 10.0, 1.0, 1.0]]]]
@@ -96,8 +96,8 @@ def test_edges_a_wider_grid_cannot_change_are_counted_apart():
 
 def test_an_empty_mcc_ard_fit_at_the_widest_width_is_settled_but_not_mcc_l1s():
     # the width is ARD's noise variance: wider only prunes more; MCC-L1's width has no such order
-    methods = {"ard": {"estimator": "mcc_ard", "grid": {"kernel_width": [0.1, 10.0, 1000.0]}},
-               "l1": {"estimator": "mcc_l1", "grid": {"kernel_width": [0.1, 10.0, 1000.0]}}}
+    methods = {"ard": {"estimator": "mccard_dist.models:MCCARDRegressor", "grid": {"kernel_width": [0.1, 10.0, 1000.0]}},
+               "l1": {"estimator": "mccard_dist.models:MCCL1Regressor", "grid": {"kernel_width": [0.1, 10.0, 1000.0]}}}
     h = [[[[1000.0, 1000.0, 10.0, 10.0], [10.0] * 4]]] * 2
     ratio = [[[[np.nan] * 4, [np.nan] * 4]]] * 2
     n_selected = [[[[0, 3, 3, 3], [3] * 4]]] * 2
@@ -134,7 +134,7 @@ def test_a_flat_edge_and_a_cell_without_outliers_at_another_tau_are_not_counted(
                 "candidate": [0, 1, 2],
                 "kernel_width": (("model", "candidate"), np.array([widths]))},
         attrs={"config": json.dumps({"methods": {"mcc_ard": {
-            "estimator": "mcc_ard", "grid": {"kernel_width": widths}}}})})
+            "estimator": "mccard_dist.models:MCCARDRegressor", "grid": {"kernel_width": widths}}}})})
     [edge] = grid_edges(ds)
     assert edge.n_cells == 6  # psi = 0 counted at the first tau only
     assert (edge.n_low, edge.n_flat) == (2, 4)

@@ -441,9 +441,9 @@ def test_a_configstore_group_runs_no_code_in_a_real_run(tmp_path, evil_file):
 
 
 @pytest.mark.parametrize("override, message", [
-    ("methods.mcc_l1.grid.alpha_ratoi=[0.5]", "error: methods.mcc_l1.grid.alpha_ratoi: is not in "
-     "mcc_l1's grid, which takes kernel_width, alpha_ratio; did you mean "
-     "methods.mcc_l1.grid.alpha_ratio?"),
+    ("methods.mcc_l1.grid.alpha_ratoi=[0.5]", "error: methods.mcc_l1.grid.alpha_ratoi: is not a "
+     "grid name of MCCL1Regressor, which takes kernel_width, alpha_ratio, fit_intercept, max_iter, "
+     "solver, tol, working_set, zero_tol; did you mean methods.mcc_l1.grid.alpha_ratio?"),
     pytest.param("+methods.ridge.estimator=lasso", "error: methods.ridge: no such method in the "
                  "config; a method is added from a method file of CONF/method: "
                  "+method@methods.ridge=FILE, then experiment.methods lists it", marks=SLOW),

@@ -18,7 +18,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from mccard_dist import MethodCV
 from mccard_dist.config import ConfigError, from_dictconfig
 from mccard_dist.data import make_paper_data
-from mccard_dist.methods import KINDS
+from mccard_dist.methods import kind_of
 from mccard_dist.models import (HuberL1Regressor, HuberMCPRegressor, LADLassoRegressor,
                                 huber_alpha_max, huber_scale, lad_alpha_max, lasso_alpha_max,
                                 mcp_gamma_bound)
@@ -34,8 +34,8 @@ def test_lasso_alpha_max_is_where_the_lasso_keeps_no_feature():
 
 @pytest.mark.parametrize("overrides, message", [
     (["methods.huber.grid.epsilon=auto"], "methods.huber.grid.epsilon: cannot be auto"),
-    (["+methods.lasso.grid.kernel_width=[1.0]"], "methods.lasso.grid.kernel_width: is not in "
-     "lasso's grid, which takes alpha_ratio"),
+    (["+methods.lasso.grid.kernel_width=[1.0]"], "methods.lasso.grid.kernel_width: is not a "
+     "grid name of LassoBaseline, which takes alpha_ratio, copy_X"),
     (["+methods.huber.kernel_width=[1.0]"], "methods.huber.kernel_width: unknown key"),
     (["+methods.huber.params.epsilon=2.0"], "epsilon must not be set here"),
     (["methods.lasso.grid.alpha_ratio=[]"], "methods.lasso.grid.alpha_ratio: must not be empty"),
@@ -214,7 +214,7 @@ def test_a_ratio_is_scaled_as_the_estimator_it_builds_sees_the_data():
     X, y, w = _shifted_data()
     for fit_intercept in (True, False):
         for weights in (None, w):
-            est, alpha = KINDS["lasso"].build({"fit_intercept": fit_intercept},
+            est, alpha = kind_of("mccard_dist.models:LassoBaseline").build({"fit_intercept": fit_intercept},
                                               {"alpha_ratio": 0.97}, X, y, sample_weight=weights)
             ref = LassoCV(fit_intercept=fit_intercept, alphas=2, cv=2).fit(
                 X, y, sample_weight=weights).alphas_.max()
@@ -278,7 +278,7 @@ def test_mcp_candidates_below_a_folds_gamma_bound_are_skipped_there_with_one_war
     assert bounds[0] > 7.0 and max(bounds[1:]) < 2.0
     candidates = [{"epsilon": 1.0, "alpha_ratio": 0.3, "gamma": g} for g in (2.0, 5.0, 10.0)]
     search = Search(candidates, [(0,), (1,), (2,)],
-                    lambda *a: KINDS["huber_mcp"].fit_members({}, *a))
+                    lambda *a: kind_of("mccard_dist.models:HuberMCPRegressor").fit_members({}, *a))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scores, failed = search.fold_scores(

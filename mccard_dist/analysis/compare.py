@@ -10,7 +10,9 @@ import numpy as np
 from scipy import stats
 
 from .markup import Code, Paragraph, Strong, Table, markdown
-from .values import _LABELS, _auto_width_methods, _config, _grid, _num, cell_values
+from .. import metrics as _metrics
+from .values import (_auto_width_methods, _config, _grid, _num, cell_values, metric_label,
+                     shown_metrics)
 
 
 def t_interval(mean, sd, n, level: float = 0.95):
@@ -63,7 +65,7 @@ class Comparison:
         return abs(self.diff) <= self.seed_sd / math.sqrt(self.n_seeds)
 
 
-def compare_stores(base, other, metrics=("r", "rmse", "f1"), level: float = 0.95
+def compare_stores(base, other, metrics=None, level: float = 0.95
                    ) -> list[Comparison]:
     """Paired comparison of two stores on the cells both finished (same method, tau, psi, seed):
     per method and metric, both means, the mean paired difference ``other - base`` with its
@@ -71,6 +73,8 @@ def compare_stores(base, other, metrics=("r", "rmse", "f1"), level: float = 0.95
     (the noise a rerun with other seeds would show)."""
     import xarray as xr
 
+    if metrics is None:  # the shown metrics that have a better side
+        metrics = [n for n in shown_metrics() if better(n)]
     rows = []
     methods = [m for m in base["model"].values if m in set(other["model"].values)]
     for metric in metrics:
@@ -117,11 +121,13 @@ class MethodComparison:
     cell_high: float
 
 
-def compare_methods(ds, pairs, metrics=("r", "rmse", "f1", "n_selected"), level: float = 0.95,
+def compare_methods(ds, pairs, metrics=None, level: float = 0.95,
                     **where) -> list[MethodComparison]:
     """Paired comparison of methods of one store on the same cells (same data and folds).
     ``pairs``: ``(base, other)`` method names, e.g. :func:`width_pairs`; ``where`` restricts the
-    cells, e.g. ``tau=10.0``. A seed counts over seeds when both finished one of its cells."""
+    cells, e.g. ``tau=10.0``. A seed counts over seeds when both finished one of its cells;
+    ``metrics``: names (default: the metrics the report shows)."""
+    metrics = shown_metrics() if metrics is None else metrics
     rows = []
     for base, other in pairs:
         for metric in metrics:
@@ -150,7 +156,7 @@ def method_comparison_markdown(rows: list[MethodComparison], level: float = 0.95
     """:func:`compare_methods` rows as a markdown table."""
     header = ("other vs base", "metric", "cells", "seeds", "base", "other", "other − base",
               f"{level:.0%} interval (seeds)", f"{level:.0%} interval (cells)")
-    lines = [((Code(r.other), " vs ", Code(r.base)), _LABELS.get(r.metric, r.metric),
+    lines = [((Code(r.other), " vs ", Code(r.base)), metric_label(r.metric),
               str(r.n_cells), str(r.n_seeds), f"{r.base_mean:.4g}", f"{r.other_mean:.4g}",
               f"{r.diff:+.3g}", f"[{_num(r.seed_low)}, {_num(r.seed_high)}]",
               f"[{_num(r.cell_low)}, {_num(r.cell_high)}]") for r in rows]
@@ -172,14 +178,25 @@ def comparison_table(rows: list[Comparison], base_name="base", other_name="other
     return "\n".join(lines)
 
 
+def _package_kind(estimator):
+    """The kind of a stored method's estimator where it is one of this package's classes, else
+    None: reading a store imports no other package's code."""
+    from ..methods import kind_of
+
+    if not str(estimator).startswith("mccard_dist."):
+        return None
+    try:
+        return kind_of(estimator)
+    except (ImportError, AttributeError, TypeError):
+        return None
+
+
 def width_pairs(ds) -> list[tuple[str, str]]:
     """``(kfold_method, auto_method)`` pairs of the store: the same estimator and parameters
     (but the one that only says how a width grid is fitted, the kind's ``path_param``), the
     kernel width chosen by CV over a grid in the first and set inside the fit in the second."""
-    from ..methods import KINDS
-
     def params(c):
-        kind = KINDS.get(c.get("estimator"))
+        kind = _package_kind(c.get("estimator"))
         skip = kind.path_param if kind else None
         return {k: v for k, v in (c.get("params") or {}).items() if k != skip}
 
@@ -215,14 +232,12 @@ def solver_pairs(ds) -> list[tuple[str, str]]:
     candidates and the same parameters but those that only select or tune a solver
     (:attr:`~mccard_dist.methods.MethodKind.solver_params`), the first with the pruning solver
     and the second with the sequential one."""
-    from ..methods import KINDS
-
     config = _config(ds).get("methods", {})
     names = [str(m) for m in ds["model"].values]
     solver, rest = {}, {}
     for name in names:
         c = config.get(name, {})
-        kind = KINDS.get(c.get("estimator"))
+        kind = _package_kind(c.get("estimator"))
         params = c.get("params") or {}
         solver[name] = kind.solver(params) if kind else None
         skip = kind.solver_params if kind else ()
@@ -233,11 +248,20 @@ def solver_pairs(ds) -> list[tuple[str, str]]:
 
 
 
-#: +1: higher is better; -1: lower is better; 0: neither (the number of features kept)
-BETTER = {"r": 1, "rmse": -1, "f1": 1, "n_selected": 0, "cell_seconds": -1}
-#: the metrics of :func:`versus`, and their column titles
-VERSUS_METRICS = {"r": "r", "rmse": "RMSE", "f1": "F1", "n_selected": "features",
-                  "cell_seconds": "s per cell"}
+#: the column of :func:`versus` after the metrics: the seconds a cell took (lower is better)
+SECONDS = "cell_seconds"
+
+
+def better(name: str) -> int:
+    """+1: higher is better; -1: lower is better; 0: neither (the number of features kept)."""
+    m = _metrics.metric(name)
+    return -1 if name == SECONDS else m.better if m is not None else 0
+
+
+def versus_metrics() -> dict[str, str]:
+    """The values :func:`versus` compares, and their column titles: the metrics the report
+    shows, then the seconds per cell."""
+    return {**{n: metric_label(n) for n in shown_metrics()}, SECONDS: "s per cell"}
 
 
 def psi_blocks(psis, n_blocks: int = 3) -> list[tuple[float, ...]]:
@@ -271,17 +295,18 @@ class BlockComparison:
         if not (math.isfinite(self.low) and math.isfinite(self.high)) or self.low <= 0 <= self.high:
             return "ties"
         sign = 1 if self.low > 0 else -1
-        better = BETTER.get(self.metric, 0)
-        if better == 0:
+        side = better(self.metric)
+        if side == 0:
             return "more" if sign > 0 else "fewer"
-        return "wins" if sign == better else "loses"
+        return "wins" if sign == side else "loses"
 
 
-def versus(ds, base: str, others=None, metrics=tuple(VERSUS_METRICS), n_blocks: int = 3,
+def versus(ds, base: str, others=None, metrics=None, n_blocks: int = 3,
            level: float = 0.95) -> list[BlockComparison]:
     """Paired differences ``base - other`` for each other method of the store (``others``: all
     but ``base``), tau and block of psi values (:func:`psi_blocks`), on the seeds where both
-    finished every cell of the block."""
+    finished every cell of the block; ``metrics``: names (default: :func:`versus_metrics`)."""
+    metrics = tuple(versus_metrics()) if metrics is None else metrics
     methods = [str(m) for m in ds["model"].values]
     others = [m for m in methods if m != base] if others is None else list(others)
     blocks = psi_blocks(ds["psi"].values, n_blocks)
@@ -320,8 +345,9 @@ def versus_markdown(rows: list[BlockComparison], labels=None, level: float = 0.9
     if not rows:
         return ""
     base = rows[0].base
-    quality = [r for r in rows if BETTER.get(r.metric, 0) != 0 and r.metric != "cell_seconds"]
-    header = ("other method", "comparisons (tau x psi block x r, RMSE, F1)",
+    quality = [r for r in rows if better(r.metric) != 0 and r.metric != SECONDS]
+    judged = ", ".join(dict.fromkeys(metric_label(r.metric) for r in quality))
+    header = ("other method", f"comparisons (tau x psi block x {judged})",
               *(f"{name(base)} {v}" for v in ("wins", "ties", "loses")))
     lines = []
     for other in dict.fromkeys(r.other for r in rows):
@@ -332,7 +358,7 @@ def versus_markdown(rows: list[BlockComparison], labels=None, level: float = 0.9
     for other in dict.fromkeys(r.other for r in rows):
         mine = [r for r in rows if r.other == other]
         metrics = list(dict.fromkeys(r.metric for r in mine))
-        header = ("tau", "psi", *(f"{VERSUS_METRICS.get(m, m)}" for m in metrics),
+        header = ("tau", "psi", *(f"{metric_label(m)}" for m in metrics),
                   name(base))
         keys = list(dict.fromkeys((r.tau, r.psis) for r in mine))
         lines = []
@@ -343,7 +369,7 @@ def versus_markdown(rows: list[BlockComparison], labels=None, level: float = 0.9
             said = {}
             for m in metrics:
                 if m in cells and cells[m].verdict != "ties":
-                    said.setdefault(cells[m].verdict, []).append(VERSUS_METRICS.get(m, m))
+                    said.setdefault(cells[m].verdict, []).append(metric_label(m))
             summary = "; ".join(f"{v} {', '.join(ms)}" for v, ms in said.items()) or "ties"
             lines.append((f"{tau:g}", _psi_range(psis), *text, summary))
         blocks.append(Paragraph(Strong(f"{name(base)} − {name(other)}")))
@@ -372,11 +398,12 @@ def versus_report(ds, base: str, level: float = 0.95) -> str:
 
     methods = [str(m) for m in ds["model"].values]
     labels = {m: method_style(m, methods, ds)["label"] for m in methods}
-    header = ("method", "cells", *VERSUS_METRICS.values())
+    columns = versus_metrics()
+    header = ("method", "cells", *columns.values())
     lines = []
     for m in methods:
         # each metric over the cells where it is defined (F1 is not without true coefficients)
-        values = [cell_values(ds, k).sel(model=m).values for k in VERSUS_METRICS if k in ds]
+        values = [cell_values(ds, k).sel(model=m).values for k in columns if k in ds]
         done = np.isfinite(cell_values(ds, "r").sel(model=m).values)  # r: every finished cell
         lines.append((labels[m], str(int(done.sum())),
                       *(_num(float(np.mean(v[np.isfinite(v)]))) if np.isfinite(v).any() else "–"

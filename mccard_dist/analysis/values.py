@@ -9,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import metrics
 from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
 from .markup import Table, markdown
 
-#: per-cell metrics summarised over seeds
-METRICS = ("r", "rmse", "n_selected", "precision", "recall", "f1", "chosen_kernel_width",
-           "chosen_alpha_ratio", "fit_seconds")
+#: per-cell values summarised over seeds besides the metrics (:data:`mccard_dist.metrics.METRICS`)
+SUMMARISED = ("chosen_kernel_width", "chosen_alpha_ratio", "fit_seconds")
 #: value given to the undefined ``r`` of a finished cell with a constant prediction
 UNDEFINED_R = 0.0
 
@@ -105,7 +105,7 @@ def summarize(ds):
     out = {}
     with warnings.catch_warnings():  # all-NaN slices and single seeds: NaN is the answer
         warnings.simplefilter("ignore", RuntimeWarning)
-        for name in METRICS:
+        for name in (*(m.name for m in metrics.METRICS), *SUMMARISED):
             if name not in ds:
                 continue
             values = cell_values(ds, name)
@@ -120,8 +120,10 @@ def summarize(ds):
     return xr.Dataset(out)
 
 
-def summary_table(ds, metrics=("r", "rmse", "f1", "n_selected")) -> str:
-    """A plain-text table of mean metrics per method and tau (over psi and finished seeds)."""
+def summary_table(ds, metrics=None) -> str:
+    """A plain-text table of mean metrics per method and tau (over psi and finished seeds);
+    ``metrics``: names (default: the metrics the report shows)."""
+    metrics = shown_metrics() if metrics is None else metrics
     status = ds["status"].load()
     values = {m: cell_values(ds, m) for m in metrics}
     header = f"{'method':16s} {'tau':>6s} " + " ".join(f"{m:>10s}" for m in metrics) + \
@@ -141,13 +143,15 @@ def summary_table(ds, metrics=("r", "rmse", "f1", "n_selected")) -> str:
     return "\n".join(lines)
 
 
-#: (metric, heading, number format) of the per-tau summary tables in the report
-_SUMMARY_METRICS = (
-    ("r", "test r (Pearson correlation)", ".3f"),
-    ("rmse", "test RMSE (units of y)", ".3g"),
-    ("f1", "F1 of the selected features", ".3f"),
-    ("n_selected", "number of selected features", ".1f"),
-)
+def shown_metrics() -> tuple[str, ...]:
+    """The metrics the report's tables, figures and ``--versus`` show, in the table's order."""
+    return tuple(m.name for m in metrics.METRICS if m.shown)
+
+
+def metric_label(name: str) -> str:
+    """A metric's column title (its name for a value that is not a metric)."""
+    m = metrics.metric(name)
+    return m.label if m is not None else name
 
 
 def summary_markdown(ds, summary=None) -> str:
@@ -159,7 +163,8 @@ def summary_markdown(ds, summary=None) -> str:
     parts = []
     for tau in ds["tau"].values:
         parts.append(f"### tau = {tau:g}\n")
-        for metric, heading, fmt in _SUMMARY_METRICS:
+        for metric, heading, fmt in ((m.name, m.heading, m.fmt) for m in metrics.METRICS
+                                     if m.shown):
             if f"{metric}_mean" not in s or not has_values(s[f"{metric}_mean"]):
                 continue  # e.g. F1 without true coefficients (real data)
             rows = []
@@ -215,9 +220,6 @@ def _num(x: float) -> str:
     return "–" if not math.isfinite(x) else f"{x:.3g}"
 
 
-_LABELS = {"r": "r", "rmse": "RMSE", "f1": "F1", "n_selected": "n_sel"}
-
-
 #: label, colour and marker of the known methods: the one table of method labels and colours
 #: (figures, tables, claims, report.html). Colours are CSS hex strings, which matplotlib and SVG
 #: (Vega's report.html) both draw; matplotlib's names such as "tab:blue" are not CSS colours.
@@ -247,14 +249,16 @@ _SPARE_COLORS = ("#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf
 _SPARE_MARKERS = ("v", "P", "X", "*", "<", ">")
 
 
-#: labels of the estimators (registry keys of ``mccard_dist.config``), by likelihood where it
-#: matters
+#: labels of the package's estimators (classes of ``mccard_dist.models``), by likelihood where it
+#: matters; another package's estimator is labelled by its method's name
 _ESTIMATOR_LABELS = {
-    ("mcc_ard", "deviant"): "MCC-ARD", ("mcc_ard", "proper"): "MCC-ARD, proper C'",
-    ("ls_ard", None): "LS-ARD", ("mcc_l1", None): "MCC-L1", ("lasso", None): "Lasso",
-    ("huber", None): "Huber", ("huber_l1", None): "Huber + L1", ("huber_mcp", None): "Huber + MCP",
-    ("lad_lasso", None): "LAD-Lasso", ("mcc_ard_authors", None): "MCC-ARD (authors' algorithm)",
-    ("ls_ard_authors", None): "LS-ARD (authors' algorithm)",
+    ("MCCARDRegressor", "deviant"): "MCC-ARD", ("MCCARDRegressor", "proper"): "MCC-ARD, proper C'",
+    ("LSARDRegressor", None): "LS-ARD", ("MCCL1Regressor", None): "MCC-L1",
+    ("LassoBaseline", None): "Lasso", ("HuberBaseline", None): "Huber",
+    ("HuberL1Regressor", None): "Huber + L1", ("HuberMCPRegressor", None): "Huber + MCP",
+    ("LADLassoRegressor", None): "LAD-Lasso",
+    ("AuthorsMCCARDRegressor", None): "MCC-ARD (authors' algorithm)",
+    ("AuthorsLSARDRegressor", None): "LS-ARD (authors' algorithm)",
 }
 
 
@@ -265,8 +269,10 @@ def method_label(config: dict | None) -> str | None:
     if not isinstance(config, dict):
         return None
     params = config.get("params") or {}
-    estimator = config.get("estimator")
-    likelihood = params.get("likelihood", "deviant") if estimator == "mcc_ard" else None
+    module, _, estimator = str(config.get("estimator")).partition(":")
+    if module.split(".")[0] != "mccard_dist":
+        return None
+    likelihood = params.get("likelihood", "deviant") if estimator == "MCCARDRegressor" else None
     label = _ESTIMATOR_LABELS.get((estimator, likelihood))
     if label is None:
         return None

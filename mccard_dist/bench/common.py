@@ -37,18 +37,15 @@ def _one_thread():
 def _compose_spec(overrides, root=None, name=None):
     """The validated spec of ``conf/`` composed with these Hydra overrides (and, with ``root``,
     the store ``root/name.zarr`` and no progress bar)."""
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
+    from hydra import compose
     from omegaconf import OmegaConf
 
     from ..config import config_dir, spec_from_dict
-    from ..hydra_guard import register_schemas
+    from ..hydra_guard import initialize_config_path
 
     if root is not None:
         overrides = [*overrides, f"store.path={root}/{name}.zarr", "run.progress=false"]
-    register_schemas()
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+    with initialize_config_path(config_dir()):
         cfg = compose("config", list(overrides))
     return spec_from_dict(OmegaConf.to_container(cfg, resolve=True))
 

@@ -36,7 +36,7 @@ def bench_floor(repeats=2, psis=(0.0, 0.3, 0.6, 1.0), tau=10.0, out=sys.stdout):
     iterations or solves. Returns ``method -> dict`` of the printed figures.
     """
     spec = _compose_spec(["experiment=paper"])
-    methods = [m for m in spec.methods if m.estimator == "mcc_ard"]
+    methods = [m for m in spec.methods if m.estimator == "mccard_dist.models:MCCARDRegressor"]
     n_fit = spec.data.n_train - spec.data.n_train // spec.cv.n_folds
     results = {}
     with _one_thread():

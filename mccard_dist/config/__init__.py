@@ -5,15 +5,17 @@ config is built into an :class:`ExperimentSpec` (:func:`from_dictconfig`, :func:
 and nothing outside this room sees a Hydra type. Every bad value is refused, before any store or
 cluster exists, with a :class:`ConfigError` whose message starts with the config key
 (``experiment.psi: ...``). A data file is read where the data are used
-(:meth:`ExperimentSpec.check_data`); estimators come from :data:`mccard_dist.methods.KINDS`.
+(:meth:`ExperimentSpec.check_data`); a method names its estimator class by import path
+(:func:`mccard_dist.methods.kind_of`), and :func:`config_path` gives the config folders searched
+for the method files.
 """
 
 from .checks import ConfigError, FrozenMap, to_plain
 from .cluster import (CLUSTER_KINDS, CLUSTER_SCHEMAS, AdaptiveSpec, cluster_spec,
                       listens_beyond_loopback)
 from .data import DATA_SCHEMAS, DataSpec, DiabetesDataSpec, FileDataSpec
-from .experiment import (ExperimentSpec, composition_message, config_dir, from_dictconfig, schemas,
-                         spec_from_dict)
+from .experiment import (ExperimentSpec, composition_message, config_dir, config_path,
+                         from_dictconfig, method_files, schemas, spec_from_dict)
 from .specs import (CV_PATHS, CV_SCHEMES, CV_SCORES, FIT_UNIT_CELLS_PER_WORKER, RUN_UNITS, CVSpec,
                     MethodSpec, RunSpec, StoreSpec)
 
@@ -21,5 +23,5 @@ __all__ = ["CLUSTER_KINDS", "CLUSTER_SCHEMAS", "CV_PATHS", "CV_SCHEMES", "CV_SCO
            "DATA_SCHEMAS", "FIT_UNIT_CELLS_PER_WORKER", "RUN_UNITS", "AdaptiveSpec",
            "CVSpec", "ConfigError", "DataSpec", "DiabetesDataSpec", "ExperimentSpec",
            "FileDataSpec", "FrozenMap", "MethodSpec", "RunSpec", "StoreSpec", "cluster_spec",
-           "composition_message", "config_dir", "from_dictconfig", "listens_beyond_loopback",
-           "schemas", "spec_from_dict", "to_plain"]
+           "composition_message", "config_dir", "config_path", "from_dictconfig",
+           "listens_beyond_loopback", "method_files", "schemas", "spec_from_dict", "to_plain"]

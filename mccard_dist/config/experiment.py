@@ -16,9 +16,8 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
-from ..methods import KINDS
 from .checks import MISSING, ConfigError, Sealed, fail, to_plain
-from .cluster import _EXAMPLES, CLUSTER_SCHEMAS, unset_message
+from .cluster import CLUSTER_SCHEMAS
 from .data import DATA_SCHEMAS
 from .specs import CVSpec, ExperimentSection, MethodSpec, RunSpec, StoreSpec
 
@@ -122,8 +121,7 @@ def _unknown(cls, parent: str, name: str) -> str:
     if cls in CLUSTER_SCHEMAS.values():
         kinds = [k for k, c in CLUSTER_SCHEMAS.items() if name in _keys(c)]
         if kinds:
-            hint = (" (use cluster.n_jobs: workers = n_jobs x processes)"
-                    if name == "n_workers" and cls.kind in ("slurm", "pbs") else "")
+            hint = f" ({cls.instead[name]})" if name in cls.instead else ""
             return (f"{key}: is not used by cluster.kind={cls.kind} (it is a setting of "
                     f"{', '.join(kinds)}){hint}")
     known = _keys(cls)
@@ -144,13 +142,29 @@ def _unknown(cls, parent: str, name: str) -> str:
             return f"{key}: unknown key(s); known keys are {', '.join(known)}; did you mean " \
                    f"{close[0]}?"
     if not close and cls is MethodSpec:  # a grid name or an estimator parameter put here
-        grid = difflib.get_close_matches(name, {n for k in KINDS.values() for n in k.grid_names})
-        params = difflib.get_close_matches(name, {n for k in KINDS.values()
-                                                  for n in k.param_names()})
+        grid, params = _method_names()
+        grid = difflib.get_close_matches(name, grid, n=1)
+        params = difflib.get_close_matches(name, params, n=1)
         close = [f"grid.{grid[0]}"] if grid else [f"params.{params[0]}"] if params else []
     if close:
         hint += f"; did you mean {parent}.{close[0]}?"
     return f"{key}: unknown key(s); known keys are {', '.join(known)}{hint}"
+
+
+@functools.lru_cache(maxsize=1)
+def _method_names() -> tuple[set, set]:
+    """The declared grid names and the constructor parameters of the shipped methods' estimators
+    (hints for a key put under a method where neither belongs)."""
+    from omegaconf import OmegaConf
+
+    from ..methods import kind_of
+
+    grid, params = set(), set()
+    for file in method_files(config_path(environ={})).values():
+        kind = kind_of(OmegaConf.load(file).estimator)
+        grid.update(n for n in (kind.width_param, kind.penalty_name) if n)
+        params.update(kind.param_names())
+    return grid, params
 
 
 def _wants(cls, name) -> str | None:
@@ -183,8 +197,8 @@ def _one_line(exc) -> str | None:
     if isinstance(exc, (ConfigKeyError, ConfigAttributeError)) and is_dataclass(cls) and name:
         return _unknown(cls, parent, name)
     if isinstance(exc, MissingMandatoryValue):
-        if parent == "cluster" and name in _EXAMPLES and is_dataclass(cls):
-            return unset_message(cls.kind, name)
+        if parent == "cluster" and name in getattr(cls, "examples", ()):
+            return cls.unset_message(name)
         return f"{key}: missing mandatory value"
     if isinstance(exc, ReadonlyConfigError) or "does not support deletion" in first:
         return f"{key}: cannot be removed (set it instead)"
@@ -362,10 +376,30 @@ def from_dictconfig(cfg) -> ExperimentSpec:
 
 
 def config_dir(environ: Mapping = os.environ) -> Path:
-    """The config folder: $MCCARD_CONFIG_DIR (of ``environ``); else the configs installed with the
-    package (``mccard_dist/conf`` of a wheel); else ``conf/`` beside the package (a checkout)."""
-    if environ.get("MCCARD_CONFIG_DIR"):
-        return Path(environ["MCCARD_CONFIG_DIR"])
+    """The first config folder of :func:`config_path`: $MCCARD_CONFIG_DIR (of ``environ``), else
+    the shipped one."""
+    return config_path(environ)[0]
+
+
+def config_path(environ: Mapping = os.environ) -> tuple[Path, ...]:
+    """The config folders, searched in this order: $MCCARD_CONFIG_DIR (of ``environ``), whose
+    files add to the shipped ones or replace those of the same name, then the configs installed
+    with the package (``mccard_dist/conf`` of a wheel; else ``conf/`` beside the package, a
+    checkout)."""
     package = Path(__file__).resolve().parents[1]
     installed = package / "conf"
-    return installed if (installed / "config.yaml").is_file() else package.parent / "conf"
+    shipped = installed if (installed / "config.yaml").is_file() else package.parent / "conf"
+    mine = environ.get("MCCARD_CONFIG_DIR")
+    if mine and Path(mine).resolve() != shipped.resolve():
+        return Path(mine), shipped
+    return (shipped,)
+
+
+def method_files(folders) -> dict[str, Path]:
+    """``{name: file}`` of every method file (``method/<name>.yaml``) of the config folders
+    ``folders``, the first folder's file where two have one of the same name."""
+    found: dict[str, Path] = {}
+    for folder in folders:
+        for file in sorted(Path(folder, "method").glob("*.yaml")):
+            found.setdefault(file.stem, file)
+    return dict(sorted(found.items()))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from ..methods import AUTO_WIDTH, KINDS
+from ..methods import AUTO_WIDTH, ESTIMATOR_RE, kind_of
 from .checks import (MISSING, NAME_RE, ConfigError, Sealed, fail, freeze, integer, known, one_of,
                      present, real, real_list, text, to_plain, unique)
 from .data import MIN_SAMPLES
@@ -71,11 +71,11 @@ class ExperimentSection(Sealed):
 
 @dataclass(unsafe_hash=True)
 class MethodSpec(Sealed):
-    """One method: a registry estimator (``estimator``, a key of
-    :data:`mccard_dist.methods.KINDS`), its fixed ``params`` and its CV ``grid``, keyed by the
-    names its kind declares (``{kernel_width: [...] or "auto", alpha_ratio: [...]}``). ``name``
-    is the method's key in the config; :class:`ExperimentSpec` sets it and checks the rest
-    (:meth:`checked`)."""
+    """One method: an estimator class by import path (``estimator: package.module:Class``, which
+    :func:`mccard_dist.methods.kind_of` reads), its fixed ``params`` and its CV ``grid``: a list of
+    values for each of the class's declared width and penalty and for any other constructor
+    parameter (``{kernel_width: [...] or "auto", alpha_ratio: [...]}``). ``name`` is the method's
+    key in the config; :class:`ExperimentSpec` sets it and checks the rest (:meth:`checked`)."""
 
     estimator: str = MISSING
     params: dict[str, Any] | None = field(default_factory=dict)
@@ -87,7 +87,12 @@ class MethodSpec(Sealed):
     @property
     def kind(self):
         """What the estimator declares about its hyper-parameters (:mod:`mccard_dist.methods`)."""
-        return KINDS[self.estimator]
+        return kind_of(self.estimator)
+
+    @property
+    def grid_names(self) -> tuple[str, ...]:
+        """The names of the CV grid, the declared width first and the penalty second."""
+        return self.kind.grid_names(self.grid)
 
     @property
     def has_width(self) -> bool:
@@ -104,17 +109,16 @@ class MethodSpec(Sealed):
         return any(isinstance(v, tuple) for v in self.grid.values())
 
     def checked(self, name: str) -> MethodSpec:
-        """This method named ``name``, its grid and params checked (values converted)."""
+        """This method named ``name``, its estimator imported, its grid and params checked
+        (values converted)."""
         key = f"methods.{name}"
         if not NAME_RE.match(name):
             fail(key, "method names must start with a letter and contain only letters, digits "
                       "and _", name)
         if self.name not in (None, name):
             fail(f"{key}.name", "is the method's key in the config; leave it unset", self.name)
-        if self.estimator not in KINDS:
-            fail(f"{key}.estimator", f"unknown estimator; known estimators are "
-                                     f"{', '.join(KINDS)}", self.estimator)
-        grid = _grid(key, self.estimator, self.grid)
+        _kind(f"{key}.estimator", self.estimator)
+        grid = _grid(key, self.kind, self.grid)
         return replace(self, name=name, grid=grid,
                        params=_params(f"{key}.params", self.kind, self.params, grid))
 
@@ -123,18 +127,40 @@ class MethodSpec(Sealed):
                 "grid": to_plain(self.grid)}
 
 
-def _grid(key: str, estimator: str, grid) -> dict:
-    """A method's grid checked against its kind's names: each a non-empty list (widths > 0,
-    penalties >= 0 and ratios < 1), the width ``auto`` where the kind sets it inside the fit."""
-    kind = KINDS[estimator]
-    names = kind.grid_names
-    listed = ", ".join(names) or "nothing (it has no CV grid)"
+def _kind(key: str, estimator):
+    """The kind of ``estimator``, or a one-line error naming what is wrong with the path."""
+    if not isinstance(estimator, str) or not ESTIMATOR_RE.match(estimator):
+        fail(key, "must name an estimator class by import path, package.module:Class (e.g. "
+                  "mccard_dist.models:MCCARDRegressor)", estimator)
+    try:
+        kind = kind_of(estimator)
+        kind.param_names()
+    except Exception as exc:  # noqa: BLE001 - any failure to import is the user's path or package
+        fail(key, f"cannot be used ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+                  "check the path and that its package is installed", estimator)
+    if not callable(getattr(kind.cls, "fit", None)) or not callable(getattr(kind.cls, "predict",
+                                                                               None)):
+        fail(key, "is not a regressor: it needs fit(X, y) and predict(X)", estimator)
+    return kind
+
+
+def _grid(key: str, kind, grid) -> dict:
+    """A method's grid checked against its kind: each name a declared width or penalty or a
+    constructor parameter, each a non-empty list of numbers (widths > 0, penalties >= 0 and
+    ratios < 1), the width ``auto`` where the kind sets it inside the fit."""
+    declared = [n for n in (kind.width_param, kind.penalty_name) if n is not None]
+    replaced = {"alpha"} if kind.penalty_name not in (None, "alpha") else set()
+    accepted = list(dict.fromkeys([*declared, *(set(kind.param_names()) - replaced)]))
+    accepted = declared + sorted(set(accepted) - set(declared))
+    names = kind.grid_names(grid)
+    estimator = kind.cls.__name__
     for name in grid:
-        if name not in names:
-            hint = difflib.get_close_matches(str(name), list(names), n=1)
-            if name == "kernel_width" and kind.width_param in names:
+        if name not in accepted:
+            hint = difflib.get_close_matches(str(name), accepted, n=1)
+            if name == "kernel_width" and kind.width_param:
                 hint = [kind.width_param]  # the same axis under the estimator's own name
-            fail(f"{key}.grid.{name}", f"is not in {estimator}'s grid, which takes {listed}"
+            fail(f"{key}.grid.{name}", f"is not a grid name of {estimator}, which takes "
+                 f"{', '.join(accepted) or 'none'}"
                  + (f"; did you mean {key}.grid.{hint[0]}?" if hint else ""), show_value=False)
     out = {}
     for name in names:
@@ -152,12 +178,28 @@ def _grid(key: str, estimator: str, grid) -> dict:
                            "give a list", value)
             out[name] = value
             continue
+        if name not in (kind.width_param, kind.penalty_name):
+            out[name] = _axis(gkey, value)
+            continue
         out[name] = real_list(gkey, value, low=0.0, low_open=is_width)
         empty = [v for v in out[name] if v >= 1.0]
         if kind.penalty_is_ratio and name == kind.penalty_name and empty:
             fail(gkey, f"values must be < 1: {name} is a fraction of alpha_max, the smallest "
                        f"penalty that keeps no feature (bad value {empty[0]!r})", list(out[name]))
     return out
+
+
+def _axis(key: str, value) -> tuple:
+    """The values of a grid axis the class does not declare: a list of distinct numbers, whole
+    numbers kept as integers (a tree's depth), so the estimator gets them as written."""
+    if not isinstance(value, (list, tuple)):
+        fail(key, "must be a list", value)
+    out = []
+    for i, v in enumerate(value):
+        number = real(f"{key}[{i}]", v)
+        out.append(int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool)
+                   else number)
+    return unique(key, tuple(out))
 
 
 def _params(key: str, kind, params, grid) -> dict:
@@ -168,7 +210,7 @@ def _params(key: str, kind, params, grid) -> dict:
     if unknown:
         fail(key, f"{', '.join(unknown)} not accepted by {kind.cls.__name__}; accepted: "
                   f"{', '.join(accepted)}", dict(params))
-    from_grid = sorted(set(params) & {kind.width_param, "alpha", *kind.other_grid} - {None})
+    from_grid = sorted(set(params) & {*kind.grid_names(grid), *("alpha",) * bool(kind.penalty_name)})
     if from_grid:
         fail(key, f"{', '.join(from_grid)} must not be set here: it comes from the CV grid "
                   f"({key.rsplit('.', 1)[0]}.grid)", dict(params))
@@ -183,7 +225,8 @@ def _params(key: str, kind, params, grid) -> dict:
     for candidate in kind.candidates(grid) or [{}]:  # the estimator's own check of each
         try:
             estimator, _ = kind.build(out, candidate)
-            estimator._validate_params()
+            if hasattr(estimator, "_parameter_constraints"):  # scikit-learn's own check
+                estimator._validate_params()
         except (TypeError, ValueError) as exc:
             axis = next((n for n in candidate if f"'{n}'" in str(exc)), None)
             where = key if axis is None else f"{key.rsplit('.', 1)[0]}.grid.{axis}"

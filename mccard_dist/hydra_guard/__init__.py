@@ -20,12 +20,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .command_line import (ALLOWED, TRUST_ENV, WHY, _flag_problem, _group_problem, _hydra_problem,
-                           _parse_problem, args_parser, hydra_argv, parse_args, register_schemas)
-from .composed import SHIPPED_ONLY, _composed_problem, _stderr, hydra_error
+from .command_line import (ALLOWED, TRUST_ENV, WHY, _estimator_problem, _flag_problem,
+                           _group_problem, _hydra_problem,
+                           _parse_problem, args_parser, hydra_argv, parse_args, register_schemas,
+                           search_folders)
+from .composed import SHIPPED_ONLY, _composed_problem, _stderr, hydra_error, initialize_config_path
 
 __all__ = ["ALLOWED", "SHIPPED_ONLY", "TRUST_ENV", "WHY", "args_parser", "check_overrides",
-           "hydra_argv", "hydra_error", "parse_args", "register_schemas"]
+           "hydra_argv", "hydra_error", "initialize_config_path", "parse_args", "register_schemas",
+           "search_folders"]
 
 
 def check_overrides(argv: list[str], config_dir: Path, warn=None) -> str | None:
@@ -54,7 +57,8 @@ def check_overrides(argv: list[str], config_dir: Path, warn=None) -> str | None:
     if trusted:
         return None
     for override in parsed:
-        problem = _hydra_problem(override) or _group_problem(override, config_dir)
+        problem = (_hydra_problem(override) or _estimator_problem(override)
+                   or _group_problem(override, config_dir))
         if problem is not None:
             return problem
     return _composed_problem(args, parsed, config_dir, warn or _stderr)

@@ -38,16 +38,32 @@ _NAME = re.compile(r"[\w.-]+")
 #: interpolations a job's subfolder may use: Hydra's per-job values, which stay plain names
 _JOB_VALUE = re.compile(r"\$\{(hydra\.job\.(num|id|name)|now:[^}]*)\}")
 
-def register_schemas() -> None:
+def register_schemas(config_dir: Path | None = None) -> None:
     """Put the config's schemas (:func:`mccard_dist.config.schemas`) into Hydra's ConfigStore,
-    under the names ``conf/`` gives them in its defaults lists: call before composing ``conf/``
+    under the names ``conf/`` gives them in its defaults lists, and ``mccard_methods``: a defaults
+    list of every method file of the config folders (:func:`search_folders` of ``config_dir``,
+    by default the config path), each under ``methods.<name>``. Call before composing ``conf/``
     (the CLI does)."""
     from hydra.core.config_store import ConfigStore
 
-    from ..config import schemas
+    from ..config import config_dir as default_dir
+    from ..config import method_files, schemas
 
+    store = ConfigStore.instance()
     for group, name, node in schemas():
-        ConfigStore.instance().store(group=group, name=name, node=node)
+        store.store(group=group, name=name, node=node)
+    names = method_files(search_folders(config_dir or default_dir()))
+    store.store(name="mccard_methods", node={"defaults": [{f"method@methods.{n}": n}
+                                                          for n in names]})
+
+
+def search_folders(config_dir: Path) -> tuple[Path, ...]:
+    """The config folders Hydra searches, in order: ``config_dir``, then the shipped one."""
+    from ..config import config_path
+
+    shipped = config_path(environ={})[0]
+    same = Path(config_dir).resolve() == shipped.resolve()
+    return (shipped,) if same else (Path(config_dir), shipped)
 
 
 def _why(key: str) -> str:
@@ -171,6 +187,32 @@ def _hydra_problem(override) -> str | None:
     return None
 
 
+#: why a method's estimator is set only by a method file
+ESTIMATOR_WHY = ("it names code to import: a method's estimator is named only in a method file of "
+                 "the config folders, method/NAME.yaml")
+
+
+def _estimator_problem(override) -> str | None:
+    """An override that would set a method's ``estimator`` (an import path) is refused: the key
+    itself, a mapping given to ``methods`` or a method, each value of a sweep."""
+    if override.is_delete() or override.package is not None:
+        return None
+    key = _dotted(override.key_or_group)
+    if key != "methods" and not key.startswith("methods."):
+        return None
+    try:
+        values = (list(override.sweep_string_iterator()) if override.is_sweep_override()
+                  else [override.value()])
+    except Exception:  # noqa: BLE001 - a sweep Hydra expands itself: its key is what counts
+        values = [None]
+    for value in values:
+        for leaf, _ in _leaves(value, key):
+            if leaf.endswith(".estimator") or leaf == "estimator":
+                return _refused(leaf if leaf == key else f"{leaf} (in {_typed(override)})",
+                                ESTIMATOR_WHY)
+    return None
+
+
 def _value_problem(key: str, value, where: str = "on the command line") -> str | None:
     """Why ``value`` of the :data:`ALLOWED` setting ``key`` would make Hydra write outside the
     run's folder, or None. A file Hydra writes (``name``) is a plain name that is not only dots;
@@ -199,8 +241,8 @@ def _group_problem(override, config_dir: Path) -> str | None:
     included, and resolve ``..`` in the option after a missing folder), when the config folder
     has a folder of its name, or when its value looks like a path."""
     group = str(override.key_or_group)
-    folder = config_dir / group
-    if "." in group or (override.is_delete() and folder.is_dir()):
+    folders = [f / group for f in search_folders(config_dir) if (f / group).is_dir()]
+    if "." in group or (override.is_delete() and folders):
         return None
     try:
         values = ([str(v) for v in override.sweep_string_iterator()]
@@ -211,7 +253,7 @@ def _group_problem(override, config_dir: Path) -> str | None:
         isinstance(v, str) and ("/" in v or ".." in v or v.startswith(("~", "$")))
         for v in values)
     values = None if values is None else [str(v) for v in values]
-    if not folder.is_dir():
+    if not folders:
         if "/" not in group and not pathlike:
             return None  # a key of the config, or an option of a group installed with code
         shown = f"{_typed(override)}={values[0]}" if values else (
@@ -220,16 +262,16 @@ def _group_problem(override, config_dir: Path) -> str | None:
                                "config of that folder may be named")
     if values is None:
         return None
-    options = sorted(p.stem for p in folder.glob("*.yaml"))
+    options = sorted({p.stem for folder in folders for p in folder.glob("*.yaml")})
     for value in values:
         if value in options:
             continue
-        file = (folder / f"{value}.yaml").resolve()
-        if file.is_relative_to(folder.resolve()) and file.is_file():
+        if any((file := (folder / f"{value}.yaml").resolve()).is_relative_to(folder.resolve())
+               and file.is_file() for folder in folders):
             continue  # a config in a subfolder of the group
         if "/" in value or value.startswith(("~", "$")) or ".." in value:
             return _refused(f"{_typed(override)}={value}",
-                            f"a group option names a config of {folder}, and a config from "
+                            f"a group option names a config of {folders[0]}, and a config from "
                             "elsewhere can name code to run")
         close = difflib.get_close_matches(value, options, n=1)
         return (f"{_typed(override)}={value}: no such option of {group}; available: "

@@ -9,7 +9,8 @@ import re
 import sys
 from pathlib import Path
 
-from .command_line import ALLOWED, _refused, _typed, _value_problem, _why, register_schemas
+from .command_line import (ALLOWED, ESTIMATOR_WHY, _refused, _typed, _value_problem, _why,
+                           register_schemas, search_folders)
 
 #: the parts of the composed ``hydra`` node that only the shipped configs set: each can import
 #: code, open files or set the environment of the run and its workers
@@ -27,13 +28,14 @@ def _compositions(overrides: list[str], parsed, config_dir: Path):
             plain.append(text)
             continue
         group = str(override.key_or_group)
-        if "." in group or not (config_dir / group).is_dir():
+        folders = [f / group for f in search_folders(config_dir) if (f / group).is_dir()]
+        if "." in group or not folders:
             continue
         try:
             values = [str(v) for v in override.sweep_string_iterator()]
         except Exception:  # noqa: BLE001 - glob(): the group's own options
             values = override.value().filter(
-                sorted(p.stem for p in (config_dir / group).glob("*.yaml")))
+                sorted({p.stem for folder in folders for p in folder.glob("*.yaml")}))
         sweeps.append([f"{override.get_key_element()}={v}" for v in values])
     firsts = [values[0] for values in sweeps if values]
     yield plain + firsts
@@ -52,11 +54,43 @@ def _hydra_parts(cfg) -> dict:
 _SHIPPED_PARTS: dict = {}
 
 
-def _composed(folder: Path, config_name: str, overrides: list[str]):
-    from hydra import compose, initialize_config_dir
+class initialize_config_path:  # noqa: N801 - a context manager, named as Hydra's are
+    """Hydra's compose API over the config folders of ``config_dir`` (:func:`search_folders`),
+    searched as ``mccard-run`` searches them: ``config_dir`` as Hydra's main folder, the shipped
+    one after it (as ``--config-dir`` adds it). The schemas and method files are registered."""
 
-    register_schemas()
-    with initialize_config_dir(str(folder), version_base="1.3", job_name="mccard_run"):
+    def __init__(self, config_dir: Path, job_name: str = "mccard_run"):
+        from hydra._internal.hydra import Hydra
+        from hydra._internal.utils import create_config_search_path
+        from hydra import version
+        from hydra.core.config_search_path import SearchPathQuery
+        from hydra.core.global_hydra import GlobalHydra
+        from hydra.initialize import get_gh_backup
+
+        register_schemas(config_dir)
+        first, *rest = [str(Path(f).resolve()) for f in search_folders(config_dir)]
+        self._backup = get_gh_backup()
+        version.setbase("1.3")
+        path = create_config_search_path(first)
+        for folder in rest:
+            path.prepend(provider="command-line", path=f"file://{folder}",
+                         anchor=SearchPathQuery(provider="schema"))
+        GlobalHydra.instance().clear()
+        Hydra.create_main_hydra2(task_name=job_name, config_search_path=path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        from hydra.initialize import restore_gh_from_backup
+
+        restore_gh_from_backup(self._backup)
+
+
+def _composed(folder: Path, config_name: str, overrides: list[str]):
+    from hydra import compose
+
+    with initialize_config_path(folder):
         return compose(config_name, overrides=overrides, return_hydra_config=True)
 
 
@@ -92,6 +126,8 @@ def _composed_problem(args, parsed, config_dir: Path, warn) -> str | None:
                 where = f"from a config of {config_dir}"
                 if value != "???" and (problem := _value_problem(key, value, where)) is not None:
                     return problem
+            if (problem := _composed_estimator_problem(cfg, config_dir)) is not None:
+                return problem
             methods = _node_of(cfg, "experiment.methods")
             selected.update(methods if isinstance(methods, list) else ())
             if _runs_one_job(args) and (problem := _spec_problem(cfg)) is not None:
@@ -104,6 +140,30 @@ def _composed_problem(args, parsed, config_dir: Path, warn) -> str | None:
             warn(f"warning: {override.input_line or _typed(override)} has no effect: "
                  f"{method} is not in experiment.methods ({', '.join(sorted(selected))}); add "
                  "it there to run it")
+    return None
+
+
+def _composed_estimator_problem(cfg, config_dir: Path) -> str | None:
+    """Each method's ``estimator`` in the composed config must be the one its method file (of the
+    config folders, as Hydra chose it) names: no other config, key or package sets code to
+    import. Read before anything is imported."""
+    from omegaconf import OmegaConf
+
+    from ..config import method_files
+
+    files = method_files(search_folders(config_dir))
+    choices = cfg.hydra.runtime.choices
+    for name in list(_node_of(cfg, "methods") or {}):
+        estimator = _node_of(cfg, f"methods.{name}.estimator")
+        file = files.get(str(choices.get(f"method@methods.{name}")))
+        named = OmegaConf.load(file).get("estimator") if file is not None else None
+        if estimator in (None, "???") and named is None:
+            continue  # no estimator at all: the spec says it is missing
+        if estimator != named:
+            where = (f"it differs from {file}'s" if file is not None
+                     else "the method comes from no method file")
+            return _refused(f"methods.{name}.estimator", f"{ESTIMATOR_WHY}; {where}",
+                            f"from a config of {config_dir}")
     return None
 
 

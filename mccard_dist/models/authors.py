@@ -113,6 +113,10 @@ class AuthorsMCCARDRegressor(_Standardised):
     True
     """
 
+    #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
+    mccard_method = {"label": "MCC-ARD (authors)", "width_param": "kernel_width",
+                     "auto_width": True}
+
     _parameter_constraints = {
         "kernel_width": [POSITIVE],
         "w_steps": [AT_LEAST_ONE],
@@ -187,6 +191,9 @@ class AuthorsLSARDRegressor(_Standardised):
     relevance_max : float, default=1e6
     a_tol : float, default=0.01
     """
+
+    #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
+    mccard_method = {"label": "LS-ARD (authors)"}
 
     _parameter_constraints = {
         "max_iter": [AT_LEAST_ONE],

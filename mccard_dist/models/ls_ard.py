@@ -95,6 +95,9 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
     True
     """
 
+    #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
+    mccard_method = {"label": "LS-ARD", "alo": True, "solver_params": ("solver", "form")}
+
     _parameter_constraints = {
         "max_iter": [AT_LEAST_ONE],
         "tol": [POSITIVE],

@@ -203,6 +203,12 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     True
     """
 
+    #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
+    mccard_method = {
+        "label": "MCC-ARD", "width_param": "kernel_width", "auto_width": True, "alo": True,
+        "path": "mccard_dist.models.mcc_ard:fit_width_path", "path_param": "warm_start",
+        "solver_params": ("solver", "warm_start", "w_steps", "init", "form")}
+
     _parameter_constraints = {
         "kernel_width": WIDTH,
         "likelihood": [StrOptions({"deviant", "proper"})],

@@ -157,6 +157,12 @@ class MCCL1Regressor(RegressorBase):
     True
     """
 
+    #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
+    mccard_method = {
+        "label": "MCC-L1", "width_param": "kernel_width", "auto_width": True, "alo": True,
+        "penalty_name": "alpha_ratio", "penalty_scale": "mccard_dist.models:mcc_l1_alpha_max",
+        "path": "mccard_dist.models.mcc_l1_path:fit_path", "no_path_solvers": ("em",)}
+
     _parameter_constraints = {
         "kernel_width": WIDTH,
         "alpha": [NON_NEGATIVE],

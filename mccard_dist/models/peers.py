@@ -32,6 +32,10 @@ SKGLM_MISSING = ("needs skglm, which is not installed: pip install 'mccard-dist[
 class LassoBaseline(Lasso):
     """:class:`sklearn.linear_model.Lasso`, recording ``converged_``."""
 
+    #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
+    mccard_method = {"label": "Lasso", "penalty_name": "alpha_ratio",
+                     "penalty_scale": "mccard_dist.models:lasso_alpha_max"}
+
     def fit(self, X, y, sample_weight=None, check_input=True):
         super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
         self.converged_ = bool(np.max(self.n_iter_) < self.max_iter)
@@ -41,6 +45,9 @@ class LassoBaseline(Lasso):
 class HuberBaseline(HuberRegressor):
     """:class:`sklearn.linear_model.HuberRegressor` (``epsilon``: the robustness threshold in
     units of the fitted scale; ``alpha``: the L2 penalty), recording ``converged_``."""
+
+    #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
+    mccard_method = {"label": "Huber", "width_param": "epsilon", "penalty_name": "alpha"}
 
     def fit(self, X, y, sample_weight=None):
         super().fit(X, y, sample_weight=sample_weight)
@@ -207,6 +214,10 @@ class HuberL1Regressor(_HuberPenalised):
     n_features_in_ : int
     """
 
+    #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
+    mccard_method = {"label": "Huber-L1", "width_param": "epsilon", "penalty_name": "alpha_ratio",
+                     "penalty_scale": "mccard_dist.models:huber_alpha_max", "requires": "skglm"}
+
     def __init__(self, epsilon=1.35, alpha=1.0, fit_intercept=True, max_iter=50,
                  max_epochs=50_000, tol=1e-6):
         self.epsilon = epsilon
@@ -251,6 +262,10 @@ class HuberMCPRegressor(_HuberPenalised):
     coef_, intercept_, scale_, delta_, n_iter_, stop_crit_, converged_, n_features_in_
         As :class:`HuberL1Regressor`'s.
     """
+
+    #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
+    mccard_method = {"label": "Huber-MCP", "width_param": "epsilon", "penalty_name": "alpha_ratio",
+                     "penalty_scale": "mccard_dist.models:huber_alpha_max", "requires": "skglm"}
 
     _parameter_constraints = {**_HuberPenalised._parameter_constraints,
                               "gamma": [Interval(Real, 1, None, closed="neither")]}
@@ -332,6 +347,10 @@ class LADLassoRegressor(QuantileRegressor):
     converged_ : bool
         The linear programme was solved (no ``ConvergenceWarning``).
     """
+
+    #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
+    mccard_method = {"label": "LAD-Lasso", "penalty_name": "alpha_ratio",
+                     "penalty_scale": "mccard_dist.models:lad_alpha_max"}
 
     quantile = 0.5
 
