@@ -163,7 +163,7 @@ def _signals_interrupt():
 
 
 def _drive(spec, client, store, blocks, report, stop_after_blocks, show_progress):
-    if spec.cluster.kind != "local" or spec.cluster.dashboard_address:
+    if spec.cluster.has_dashboard:
         log.info("Dask dashboard: %s", client.dashboard_link)
     else:
         log.info("Dask dashboard off (cluster.dashboard_address=127.0.0.1:0 starts one on this "

@@ -1,6 +1,8 @@
-"""Batch-job clusters (``slurm``, ``pbs``) through dask-jobqueue: the scheduler runs in the
-driver's process and workers run as batch jobs; their preflight check, keyword arguments and job
-script."""
+"""The batch-job backend (``slurm``, ``pbs``, any kind of
+:class:`~mccard_dist.config.jobqueue.JobQueueClusterSpec`) through dask-jobqueue: the scheduler
+runs in the driver's process and workers run as batch jobs; their preflight check, keyword
+arguments and job script, from what the spec's class declares (its dask-jobqueue class, batch
+commands, test submission, queue query and further job options)."""
 
 from __future__ import annotations
 
@@ -14,54 +16,54 @@ import time
 
 from ..config import to_plain
 from ..errors import ClusterError
-from . import BLAS_ENV, MALLOC_ENV, _WAIT_LOG_INTERVAL, _no_workers
+from .common import BLAS_ENV, MALLOC_ENV, no_workers
 
-__all__ = ["BATCH_COMMANDS", "job_script", "jobqueue_client", "jobqueue_kwargs", "preflight"]
+__all__ = ["connect", "job_script", "jobqueue_kwargs", "preflight"]
 
 log = logging.getLogger(__name__)
 
-
-#: the batch commands dask-jobqueue calls (submit, query, cancel)
-BATCH_COMMANDS = {"slurm": ("sbatch", "squeue", "scancel"), "pbs": ("qsub", "qstat", "qdel")}
+#: how long to wait for batch-job workers before logging again that they are still queued (seconds)
+_WAIT_LOG_INTERVAL = 60
 
 
 def preflight(spec) -> None:
     """Refuse, with one line, a batch-job cluster that cannot start here (before any store
-    exists): the batch commands must be on PATH, dask-jobqueue installed, and for ``slurm`` the
-    worker job must pass ``sbatch --test-only`` (SLURM's check, submitting nothing)."""
-    if spec.kind not in BATCH_COMMANDS:
-        return
-    missing = [c for c in BATCH_COMMANDS[spec.kind] if shutil.which(c) is None]
+    exists): the batch commands must be on PATH, dask-jobqueue installed, and where the kind has
+    a test submission (``sbatch --test-only``: SLURM's check, submitting nothing) the worker job
+    must pass it."""
+    missing = [c for c in spec.batch_commands if shutil.which(c) is None]
     if missing:
         raise ClusterError(
             f"cluster={spec.kind}: {', '.join(missing)} not found on PATH; run mccard-run where "
             f"{spec.kind.upper()} jobs can be submitted (a login node), or use cluster=local")
     try:
-        _jobqueue_class(spec.kind)
+        _jobqueue_class(spec)
     except RuntimeError as exc:
         raise ClusterError(str(exc)) from None
-    if spec.kind == "slurm":
-        script = job_script(spec)
-        try:
-            proc = subprocess.run(["sbatch", "--test-only"], input=script, text=True,
-                                  capture_output=True, timeout=60)
-        except subprocess.TimeoutExpired:
-            log.warning("sbatch --test-only did not answer within 60 s; submitting anyway")
-            return
-        if proc.returncode != 0:
-            detail = (proc.stderr.strip().splitlines() or ["no message"])[-1]
-            raise ClusterError(f"cluster=slurm: SLURM refuses the worker job ({detail}); check "
-                               "cluster.queue, cluster.account, cluster.walltime and "
-                               "cluster.memory")
-
-
-def _jobqueue_class(kind: str):
+    if not spec.test_submit:
+        return
+    command = shlex.join(spec.test_submit)
     try:
-        from dask_jobqueue import PBSCluster, SLURMCluster
+        proc = subprocess.run(list(spec.test_submit), input=job_script(spec), text=True,
+                              capture_output=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        log.warning("%s did not answer within 60 s; submitting anyway", command)
+        return
+    if proc.returncode != 0:
+        detail = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        raise ClusterError(f"cluster={spec.kind}: {spec.kind.upper()} refuses the worker job "
+                           f"({detail}); check cluster.queue, cluster.account, cluster.walltime "
+                           "and cluster.memory")
+
+
+def _jobqueue_class(spec):
+    """The dask-jobqueue class the spec's kind names (``jobqueue_class``)."""
+    try:
+        import dask_jobqueue
     except ImportError as exc:  # the optional dependency
-        raise RuntimeError(f"cluster.kind={kind} needs dask-jobqueue: pip install "
+        raise RuntimeError(f"cluster.kind={spec.kind} needs dask-jobqueue: pip install "
                            "'mccard-dist[jobqueue]'") from exc
-    return {"slurm": SLURMCluster, "pbs": PBSCluster}[kind]
+    return getattr(dask_jobqueue, spec.jobqueue_class)
 
 
 def _seconds(value: float) -> str:
@@ -69,13 +71,14 @@ def _seconds(value: float) -> str:
 
 
 def jobqueue_kwargs(spec) -> dict:
-    """Keyword arguments of ``SLURMCluster`` / ``PBSCluster`` for a ``slurm`` / ``pbs`` spec:
+    """Keyword arguments of the spec's dask-jobqueue class (``SLURMCluster``, ``PBSCluster``):
     single-threaded workers (``--nthreads 1`` when a job has more cores than workers), the job
     script exporting :data:`BLAS_ENV` before the user's ``job_script_prologue``, the worker
-    lifetime as ``--lifetime`` / ``--lifetime-stagger``; ``cluster.options`` passed on (its
-    ``worker_extra_args`` and ``scheduler_options`` merged with these)."""
-    if spec.kind not in ("slurm", "pbs"):
-        raise ValueError(f"cluster.kind={spec.kind} is not a dask-jobqueue kind (slurm, pbs)")
+    lifetime as ``--lifetime`` / ``--lifetime-stagger``, the kind's own ``job_options()``;
+    ``cluster.options`` passed on (its ``worker_extra_args`` and ``scheduler_options`` merged
+    with these)."""
+    if not getattr(spec, "jobqueue_class", None):
+        raise ValueError(f"cluster.kind={spec.kind} is not a dask-jobqueue kind")
     options = to_plain(spec.options)
     per_job = spec.workers_per_job
     worker_args = list(options.pop("worker_extra_args", None) or [])
@@ -92,7 +95,7 @@ def jobqueue_kwargs(spec) -> dict:
     prologue += [f"export {name}={shlex.quote(value)}" for name, value in MALLOC_ENV.items()]
     prologue += list(spec.job_script_prologue)
     kwargs = dict(cores=spec.cores, processes=per_job, memory=spec.memory, walltime=spec.walltime,
-                  queue=spec.queue, account=spec.account, interface=spec.interface,
+                  queue=spec.queue, interface=spec.interface,
                   log_directory=spec.log_directory,
                   job_extra_directives=list(spec.job_extra_directives),
                   job_script_prologue=prologue, worker_extra_args=worker_args,
@@ -100,24 +103,15 @@ def jobqueue_kwargs(spec) -> dict:
                   job_name=options.pop("job_name", "mccard-worker"))
     if spec.python is not None:
         kwargs["python"] = spec.python
-    if spec.kind == "pbs":
-        kwargs["resource_spec"] = spec.resource_spec or _pbs_default_resources(spec)
+    kwargs.update(spec.job_options())
     kwargs.update(options)
     return kwargs
 
 
-def _pbs_default_resources(spec) -> str:
-    """dask-jobqueue's default ``-l`` string (PBS Pro ``select``), set here so it is not logged."""
-    from dask.utils import parse_bytes
-    from dask_jobqueue.pbs import pbs_format_bytes_ceil
-
-    return f"select=1:ncpus={spec.cores}:mem={pbs_format_bytes_ceil(parse_bytes(spec.memory))}"
-
-
 def job_script(spec, scheduler_address: str = "tcp://<scheduler>:8786") -> str:
-    """The batch script one worker job of a ``slurm`` / ``pbs`` spec would submit, rendered by
+    """The batch script one worker job of a batch-job spec would submit, rendered by
     dask-jobqueue's job class without starting a scheduler or submitting anything."""
-    cls = _jobqueue_class(spec.kind)
+    cls = _jobqueue_class(spec)
     kwargs = jobqueue_kwargs(spec)
     from dask_jobqueue.core import JobQueueCluster
 
@@ -128,10 +122,12 @@ def job_script(spec, scheduler_address: str = "tcp://<scheduler>:8786") -> str:
 
 
 @contextlib.contextmanager
-def jobqueue_client(spec):
+def connect(spec):
+    """A client of a new dask-jobqueue cluster once its first jobs' workers have connected;
+    the cluster (and its jobs) closed on exit."""
     from distributed import Client
 
-    cls = _jobqueue_class(spec.kind)
+    cls = _jobqueue_class(spec)
     cluster = cls(**jobqueue_kwargs(spec))
     try:
         per_job, jobs = spec.workers_per_job, spec.n_jobs
@@ -162,7 +158,7 @@ def _wait_for_workers(client, cluster, expected: int, spec) -> None:
     :class:`ClusterError` if none has connected after ``spec.no_worker_timeout``."""
     if expected <= 0:
         return
-    query = "squeue --me" if spec.kind == "slurm" else "qstat -u $USER"
+    query = spec.queue_query
     deadline = time.monotonic() + spec.no_worker_timeout_seconds
     while True:
         try:
@@ -174,7 +170,7 @@ def _wait_for_workers(client, cluster, expected: int, spec) -> None:
             jobs = sorted(str(job.job_id) for job in cluster.workers.values()
                           if getattr(job, "job_id", None))
             if not connected and time.monotonic() >= deadline:
-                raise _no_workers(spec, f"batch jobs {shlex.join(jobs) or 'none'} were queued "
+                raise no_workers(spec, f"batch jobs {shlex.join(jobs) or 'none'} were queued "
                                         f"(`{query}`)") from None
             log.warning("waiting for %d worker(s), %d connected; batch jobs %s (check with `%s`)",
                         expected, connected, shlex.join(jobs) or "not yet submitted", query)
