@@ -233,7 +233,11 @@ class ResultsStore:
             raise StoreMismatchError(f"{path} is a zarr store but not an mccard-dist results "
                                      "store; choose another store.path")
         refuse_other_grid(path, attrs, spec)
-        if _to_compute(np.asarray(group["status"][...]), spec.run.retry_failed).any():
+        try:
+            computes = _to_compute(np.asarray(group["status"][...]), spec.run.retry_failed).any()
+        except StoreDamagedError:  # rebuilt by the repair: cells may be left to compute
+            computes = True
+        if computes:
             refuse_mixed(path, attrs, spec.run.allow_mixed_versions)
 
     # -- reading ---------------------------------------------------------------------------------
