@@ -49,11 +49,13 @@ class ExperimentSpec(Sealed):
         for method in self.methods:
             needs = method.kind.requires
             if needs is not None and importlib.util.find_spec(needs) is None:
-                lacking.setdefault(needs, []).append(method.name)
-        for needs, names in lacking.items():
+                ours = method.estimator.startswith("mccard_dist.")  # an extra of the package's
+                lacking.setdefault((needs, "'mccard-dist[peers]'" if ours else needs),
+                                   []).append(method.name)
+        for (needs, install), names in lacking.items():
             fail("experiment.methods", f"{', '.join(names)} need{'s' * (len(names) == 1)} "
-                                       f"{needs}, which is not installed: pip install "
-                                       f"'mccard-dist[peers]'", list(self.experiment.methods))
+                                       f"{needs}, which is not installed: pip install {install}",
+                 list(self.experiment.methods))
         if self.data.source != "file":  # a file's rows are known once it is read (check_data)
             self.cv.check_rows(self.data.n_train, f"data.n_train ({self.data.n_train})")
         if self.run.unit == "fit" and (self.cv.scheme != "kfold" or self.cv.race is not None):
@@ -326,6 +328,9 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
                  listed)
     selected = set(listed) if isinstance(listed, list) else set()
     for name, method in methods.items():  # each method file once per process
+        estimator = method.get("estimator") if isinstance(method, dict) else None
+        if isinstance(estimator, str) and not estimator.startswith("mccard_dist."):
+            continue  # another package's, imported only when an experiment selects it
         if name not in selected:
             _check_method(str(name), json.dumps(method, sort_keys=True, default=str))
     d = {**d, "methods": {name: m for name, m in methods.items() if name in selected}}

@@ -1,0 +1,229 @@
+"""A regressor of one's own, run as a user runs it: a package in a folder of its own (not
+importable from the repository), a method file in a config folder of one's own, ``mccard-run`` in
+a subprocess, killed and resumed, then the report. And the routes by which a command line or a
+config other than a method file would name code to import, each refused before any import."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+pytestmark = pytest.mark.slow  # subprocesses and small pipeline runs
+
+PACKAGE = '''
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+__version__ = "0.3"
+
+
+class TrimmedRidge(RegressorMixin, BaseEstimator):
+    """Ridge regression refitted without the largest residuals: coef_, but no n_iter_ nor
+    converged_."""
+
+    def __init__(self, alpha=1.0, trim=0.1):
+        self.alpha = alpha
+        self.trim = trim
+
+    def fit(self, X, y):
+        X, y = np.asarray(X, float), np.asarray(y, float)
+        keep = np.ones(len(y), bool)
+        for _ in range(2):
+            mx, my = X[keep].mean(0), y[keep].mean()
+            Xc = X[keep] - mx
+            self.coef_ = np.linalg.solve(Xc.T @ Xc + self.alpha * np.eye(X.shape[1]),
+                                         Xc.T @ (y[keep] - my))
+            self.intercept_ = my - mx @ self.coef_
+            residual = np.abs(y - self.predict(X))
+            keep = residual <= np.quantile(residual, 1 - self.trim)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X):
+        return np.asarray(X, float) @ self.coef_ + self.intercept_
+
+
+class MedianOnly(RegressorMixin, BaseEstimator):
+    """Predicts a shrunk least-squares fit without saying its coefficients (no coef_)."""
+
+    def __init__(self, shrink=0.5):
+        self.shrink = shrink
+
+    def fit(self, X, y):
+        X, y = np.asarray(X, float), np.asarray(y, float)
+        self._w = self.shrink * np.linalg.lstsq(X, y - np.median(y), rcond=None)[0]
+        self._b = np.median(y)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X):
+        return np.asarray(X, float) @ self._w + self._b
+'''
+
+METHOD = """# A trimmed ridge regression of one's own, CV over two of its parameters.
+estimator: mylab.robust:TrimmedRidge
+params: {}
+grid:
+  alpha: [0.3, 3.0, 30.0]
+  trim: [0.05, 0.2]
+"""
+
+NO_COEF = """estimator: mylab.robust:MedianOnly
+params:
+  shrink: 0.5
+"""
+
+#: imported, it leaves a mark: the routes below must never import it
+VICTIM = """
+from pathlib import Path
+Path(__file__).with_name("IMPORTED").write_text("imported")
+
+
+class Boom:
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return X
+"""
+
+
+@pytest.fixture
+def user(tmp_path):
+    """``(env, folder)``: a package ``mylab`` and a config folder with its method files."""
+    pkg = tmp_path / "pkg" / "mylab"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text('__version__ = "0.3"\n')
+    (pkg / "robust.py").write_text(PACKAGE)
+    (pkg / "victim.py").write_text(VICTIM)
+    conf = tmp_path / "conf"
+    (conf / "method").mkdir(parents=True)
+    (conf / "method" / "trimmed_ridge.yaml").write_text(METHOD)
+    (conf / "method" / "median_only.yaml").write_text(NO_COEF)
+    env = {**{k: v for k, v in os.environ.items() if k != "MCCARD_TRUST_HYDRA_OVERRIDES"},
+           "PYTHONPATH": str(tmp_path / "pkg"), "MCCARD_CONFIG_DIR": str(conf),
+           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    return env, tmp_path
+
+
+def _run(env, cwd, *args, timeout=240):
+    return subprocess.run(["mccard-run", *args], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+GRID = ["experiment=smoke", "experiment.methods=[mcc_ard,trimmed_ridge]",
+        "experiment.seeds.count=3", "methods.mcc_ard.grid.kernel_width=[0.3,3.0]",
+        "run.fits_per_block=1", "cluster.n_workers=1", "run.progress=false"]
+#: what differs between two runs of the same cells: times
+TIMES = ("fit_seconds", "cell_seconds")
+
+
+def _done(path: Path) -> int:
+    try:
+        return int((xr.open_zarr(path)["status"].values == 1).sum())
+    except Exception:  # noqa: BLE001 - not written yet, or being written
+        return 0
+
+
+def test_ones_own_regressor_runs_is_killed_resumes_and_reports_beside_mcc_ard(user):
+    env, tmp = user
+    reference = _run(env, tmp, *GRID, f"store.path={tmp}/reference.zarr")
+    assert reference.returncode == 0, reference.stderr[-2000:]
+
+    killed = tmp / "killed.zarr"
+    proc = subprocess.Popen(["mccard-run", *GRID, f"store.path={killed}"], env=env, cwd=tmp,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 180
+    while _done(killed) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    n_cells = xr.open_zarr(tmp / "reference.zarr")["status"].size
+    assert 0 < _done(killed) < n_cells, "the kill came before the first or after the last cell"
+    resumed = _run(env, tmp, *GRID, f"store.path={killed}")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+
+    a, b = xr.open_zarr(tmp / "reference.zarr"), xr.open_zarr(killed)
+    assert (b["status"] == 1).all()
+    for name in a.data_vars:
+        if name not in TIMES:
+            assert a[name].equals(b[name]), name
+    mine = a.sel(model="trimmed_ridge")
+    assert np.isfinite(mine["f1"]).all() and np.isfinite(mine["coef"]).all()
+    assert np.isnan(mine["n_iter"]).all() and np.isnan(mine["converged"]).all()
+    described = json.loads(a.attrs["grid_description"])["methods"]["trimmed_ridge"]
+    assert described["estimator"] == "mylab.robust:TrimmedRidge" and described["version"] == "0.3"
+    assert set(described["grid"]) == {"alpha", "trim"}
+    assert set(np.unique(a["chosen_trim"].sel(model="trimmed_ridge"))) <= {0.05, 0.2}
+
+    versus = subprocess.run(["mccard-report", str(killed), "--versus", "mcc_ard"], env=env,
+                            cwd=tmp, capture_output=True, text=True, timeout=240)
+    assert versus.returncode == 0, versus.stderr[-2000:]
+    assert "MCC-ARD − trimmed_ridge" in versus.stdout
+    html = subprocess.run(["mccard-report", str(killed), "--html", "--out", str(tmp / "rep")],
+                          env=env, cwd=tmp, capture_output=True, text=True, timeout=240)
+    assert html.returncode == 0, html.stderr[-2000:]
+    assert "trimmed_ridge" in (tmp / "rep" / "report.html").read_text()
+
+
+def test_a_regressor_without_coef_gives_r_and_rmse_and_nan_selection(user):
+    env, tmp = user
+    store = tmp / "nocoef.zarr"
+    done = _run(env, tmp, "experiment=smoke", "experiment.methods=[median_only]",
+                "experiment.seeds.count=1", "run.progress=false", f"store.path={store}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    ds = xr.open_zarr(store)
+    assert (ds["status"] == 1).all()
+    assert np.isfinite(ds["r"]).all() and np.isfinite(ds["rmse"]).all()
+    for name in ("f1", "precision", "recall", "n_selected", "coef"):
+        assert np.isnan(ds[name]).all(), name
+
+
+EVIL = "mylab.victim:Boom"
+GLOBAL = "# @package _global_\n"
+
+
+@pytest.mark.parametrize("args, files", [
+    ([f"methods.mcc_ard.estimator={EVIL}"], {}),
+    ([f"+methods.mine.estimator={EVIL}", "experiment.methods=[mine]"], {}),
+    ([f"++methods.mcc_ard.estimator={EVIL}"], {}),
+    (["-m", f"methods.mcc_ard.estimator=mccard_dist.models:LSARDRegressor,{EVIL}"], {}),
+    ([f"methods.mcc_ard={{estimator:'{EVIL}'}}"], {}),
+    ([f"+methods={{mine:{{estimator:'{EVIL}'}}}}"], {}),
+    (["data=evil"], {"data/evil.yaml": GLOBAL + "defaults:\n  - tiny@data\nmethods:\n  mcc_ard:\n"
+                                                 f"    estimator: {EVIL}\n"}),
+    (["experiment=evil"], {"experiment/evil.yaml": GLOBAL + "defaults:\n  - smoke\nmethods:\n"
+                                                            f"  mcc_ard:\n    estimator: {EVIL}\n"}),
+    (["-m", "experiment=smoke,evil"], {"experiment/evil.yaml": GLOBAL + "defaults:\n  - smoke\n"
+                                       f"methods:\n  ls_ard:\n    estimator: {EVIL}\n"}),
+], ids=["key", "plus", "plusplus", "sweep", "mapping", "methods-mapping", "data-config",
+        "experiment-config", "sweep-of-files"])
+def test_no_route_but_a_method_file_names_code_to_import(user, args, files):
+    env, tmp = user
+    conf = Path(env["MCCARD_CONFIG_DIR"])
+    for name, text in files.items():
+        (conf / name).parent.mkdir(parents=True, exist_ok=True)
+        (conf / name).write_text(text)
+    done = _run(env, tmp, *args, "experiment=smoke" if not any("experiment=" in a for a in args)
+                else "run.progress=false", timeout=120)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr[-2000:]
+    assert lines[0].startswith("error: methods.") and "estimator" in lines[0], lines[0]
+    assert "method file" in lines[0], lines[0]
+    assert not (tmp / "pkg" / "mylab" / "IMPORTED").exists()
+    assert not (tmp / "outputs").exists() and not (tmp / "results").exists()
+
+
+def test_the_victim_module_marks_its_import(user):
+    """The mark the routes above look for is left by an import (so its absence means something)."""
+    env, tmp = user
+    subprocess.run([sys.executable, "-c", "import mylab.victim"], env=env, check=True)
+    assert (tmp / "pkg" / "mylab" / "IMPORTED").exists()
