@@ -22,9 +22,10 @@ def method_spec(method: str, grid: Mapping | None = None, params: Mapping | None
     ``grid``'s and ``params``'."""
     from omegaconf import OmegaConf
 
-    from .config import MethodSpec, config_path, method_files
+    from .config import MethodSpec, config_path, method_files, register_resolvers
     from .config.checks import ConfigError
 
+    register_resolvers()
     files = method_files(config_path())
     path = files.get(method)
     if path is None:

@@ -376,6 +376,7 @@ def from_dictconfig(cfg) -> ExperimentSpec:
     spec (:func:`spec_from_dict`)."""
     from omegaconf import OmegaConf
 
+    register_resolvers()
     cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
     return spec_from_dict(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False))
 
@@ -398,6 +399,22 @@ def config_path(environ: Mapping = os.environ) -> tuple[Path, ...]:
     if mine and Path(mine).resolve() != shipped.resolve():
         return Path(mine), shipped
     return (shipped,)
+
+
+def register_resolvers() -> None:
+    """Register the resolver the shipped method files use: ``${mccard_default_widths:}``, the
+    default kernel-width grid (:data:`mccard_dist.models.cv.DEFAULT_KERNEL_WIDTHS`), which is so
+    written once for the CV estimator and every method file that uses it."""
+    from omegaconf import OmegaConf
+
+    if not OmegaConf.has_resolver("mccard_default_widths"):
+        OmegaConf.register_new_resolver("mccard_default_widths", _default_widths)
+
+
+def _default_widths() -> list[float]:
+    from ..models.cv import DEFAULT_KERNEL_WIDTHS
+
+    return list(DEFAULT_KERNEL_WIDTHS)
 
 
 def method_files(folders) -> dict[str, Path]:

@@ -47,8 +47,9 @@ def register_schemas(config_dir: Path | None = None) -> None:
     from hydra.core.config_store import ConfigStore
 
     from ..config import config_dir as default_dir
-    from ..config import method_files, schemas
+    from ..config import method_files, register_resolvers, schemas
 
+    register_resolvers()
     store = ConfigStore.instance()
     for group, name, node in schemas():
         store.store(group=group, name=name, node=node)
