@@ -8,20 +8,82 @@
   an undefined ratio (0 / 0) is 0.0, so nothing selected gives precision = F1 = 0.
 
 All functions return plain Python ``int`` / ``float`` values and never emit warnings.
+
+:data:`METRICS` is the one table of per-cell results: each :class:`Metric` is a column of the
+store, of the report's tables and figures and of ``--versus``. A metric added to it needs no store
+migration: a store written before gets it for its finished cells from their stored coefficients
+and their data where the metric needs only those, and NaN with a note otherwise
+(:mod:`mccard_dist.store.backfill`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
-__all__ = ["EVALUATION_KEYS", "correlation", "evaluate", "rmse", "selection_counts",
-           "selection_scores"]
+__all__ = ["EVALUATION_KEYS", "METRICS", "Metric", "correlation", "evaluate", "metric",
+           "rmse", "selection_counts", "selection_scores"]
 
-#: Keys of the dict returned by :func:`evaluate`, in order.
-EVALUATION_KEYS = ("r", "rmse", "n_selected", "tp", "fp", "fn", "tn", "precision", "recall", "f1")
+
+@dataclass(frozen=True)
+class Metric:
+    """One per-cell result of a final fit on its test data.
+
+    ``of``: ``of(y_test, y_pred)`` when ``needs == "prediction"``, else ``of(coef, coef_true)``
+    (``needs == "coef"``: the coefficients alone, ``coef_true`` unused; ``"selection"``: both,
+    NaN where the true coefficients are unknown). ``better``: +1 higher is better, -1 lower, 0
+    neither (a count). ``label``: a column title; ``heading``: an axis or table title. ``shown``:
+    a column of the report's tables, figures and ``--versus``; ``log``: its figures' y scale
+    (``"auto"``: log where the means lie far apart); ``fmt``: its number format."""
+
+    name: str
+    of: Callable
+    needs: str
+    better: int
+    label: str
+    heading: str
+    shown: bool = False
+    log: bool | str = False
+    fmt: str = ".3g"
+
+
+def _count(key: str) -> Callable:
+    return lambda coef, coef_true: selection_counts(coef, coef_true)[key]
+
+
+def _score(key: str) -> Callable:
+    return lambda coef, coef_true: selection_scores(coef, coef_true)[key]
+
+
+#: every per-cell metric, in the order of the store and of the report's columns
+METRICS = (
+    Metric("r", lambda y, p: correlation(y, p), "prediction", 1, "r",
+           "test r (Pearson correlation)", shown=True, fmt=".3f"),
+    Metric("rmse", lambda y, p: rmse(y, p), "prediction", -1, "RMSE", "test RMSE (units of y)",
+           shown=True, log="auto"),
+    Metric("f1", _score("f1"), "selection", 1, "F1", "F1 of the selected features", shown=True,
+           fmt=".3f"),
+    Metric("n_selected", lambda coef, _: int(np.count_nonzero(coef)), "coef", 0, "features",
+           "selected features (count)", shown=True, log=True, fmt=".1f"),
+    *(Metric(k, _count(k), "selection", 0, k, f"{k} of the selection (count)")
+      for k in ("tp", "fp", "fn", "tn")),
+    Metric("precision", _score("precision"), "selection", 1, "precision",
+           "precision of the selection"),
+    Metric("recall", _score("recall"), "selection", 1, "recall", "recall of the selection"),
+)
+
+#: Keys of the dict returned by :func:`evaluate`, in order: the names of :data:`METRICS` as this
+#: module defines them
+EVALUATION_KEYS = tuple(m.name for m in METRICS)
+
+
+def metric(name: str) -> Metric | None:
+    """The entry of :data:`METRICS` named ``name`` (None for a value that is not a metric)."""
+    return next((m for m in METRICS if m.name == name), None)
 
 
 def _as_1d(name: str, value, *, min_length: int = 1) -> np.ndarray:
@@ -193,10 +255,10 @@ def evaluate(coef, intercept, X_test, y_test, coef_true) -> dict[str, int | floa
     Returns
     -------
     dict
-        Keys :data:`EVALUATION_KEYS`: ``r`` (:func:`correlation`) and ``rmse`` (:func:`rmse`) of the
-        prediction ``X_test @ coef + intercept`` against ``y_test``, then the entries of
-        :func:`selection_scores`. Without ``coef_true`` only ``n_selected`` of those is known;
-        the confusion counts, precision, recall and F1 are NaN.
+        Every metric of :data:`METRICS` by name: ``r`` (:func:`correlation`) and ``rmse``
+        (:func:`rmse`) of the prediction ``X_test @ coef + intercept`` against ``y_test``, then
+        the entries of :func:`selection_scores`. Without ``coef_true`` only ``n_selected`` of
+        those is known; the confusion counts, precision, recall and F1 are NaN.
 
     Raises
     ------
@@ -232,10 +294,12 @@ def evaluate(coef, intercept, X_test, y_test, coef_true) -> dict[str, int | floa
         raise ValueError(f"intercept must be a real scalar, got {intercept!r}")
     with np.errstate(all="ignore"):
         y_pred = X_test @ coef + float(intercept_array.reshape(()))
-    scores = {"r": correlation(y_test, y_pred), "rmse": rmse(y_test, y_pred)}
-    if coef_true is None:
-        scores.update({key: np.nan for key in EVALUATION_KEYS[2:]},
-                      n_selected=int(np.count_nonzero(coef)))
-    else:
-        scores.update(selection_scores(coef, coef_true))
+    scores = {}
+    for m in METRICS:
+        if m.needs == "prediction":
+            scores[m.name] = m.of(y_test, y_pred)
+        elif m.needs == "selection" and coef_true is None:
+            scores[m.name] = np.nan
+        else:
+            scores[m.name] = m.of(coef, coef_true)
     return scores

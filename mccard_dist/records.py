@@ -17,11 +17,11 @@ __all__ = ["DONE_CELL_VALUES", "SCALARS", "SELECTION_COUNTS", "STATUS_DONE", "ST
 STATUS_PENDING, STATUS_DONE, STATUS_FAILED = 0, 1, 2
 STATUS_NAMES = {STATUS_PENDING: "pending", STATUS_DONE: "done", STATUS_FAILED: "failed"}
 
-#: scalar per-cell results in the order the store lays them out (each as float64, NaN where a
-#: cell has no value). The final fit's grid values come next to them, one ``chosen_<name>`` per
-#: name of the methods' grids (:func:`mccard_dist.grid.chosen_names`).
-SCALARS = ("r", "rmse", "n_selected", "tp", "fp", "fn", "tn", "precision", "recall", "f1",
-           "chosen_alpha", "n_iter", "converged", "fit_seconds", "cell_seconds", "n_cv_failures",
+#: scalar per-cell values of the fit and the run, in the order the store lays them out after
+#: the metrics (:data:`mccard_dist.metrics.METRICS`; each as float64, NaN where a cell has no
+#: value). The final fit's grid values come next to them, one ``chosen_<name>`` per name of the
+#: methods' grids (:func:`mccard_dist.grid.chosen_names`).
+SCALARS = ("chosen_alpha", "n_iter", "converged", "fit_seconds", "cell_seconds", "n_cv_failures",
            "degenerate")
 
 #: per-cell values every done cell has, whatever its data

@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from mccard_dist.metrics import METRICS
 from mccard_dist.records import SCALARS
 from mccard_dist.runner import run_serial
 from mccard_dist.store import ResultsStore, open_results
 
 pytestmark = pytest.mark.slow  # runs small grids into stores
 
-CHECKED = ["status", *SCALARS, "cv_score", "coef"]
+CHECKED = ["status", *(m.name for m in METRICS), *SCALARS, "cv_score", "coef"]
 VOLATILE = {"fit_seconds", "cell_seconds"}
 
 

@@ -12,6 +12,7 @@ from scipy import stats
 
 from mccard_dist import cli
 from mccard_dist.analysis import html as report_html
+from mccard_dist.metrics import metric
 from mccard_dist.runner import run_serial
 from mccard_dist.store import open_results
 
@@ -50,7 +51,7 @@ def test_every_plotted_mean_and_interval_is_the_t_interval_of_the_finished_seeds
     assert rows
     checked = 0
     for row in rows:
-        if row["metric"] != "test r (correlation)":
+        if row["metric"] != metric("r").heading:
             continue
         values = ds["r"].sel(model=row["key"], tau=row["tau"]).sel(
             psi=row["psi"], method="nearest").values
@@ -75,7 +76,7 @@ def test_the_page_is_self_contained_and_holds_claims_cells_and_config(page, stor
     assert "<h2>Claims of the paper</h2>" in text and "<td>not in this grid</td>" in text
     assert "<td><strong>all</strong></td><td>24</td><td>0</td><td>0</td><td>24</td>" in text
     assert "&quot;n_relevant&quot;: 5" in text  # the config, escaped
-    for _, title, _ in report_html.PANELS:
+    for _, title, _ in report_html.panels():
         assert title in text
 
 
@@ -135,7 +136,7 @@ def test_the_page_renders_every_figure_in_headless_chromium_without_console_erro
     assert "<svg" in figures, "vega-embed drew nothing"
     # each panel's title is drawn as SVG text by Vega (not just present in the JSON spec)
     drawn = set(re.findall(r"<text[^>]*>([^<]+)</text>", figures))
-    panels = [title for _, title, _ in report_html.PANELS] + [
+    panels = [title for _, title, _ in report_html.panels()] + [
         "test r of each seed at the marked psi", "features kept by each seed at the marked psi"]
     missing = [t for t in panels if t not in drawn]
     assert not missing, f"panels not drawn: {missing}"

@@ -11,7 +11,8 @@ import numpy as np
 
 from .compare import paired_interval
 from .markup import Paragraph, Strong, Table, markdown
-from .values import _LABELS, _NAMES, ROLES, MissingCells, StoreCells, _num, n_relevant, scenario
+from .values import (_NAMES, ROLES, MissingCells, StoreCells, _num, metric_label, n_relevant,
+                     scenario)
 
 HOLDS, BETTER, FAILS = "holds", "better than claimed", "does not hold"
 NO_DATA, NOT_IN_GRID = "not enough seeds", "not in this grid"
@@ -172,13 +173,13 @@ def _claim_parts(cells, level, tol, k) -> dict:
 
         psi_list = [float(p) for p in cells.psis if p > 0 or psis == "all"]
         claimed = {"greater": "> 0", "less": "< 0"}.get(kind, "similar")
-        m = _LABELS[metric]
+        m = metric_label(metric)
         quantity = (f"mean over {_psi_text(psi_list)} of {m}({_NAMES[a]}) − {m}({_NAMES[b]}), "
                     f"claimed {claimed}")
         return _part(cells, claim, part, quantity, kind, compute, level, tol, better)
 
     parts = {
-        "1": [diff("1", f"{_LABELS[metric]}, τ = {tau:g}", metric, "mcc_ard", "ls_ard", tau,
+        "1": [diff("1", f"{metric_label(metric)}, τ = {tau:g}", metric, "mcc_ard", "ls_ard", tau,
                    "positive", kind)
               for tau in PAPER_TAUS for metric, kind in (("r", "greater"), ("rmse", "less"))],
         # not restricted to outliers by the paper: every psi counts
@@ -190,7 +191,7 @@ def _claim_parts(cells, level, tol, k) -> dict:
         "4": [],
         "5": [diff("5", f"deviant vs proper r, τ = {tau:g}", "r", "mcc_ard", "mcc_ard_proper",
                    tau, "all", "greater") for tau in PAPER_TAUS]
-        + [diff("5", f"proper vs LS-ARD {_LABELS[metric]}, τ = 10", metric, "mcc_ard_proper",
+        + [diff("5", f"proper vs LS-ARD {metric_label(metric)}, τ = 10", metric, "mcc_ard_proper",
                 "ls_ard", 10.0, "all", "similar") for metric in ("r", "rmse")],
     }
     kt = "k unknown" if k is None else f"k = {k}"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import metrics
 from .plotting import (_PSI_LABEL, FigureUnavailable, _dodge, _figure, _log_ticks_125,
                        _plain_log_ticks, _thin_log)
 from .values import (_done, cell_values, has_values, method_style, n_relevant, outlier_scale_title,
@@ -17,9 +18,11 @@ from .width_figures import fig_chosen_kernel_width, fig_cv_curves
 
 log = logging.getLogger("mccard_dist.analysis")
 
-#: the rows of figures 1 and 3
-_PREDICTION_ROWS = [("r", "test r (Pearson, unitless)", False),
-                    ("rmse", "test RMSE (units of y)", "auto")]
+def _rows(needs: tuple[str, ...]) -> list[tuple]:
+    """The figure rows (metric, y label, log scale) of the shown metrics that need ``needs``:
+    figures 1 and 3 the prediction's, figure 2 the selection's."""
+    shown = [m for m in metrics.METRICS if m.shown and m.needs in needs]
+    return [(m.name, m.heading, m.log) for m in sorted(shown, key=lambda m: needs.index(m.needs))]
 
 
 def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
@@ -110,7 +113,7 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
 
 def fig_prediction(ds):
     """Figure 1: test r and RMSE against psi, one panel per tau, every method (mean ± std)."""
-    return _metric_panels(ds, [str(m) for m in ds["model"].values], _PREDICTION_ROWS,
+    return _metric_panels(ds, [str(m) for m in ds["model"].values], _rows(("prediction",)),
                           "Prediction performance")
 
 
@@ -119,10 +122,8 @@ def fig_selection(ds):
     means are positive) and F1 against psi, one panel per tau, every method."""
     k = n_relevant(ds)
     hline = (k, f"true count ({k} relevant features)") if k is not None else None
-    rows = [("n_selected", "selected features (count)", True),
-            ("f1", "F1 of the selection (unitless)", False)]
-    if not has_values(cell_values(ds, "f1")):  # real data: the true coefficients are unknown
-        rows = rows[:1]
+    # real data: the true coefficients are unknown, and the selection's scores NaN
+    rows = [row for row in _rows(("coef", "selection")) if has_values(cell_values(ds, row[0]))]
     return _metric_panels(ds, [str(m) for m in ds["model"].values], rows, "Feature selection",
                           hline=hline)
 
@@ -137,7 +138,7 @@ def fig_deviant_vs_proper(ds):
                                 f"mcc_ard and mcc_ard_proper; the store lacks {missing} "
                                 f"(it has {methods})")
     reference = ("ls_ard",) if "ls_ard" in methods else ()
-    return _metric_panels(ds, ["mcc_ard", "mcc_ard_proper"], _PREDICTION_ROWS,
+    return _metric_panels(ds, ["mcc_ard", "mcc_ard_proper"], _rows(("prediction",)),
                           "Deviant C vs proper C' likelihood", reference=reference)
 
 

@@ -9,20 +9,18 @@ import json
 
 import numpy as np
 
+from .. import metrics
 from .claims import claims_blocks
 from .compare import t_interval
 from .markup import to_html
 from .values import _config, cell_values, has_values, method_style, summarize
 from .width_figures import DEFAULT_PSI, _cv_methods, _standardised_width
 
-#: (variable, axis title, log scale) of the metric panels, in page order
-PANELS = (
-    ("r", "test r (correlation)", False),
-    ("rmse", "test RMSE", True),
-    ("n_selected", "features kept", True),
-    ("f1", "F1 of the selection", False),
-    ("chosen_kernel_width", "chosen kernel_width", True),
-)
+def panels() -> tuple[tuple, ...]:
+    """(variable, axis title, log scale) of the metric panels, in page order: the metrics the
+    report shows (:data:`mccard_dist.metrics.METRICS`), then the chosen kernel width."""
+    return (*((m.name, m.heading, bool(m.log)) for m in metrics.METRICS if m.shown),
+            ("chosen_kernel_width", "chosen kernel_width", True))
 HTML_EXTRA = "pip install 'mccard-dist[html]'"
 #: a log panel's y range reaches this factor beyond its extreme means, so the points clear the frame
 LOG_PAD = 1.25
@@ -57,7 +55,7 @@ def records(ds, summary=None) -> list[dict]:
     widths = [m for m in _cv_methods(ds) if not _standardised_width(ds, m)]
     taus, psis = s["tau"].values, s["psi"].values
     rows = []
-    for name, title, _ in PANELS:
+    for name, title, _ in panels():
         if f"{name}_mean" not in s or not has_values(s[f"{name}_mean"].values):
             continue
         mean, sd = (s[f"{name}_{x}"].transpose("model", "tau", "psi").values
@@ -125,8 +123,8 @@ def chart(ds, rows=None):
     # the first and last psi's points and intervals lie inside the clipped frame, not on its edge
     psi_x = alt.X("psi:Q", title="psi (share of outliers)", axis=psi_axis,
                   scale=alt.Scale(padding=PSI_PAD, nice=False))
-    panels = []
-    for name, title, log in PANELS:
+    charts = []
+    for name, title, log in panels():
         means = [r["mean"] for r in rows if r["metric"] == title]
         if not means:
             continue
@@ -150,9 +148,9 @@ def chart(ds, rows=None):
                 .transform_filter(alt.datum.tau == tau)
                 .transform_filter(alt.datum.psi == psi)
                 .encode(x=psi_x))
-        if not panels:
+        if not charts:
             line = line.add_params(pick)  # a legend selection lives in one view; all use it
-        panels.append(alt.layer(rule, band, line))  # the marked-psi rule beneath the data
+        charts.append(alt.layer(rule, band, line))  # the marked-psi rule beneath the data
     seeds = alt.Data(values=seed_records(ds))
     strips = []
     for field, axis, each in (("r", "test r", "of"), ("kept", "features kept", "by")):
@@ -166,7 +164,7 @@ def chart(ds, rows=None):
                               opacity=fade,
                               tooltip=["method:N", "seed:Q", alt.Tooltip(f"{field}:Q",
                                                                           format=".4g")]))
-    return (alt.vconcat(*panels, alt.hconcat(*strips)).add_params(tau, psi)
+    return (alt.vconcat(*charts, alt.hconcat(*strips)).add_params(tau, psi)
             .resolve_scale(y="independent").configure_view(stroke=None))
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import metrics
 from ..errors import StoreAccessError, UsageError
 from ..records import SCALARS
 from .version import StoreVersionError, store_version
@@ -112,7 +113,8 @@ def _config(stored: dict) -> dict:
 def _cell_values(old, spec):
     """The old store's per-cell values under this version's names, ``{name: array}``."""
     shape = old["status"].shape
-    values = {name: old[name].values for name in ("status", "error", *SCALARS) if name in old}
+    names = ("status", "error", *(m.name for m in metrics.METRICS), *SCALARS)
+    values = {name: old[name].values for name in names if name in old}
     values.setdefault("degenerate", np.full(shape, np.nan))
     if "chosen_h" not in old:
         values.update({n: old[n].values for n in old.data_vars if n.startswith("chosen_")})

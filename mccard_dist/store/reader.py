@@ -15,9 +15,10 @@ import numpy as np
 from ..grid import flatten_keys
 from ..records import STATUS_DONE, STATUS_NAMES
 
+from .backfill import metric_values, new_metrics
 from .errors import StoreDamagedError, StoreMismatchError
 from .integrity import REPAIR_HINT, check_stored, open_dataset
-from .layout import metadata_damage, metadata_message
+from .layout import CELL_DIMS, metadata_damage, metadata_message
 from .migrate import finish_interrupted_migration
 from .version import refuse_earlier
 
@@ -39,7 +40,8 @@ def open_results(path, mask: bool = True):
     values in coordinates on ``(model, candidate)`` named as the grids name them
     (``ds["cv_score"].sel(model="mcc_l1")`` with ``ds["kernel_width"].sel(model="mcc_l1")``).
     A store of an earlier version is refused with the command that migrates it
-    (:mod:`mccard_dist.store.migrate`).
+    (:mod:`mccard_dist.store.migrate`); a metric the store does not hold (the package gained it
+    since) is computed for its finished cells (:mod:`~mccard_dist.store.backfill`).
 
     ``path`` may also be a list of stores:
 
@@ -112,6 +114,24 @@ def open_results(path, mask: bool = True):
     names = np.array([STATUS_NAMES[k] for k in sorted(STATUS_NAMES)])
     status = ds["status"].load()
     ds["status_name"] = status.copy(data=names[status.values])
+    return _with_new_metrics(ds)
+
+
+def _with_new_metrics(ds):
+    """The store with the metrics it does not hold (the package gained them after it was
+    written), computed for its finished cells as a resume stores them
+    (:mod:`~mccard_dist.store.backfill`)."""
+    from ..config import spec_from_dict
+
+    added = new_metrics(ds.variables)
+    if not added:
+        return ds
+    spec = spec_from_dict(json.loads(ds.attrs["config"]))
+    status = ds["status"].values
+    coef = ds["coef"].values if "coef" in ds else None
+    for metric in added:
+        values, note = metric_values(spec, metric, status, coef)
+        ds[metric.name] = (CELL_DIMS, values, {"note": note} if note else {})
     return ds
 
 

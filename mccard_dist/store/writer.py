@@ -24,6 +24,7 @@ from ..config import ExperimentSpec
 from ..errors import StoreAccessError
 from ..lock import INNER_LOCK
 from ..records import STATUS_FAILED, STATUS_PENDING, CellResult, done_cell_values
+from .backfill import metric_values, new_metrics
 from .errors import StoreDamagedError, StoreMismatchError
 from .integrity import open_group
 from .layout import (CONSOLIDATED, Layout, metadata_damage, metadata_message,
@@ -60,7 +61,9 @@ def consolidate(path: Path) -> None:
 def _restore_missing_arrays(path: Path, spec: ExperimentSpec) -> tuple[list[str], list[str]]:
     """Recreate the template's arrays whose folder (or ``.zarray``) is gone: a coordinate whole,
     a data variable as metadata only (:func:`~mccard_dist.store.integrity.check` then finds its
-    chunks lost). Returns a message per array, and the data variables recreated."""
+    chunks lost), and add a metric the store never held (not in its ``.zmetadata``) with its
+    values for the finished cells (:mod:`~mccard_dist.store.backfill`). Returns a message per
+    array, and the data variables recreated as lost."""
     import shutil
     import tempfile
 
@@ -68,6 +71,9 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec) -> tuple[list[str]
     missing = [n for n in schema.variables if not (path / str(n) / ".zarray").is_file()]
     if not missing:
         return [], []
+    copies, _ = metadata_damage(path)
+    held = {k.split("/")[0] for k in (copies or {})} if copies is not None else set(missing)
+    added = [m for m in new_metrics(held) if m.name in missing]
     messages = []
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.restore-") as tmp:
         for name in missing:
@@ -79,7 +85,10 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec) -> tuple[list[str]
                 var.to_zarr(str(part), compute=False, zarr_format=2, consolidated=False,
                             encoding=Layout.encoding(var))
             shutil.rmtree(path / name, ignore_errors=True)
-            if name in schema.data_vars:  # metadata only: its chunks count as lost
+            if name in {m.name for m in added}:
+                shutil.copytree(part / name, path / name)
+                messages.append(f"{name}: a metric this store did not hold; added")
+            elif name in schema.data_vars:  # metadata only: its chunks count as lost
                 (path / name).mkdir()
                 for meta in (".zarray", ".zattrs"):
                     shutil.copy2(part / name / meta, path / name / meta)
@@ -88,9 +97,30 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec) -> tuple[list[str]
                 shutil.copytree(part / name, path / name)
                 messages.append(f"{name}: the coordinate's folder was missing; recreated")
     consolidate(path)
+    if added:
+        _fill_metrics(path, spec, added)
+        consolidate(path)  # the notes
     for message in messages:
         log.warning("store %s: %s", path, message)
-    return messages, [n for n in missing if n in schema.data_vars]
+    return messages, [n for n in missing if n in schema.data_vars
+                      and n not in {m.name for m in added}]
+
+
+def _fill_metrics(path: Path, spec: ExperimentSpec, added) -> None:
+    """Write every chunk of the metrics just added: their values for the finished cells from
+    the stored coefficients, NaN elsewhere, and a note where they cannot be computed."""
+    import zarr
+
+    group = open_group(path, mode="r+")
+    status = np.asarray(group["status"][...])
+    coef = np.asarray(group["coef"][...]) if "coef" in group else None
+    with zarr.config.set({"array.write_empty_chunks": True}):
+        for metric in added:
+            values, note = metric_values(spec, metric, status, coef)
+            group[metric.name][...] = values
+            if note:
+                group[metric.name].attrs["note"] = note
+                log.warning("store %s: %s", path, note)
 
 
 def _repair_metadata(path: Path) -> None:
