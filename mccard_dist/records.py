@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["DONE_CELL_VALUES", "SCALARS", "SELECTION_COUNTS", "STATUS_DONE", "STATUS_FAILED",
-           "STATUS_NAMES", "STATUS_PENDING", "CellResult", "done_cell_values"]
+__all__ = ["DONE_CELL_VALUES", "SCALARS", "SELECTION_COUNTS", "SELECTION_VALUES", "STATUS_DONE",
+           "STATUS_FAILED", "STATUS_NAMES", "STATUS_PENDING", "CellResult", "done_cell_values"]
 
 #: a cell's status in the store
 STATUS_PENDING, STATUS_DONE, STATUS_FAILED = 0, 1, 2
@@ -29,6 +29,8 @@ DONE_CELL_VALUES = ("rmse", "n_selected", "fit_seconds", "cell_seconds")
 #: the selection's confusion counts: every done cell has them when the data carry true coefficients
 #: (NaN by design otherwise, see :func:`done_cell_values`)
 SELECTION_COUNTS = ("tp", "fp", "fn", "tn")
+#: a done cell's selection values: a model without coefficients (no ``coef_``) has none of them
+SELECTION_VALUES = ("n_selected", *SELECTION_COUNTS)
 
 
 def done_cell_values(knows_true_coef: bool) -> tuple[str, ...]:

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING, done_cell_values
+from ..records import (SELECTION_VALUES, STATUS_DONE, STATUS_FAILED, STATUS_PENDING,
+                       done_cell_values)
 from .errors import StoreDamagedError
 from .layout import CELL_DIMS, MISSING, chunk_state, remove_chunk
 
@@ -365,14 +366,19 @@ def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: 
                 read(name, array, file(idx), region)
 
     # -- finished cells must have the values every finished cell has -------------------------
+    # (a model without coefficients has no selection: none of its selection values, not some)
+    read_values = {}
     for name in required:
-        if name not in group:
-            continue
         try:
-            values = np.asarray(_read(group[name], ...), dtype=float)
-        except _Damaged:  # its chunks were handled above
+            read_values[name] = np.asarray(_read(group[name], ...), dtype=float)
+        except (_Damaged, KeyError):  # its chunks were handled above, or it is not stored
             continue
+    selection = [read_values[n] for n in SELECTION_VALUES if n in read_values]
+    unselected = np.all([~np.isfinite(v) for v in selection], axis=0) if selection else False
+    for name, values in read_values.items():
         bad = done & ~np.isfinite(values) & ~reset
+        if name in SELECTION_VALUES:
+            bad &= ~unselected
         if bad.any():
             who = ", ".join(sorted({methods[i] for i in np.flatnonzero(bad.any(axis=(1, 2, 3)))}))
             problems.append(f"{name}: {int(bad.sum())} done cell(s) of {who} have no value")
@@ -396,19 +402,17 @@ def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: 
 
 def check_stored(path, attrs: dict) -> list[str]:
     """The problems :func:`check` finds in the store at ``path``, judged by its stored config
-    (``attrs``: the store's attributes); nothing is changed."""
-    from ..config import MethodSpec
-    from ..grid import cv_candidates
-
+    (``attrs``: the store's attributes); nothing is changed, and no estimator is imported."""
     config = json.loads(attrs["config"])
     experiment = config["experiment"]
     names = list(experiment["methods"])
-    methods = [MethodSpec(**config["methods"][n]).checked(n) for n in names]
     coordinates = {"tau": np.array(experiment["tau"], float),
                    "psi": np.array(experiment["psi"], float),
                    "seed": np.array(experiment["seeds"], np.int64),
                    "model": np.array(names, str)}
-    cv_methods = {i for i, m in enumerate(methods) if cv_candidates(m)}
+    cv_methods = {i for i, n in enumerate(names)  # a grid with a list: CV scores per candidate
+                  if any(isinstance(v, list) and v
+                         for v in (config["methods"][n].get("grid") or {}).values())}
     required = done_cell_values(bool(int(attrs["selection_scored"])))
     return check(open_group(path), Path(path), names, cv_methods, required=required,
                  coordinates=coordinates)
