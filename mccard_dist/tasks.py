@@ -24,7 +24,7 @@ from threadpoolctl import threadpool_limits
 
 from .config import CVSpec, ExperimentSpec
 from .grid import Block, Cell, cv_candidates, cv_units
-from .metrics import EVALUATION_KEYS, correlation, evaluate, rmse
+from .metrics import METRICS, evaluate
 from .models.search import FIT_ERRORS, Search, choose
 from .records import STATUS_DONE, STATUS_FAILED, CellResult
 
@@ -186,10 +186,10 @@ def _evaluate(est, data) -> dict:
     if hasattr(est, "coef_"):
         metrics = evaluate(np.ravel(est.coef_), float(getattr(est, "intercept_", 0.0)),
                            data.X_test, data.y_test, data.coef_true)
-    else:
+    else:  # the metrics of the predictions; those of coefficients it does not give are NaN
         predicted = np.ravel(est.predict(data.X_test))
-        metrics = dict.fromkeys(EVALUATION_KEYS, np.nan)
-        metrics.update(r=correlation(data.y_test, predicted), rmse=rmse(data.y_test, predicted))
+        metrics = {m.name: m.of(data.y_test, predicted) if m.needs == "prediction" else np.nan
+                   for m in METRICS}
     if not np.isfinite(metrics["rmse"]):
         raise ArithmeticError(f"the final fit predicts non-finite values (test RMSE "
                               f"{metrics['rmse']})")
