@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-__all__ = ["AUTO_WIDTH", "BOUNDS", "ESTIMATOR_RE", "FLAT_PER_DECADE", "SPARSER_UPWARDS",
+__all__ = ["AUTO_WIDTH", "ESTIMATOR_RE", "FLAT_PER_DECADE", "SPARSER_UPWARDS",
            "MethodKind", "grid_edge", "kind_of"]
 
 #: a width grid that is this string: each fit sets its own width (``models._width.AUTO``, which
@@ -72,6 +72,12 @@ class MethodKind:
     path_param : str or None
         The boolean parameter that must be true for :attr:`path` to be used (the estimator's
         ``warm_start``); None: paths whenever ``cv.paths`` asks.
+    bounds : tuple of (str, float or None, float or None)
+        ``(grid name, lowest, highest)``: the values a parameter can take (None: no bound), so
+        that a CV choice at such a bound is no sign of a too narrow grid.
+    sparser_upwards : tuple of str
+        Grid names along which larger values give sparser models (a choice at the largest value
+        that kept no feature is settled).
     requires : str or None
         A module the estimator needs that the package does not install (an optional extra's),
         checked when an experiment selects the method; None: nothing beyond the package.
@@ -88,6 +94,8 @@ class MethodKind:
     alo: bool = False
     solver_params: tuple[str, ...] = ()
     path_param: str | None = None
+    bounds: tuple = ()
+    sparser_upwards: tuple[str, ...] = ()
     requires: str | None = None
 
     @property
@@ -217,17 +225,16 @@ def kind_of(estimator: str) -> MethodKind:
     if unknown:
         raise TypeError(f"{estimator}.mccard_method declares {', '.join(unknown)}; it may declare "
                         f"{', '.join(sorted(known))}")
-    for name in ("no_path_solvers", "solver_params"):
+    for name in ("no_path_solvers", "solver_params", "bounds", "sparser_upwards"):
         declared[name] = tuple(declared.get(name, ()))
     return MethodKind(estimator, **declared)
 
 
 # -- where a CV choice lies on its grid: the rule of the pipeline's report and of MethodCV ------
 
-#: ``{(estimator, grid name): (lowest, highest)}``: the values a parameter can take (None: no bound)
-BOUNDS = {("mccard_dist.models:HuberBaseline", "epsilon"): (1.0, None)}
-#: (estimator or None for any, grid name) along which larger values give sparser models
-SPARSER_UPWARDS = {(None, "alpha_ratio"), ("mccard_dist.models:MCCARDRegressor", "kernel_width")}
+#: grid names along which larger values give sparser models, whatever the estimator (a penalty as a
+#: fraction of alpha_max); an estimator declares its own in ``sparser_upwards``
+SPARSER_UPWARDS = ("alpha_ratio",)
 #: relative change of the mean CV loss per decade below which the CV curve is flat at an edge
 FLAT_PER_DECADE = 0.01
 
@@ -238,8 +245,10 @@ def grid_edge(estimator: str | None, axis: str, grid, value: float, empty: bool 
     more) of a method of ``estimator``: None inside it (or for a shorter grid); ``"low"`` or
     ``"high"`` at its smallest or largest value, where a wider grid might choose beyond it;
     ``"settled"`` at an edge no wider grid can change: the parameter's own bound
-    (:data:`BOUNDS`), or the largest value of a grid along which models only get sparser
-    (:data:`SPARSER_UPWARDS`) when the fit kept no feature (``empty``); ``"flat"`` at an edge
+    (:attr:`MethodKind.bounds`), or the largest value of a grid along which models only get
+    sparser (:data:`SPARSER_UPWARDS`, :attr:`MethodKind.sparser_upwards`) when the fit kept no
+    feature (``empty``); the estimator's declarations are read for this package's classes only
+    (a store names the estimator, and reading one imports no other package); ``"flat"`` at an edge
     where the mean CV loss differs from the next grid value's by less than
     :data:`FLAT_PER_DECADE` of it per decade (positive grids; ``losses(neighbour)``: the mean
     CV losses at the choice and at the grid value ``neighbour``, the other grid values as
@@ -253,8 +262,15 @@ def grid_edge(estimator: str | None, axis: str, grid, value: float, empty: bool 
         side, neighbour = "high", steps[-2]
     else:
         return None
-    lowest, highest = BOUNDS.get((estimator, axis), (None, None))
-    sparser = {(None, axis), (estimator, axis)} & SPARSER_UPWARDS
+    kind = None
+    if estimator is not None and estimator.startswith("mccard_dist."):
+        try:
+            kind = kind_of(estimator)
+        except (ImportError, AttributeError, TypeError):
+            kind = None
+    lowest, highest = next(((lo, hi) for name, lo, hi in (kind.bounds if kind else ())
+                            if name == axis), (None, None))
+    sparser = axis in SPARSER_UPWARDS or (kind is not None and axis in kind.sparser_upwards)
     if side == "low" and lowest is not None and steps[0] <= lowest:
         return "settled"
     if side == "high" and ((highest is not None and steps[-1] >= highest) or (sparser and empty)):

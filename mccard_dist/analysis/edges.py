@@ -6,11 +6,10 @@ chosen value is the grid's smallest or largest (a cell at ``psi = 0`` once, at t
 other taus repeat its data and fits); a share above :data:`EDGE_SHARE` flags the grid. Each
 cell's choice is placed by :func:`mccard_dist.methods.grid_edge`, as ``MethodCV`` places its
 own. Counted apart: edge choices a wider grid cannot change (``n_settled``: a value at the
-parameter's own bound, ``methods.BOUNDS``, or the largest value of a grid along which models
-only get sparser, ``methods.SPARSER_UPWARDS``, with no feature selected: for a penalty, and for
-MCC-ARD's
-width, as ``q^2 / s`` falls with ``1/h``), and edge choices where the CV curve is flat
-(``n_flat``: the mean loss within ``methods.FLAT_PER_DECADE`` per decade of its neighbour's on
+parameter's own bound (an estimator's ``bounds``), or the largest value of a grid along which
+models only get sparser (``methods.SPARSER_UPWARDS``, an estimator's ``sparser_upwards``), with
+no feature selected: for a penalty, and for MCC-ARD's width, as ``q^2 / s`` falls with
+``1/h``), and edge choices where the CV curve is flat (``n_flat``: the mean loss within ``methods.FLAT_PER_DECADE`` per decade of its neighbour's on
 the grid; positive grids).
 """
 

@@ -249,33 +249,26 @@ _SPARE_COLORS = ("#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf
 _SPARE_MARKERS = ("v", "P", "X", "*", "<", ">")
 
 
-#: labels of the package's estimators (classes of ``mccard_dist.models``), by likelihood where it
-#: matters; another package's estimator is labelled by its method's name
-_ESTIMATOR_LABELS = {
-    ("MCCARDRegressor", "deviant"): "MCC-ARD", ("MCCARDRegressor", "proper"): "MCC-ARD, proper C'",
-    ("LSARDRegressor", None): "LS-ARD", ("MCCL1Regressor", None): "MCC-L1",
-    ("LassoBaseline", None): "Lasso", ("HuberBaseline", None): "Huber",
-    ("HuberL1Regressor", None): "Huber + L1", ("HuberMCPRegressor", None): "Huber + MCP",
-    ("LADLassoRegressor", None): "LAD-Lasso",
-    ("AuthorsMCCARDRegressor", None): "MCC-ARD (authors' algorithm)",
-    ("AuthorsLSARDRegressor", None): "LS-ARD (authors' algorithm)",
-}
-
-
 def method_label(config: dict | None) -> str | None:
     """What a method is, from its stored config: the estimator (and likelihood), then ``auto width``
-    for a width set inside the fit and ``sequential solver`` for that solver; None when the
-    estimator is not one the project names."""
+    for a width set inside the fit and ``sequential solver`` for that solver; None for another
+    package's estimator (reading a store imports none) or a class that declares no label."""
     if not isinstance(config, dict):
         return None
     params = config.get("params") or {}
-    module, _, estimator = str(config.get("estimator")).partition(":")
-    if module.split(".")[0] != "mccard_dist":
+    estimator = str(config.get("estimator"))
+    if not estimator.startswith("mccard_dist."):  # reading a store imports no other package
         return None
-    likelihood = params.get("likelihood", "deviant") if estimator == "MCCARDRegressor" else None
-    label = _ESTIMATOR_LABELS.get((estimator, likelihood))
+    from ..methods import kind_of
+
+    try:
+        label = kind_of(estimator).label
+    except (ImportError, AttributeError, TypeError):
+        return None
     if label is None:
         return None
+    if params.get("likelihood") == "proper":
+        label += ", proper C'"
     if _grid(config).get("kernel_width") == "auto":
         label += ", auto width"
     if params.get("solver") == "sequential":

@@ -114,7 +114,7 @@ class AuthorsMCCARDRegressor(_Standardised):
     """
 
     #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
-    mccard_method = {"label": "MCC-ARD (authors)", "width_param": "kernel_width",
+    mccard_method = {"label": "MCC-ARD (authors' algorithm)", "width_param": "kernel_width",
                      "auto_width": True}
 
     _parameter_constraints = {
@@ -193,7 +193,7 @@ class AuthorsLSARDRegressor(_Standardised):
     """
 
     #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
-    mccard_method = {"label": "LS-ARD (authors)"}
+    mccard_method = {"label": "LS-ARD (authors' algorithm)"}
 
     _parameter_constraints = {
         "max_iter": [AT_LEAST_ONE],

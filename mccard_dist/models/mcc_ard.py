@@ -90,6 +90,15 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         keeps the sparser selection), sequential beyond
         (:func:`~mccard_dist.models.resolve_solver`); always pruning with
         ``curvature="exact"``. ``solver_`` says which ran.
+    relevance_update : {"mackay", "tail-exact"}, default="mackay"
+        The pruning solver's a-step. ``"mackay"``: ``a_d <- gamma_d / w_d^2`` throughout (the
+        paper's). ``"tail-exact"``: the same until the fit's tail, then each relevance set to
+        its exact one-dimensional optimum ``s_d^2 / (q_d^2 - s_d)``, pruned at once where
+        ``q_d^2 <= s_d`` (Faul & Tipping, 2002; the same fixed points as MacKay's update, which
+        only creeps towards them there), with the stopping rule on ``w`` alone (see Notes). The
+        tail: after the first iteration, width settled, ``curvature="fisher"``, no more active
+        features than samples and ``w`` moving by at most 1e-3 relative. The sequential solver
+        always uses the exact step.
     warm_start : bool, default=False
         Start ``fit`` from the previous fit's answer (on as many features; a fixed
         ``kernel_width`` only) instead of ``init``: the pruning solver from its coefficients and
@@ -159,7 +168,9 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     3. prune features with ``a_d >= relevance_max``.
 
     The stopping rule is tested only after an a-step, so a ridge start (already a fixed point of
-    the w-step alone) cannot stop the loop with every feature kept.
+    the w-step alone) cannot stop the loop with every feature kept. With
+    ``relevance_update="tail-exact"``, in the tail the rule is: nothing pruned and ``w`` moving
+    by at most ``tol`` (each kept relevance was just set to its optimum).
 
     Where this departs from the paper's equations:
 
@@ -207,7 +218,9 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     mccard_method = {
         "label": "MCC-ARD", "width_param": "kernel_width", "auto_width": True, "alo": True,
         "path": "mccard_dist.models.mcc_ard:fit_width_path", "path_param": "warm_start",
-        "solver_params": ("solver", "warm_start", "w_steps", "init", "form")}
+        "sparser_upwards": ("kernel_width",),
+        "solver_params": ("solver", "warm_start", "w_steps", "init", "form",
+                          "relevance_update")}
 
     _parameter_constraints = {
         "kernel_width": WIDTH,
@@ -224,12 +237,13 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         "final_width_ratio": [POSITIVE, None],
         "solver": [StrOptions({"auto", "pruning", "sequential"})],
         "warm_start": ["boolean"],
+        "relevance_update": [StrOptions({"mackay", "tail-exact"})],
     }
 
     def __init__(self, kernel_width="auto", *, likelihood="deviant", h_factor="consistent",
                  curvature="fisher", init="ridge", w_steps=10, max_iter=300, tol=1e-4,
                  relevance_max=1e6, fit_intercept=True, form="auto", final_width_ratio=None,
-                 solver="auto", warm_start=False):
+                 solver="auto", warm_start=False, relevance_update="mackay"):
         self.kernel_width = kernel_width
         self.likelihood = likelihood
         self.h_factor = h_factor
@@ -244,6 +258,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         self.final_width_ratio = final_width_ratio
         self.solver = solver
         self.warm_start = warm_start
+        self.relevance_update = relevance_update
 
     def _final_width_ratio(self):
         if self.final_width_ratio is None:

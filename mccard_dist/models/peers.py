@@ -47,7 +47,8 @@ class HuberBaseline(HuberRegressor):
     units of the fitted scale; ``alpha``: the L2 penalty), recording ``converged_``."""
 
     #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
-    mccard_method = {"label": "Huber", "width_param": "epsilon", "penalty_name": "alpha"}
+    mccard_method = {"label": "Huber", "width_param": "epsilon", "penalty_name": "alpha",
+                     "bounds": (("epsilon", 1.0, None),)}
 
     def fit(self, X, y, sample_weight=None):
         super().fit(X, y, sample_weight=sample_weight)
@@ -215,7 +216,7 @@ class HuberL1Regressor(_HuberPenalised):
     """
 
     #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
-    mccard_method = {"label": "Huber-L1", "width_param": "epsilon", "penalty_name": "alpha_ratio",
+    mccard_method = {"label": "Huber + L1", "width_param": "epsilon", "penalty_name": "alpha_ratio",
                      "penalty_scale": "mccard_dist.models:huber_alpha_max", "requires": "skglm"}
 
     def __init__(self, epsilon=1.35, alpha=1.0, fit_intercept=True, max_iter=50,
@@ -264,7 +265,7 @@ class HuberMCPRegressor(_HuberPenalised):
     """
 
     #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
-    mccard_method = {"label": "Huber-MCP", "width_param": "epsilon", "penalty_name": "alpha_ratio",
+    mccard_method = {"label": "Huber + MCP", "width_param": "epsilon", "penalty_name": "alpha_ratio",
                      "penalty_scale": "mccard_dist.models:huber_alpha_max", "requires": "skglm"}
 
     _parameter_constraints = {**_HuberPenalised._parameter_constraints,
