@@ -89,7 +89,7 @@ def test_every_mcc_ard_parameter_but_the_width_reaches_the_fits():
     values = {"likelihood": "proper", "h_factor": "printed", "curvature": "exact", "init": "zero",
               "w_steps": 3, "max_iter": 7, "tol": 1e-3, "relevance_max": 1e5,
               "fit_intercept": False, "form": "primal", "solver": "pruning",
-              "warm_start": False}
+              "warm_start": False, "relevance_update": "tail-exact"}
     assert set(values) == own
     base = MCCARDRegressorCV(**values)._base(kernel_width=2.0)
     assert base.get_params() == {**MCCARDRegressor().get_params(), **values,

@@ -15,7 +15,7 @@ from ._linalg import loo_from_leverage, posterior_covariance
 
 __all__ = ["ARDFit", "AT_LEAST_ONE", "NON_NEGATIVE", "POSITIVE", "WIDTH", "WarmStart",
            "check_params", "PosteriorPredictive", "RegressorBase", "ard_relevance_step",
-           "check_sample_weight", "relative_change", "resolve_solver", "weighted_median",
+           "check_sample_weight", "faul_tipping_step", "relative_change", "resolve_solver", "weighted_median",
            "weighted_var"]
 
 @dataclass
@@ -274,3 +274,29 @@ def ard_relevance_step(gamma, coef, relevance_max):
     relevance[~np.isfinite(relevance) | (relevance <= 0.0)] = np.inf
     keep = relevance < relevance_max
     return relevance, keep
+
+
+#: ``gamma`` at or above this is treated as 1 by :func:`faul_tipping_step` (``1 - gamma``
+#: carries no digits there), which keeps MacKay's ``gamma / w^2``.
+GAMMA_ONE = 1.0 - 1e-12
+
+
+def faul_tipping_step(gamma, coef, relevance, relevance_max):
+    """Each relevance set to the maximiser of the evidence in it alone (Faul & Tipping, 2002),
+    the others and the noise precisions held, from the posterior the relevances ``relevance``
+    gave (``gamma = 1 - a Sigma_dd``, ``coef = mu``); returns it and the mask below
+    ``relevance_max``.
+
+    With ``s = a gamma / (1 - gamma)`` and ``q = a mu / (1 - gamma)`` (Tipping & Faul's sparsity
+    and quality factors), the maximiser is ``s^2 / (q^2 - s) = a gamma^2 / (a mu^2 -
+    gamma (1 - gamma))`` where ``q^2 > s`` and ``inf`` otherwise. It equals ``a`` exactly where
+    MacKay's ``gamma / mu^2`` does (the same fixed points), and ``q^2 <= s`` is where MacKay's
+    update, an affine map of slope ``s / q^2`` in that relevance, grows without bound. Where
+    ``gamma`` is 1 to rounding, MacKay's value is kept."""
+    mackay, _ = ard_relevance_step(gamma, coef, relevance_max)
+    m, g1 = relevance * np.square(coef), gamma * (1.0 - gamma)
+    exact = (gamma > 0.0) & (gamma < GAMMA_ONE)
+    ok = exact & (m > g1)
+    new = np.where(exact, np.inf, mackay)
+    new[ok] = relevance[ok] * gamma[ok] ** 2 / (m[ok] - g1[ok])
+    return new, new < relevance_max

@@ -7,11 +7,24 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from ._base import ARDFit, ard_relevance_step, relative_change, weighted_median, weighted_var
+from ._base import (ARDFit, ard_relevance_step, faul_tipping_step, relative_change, weighted_median,
+                    weighted_var)
 from ._likelihoods import neg_second_derivative
 from ._linalg import RidgeSteps, inverse_lower, loo_from_leverage, weighted_ridge
 
-__all__ = ["fit_gaussian", "fit_robust"]
+__all__ = ["TAIL_CHANGE", "fit_gaussian", "fit_robust"]
+
+#: ``relevance_update="tail-exact"``: the relative change of ``w`` in an iteration at or below
+#: which (after the first iteration, with no more active features than samples) the a-step is
+#: Faul & Tipping's exact one. Applied earlier, or from the start, it leaves the basin MacKay's
+#: updates reach (the model collapses to a few features).
+TAIL_CHANGE = 1e-3
+
+
+def _in_tail(model, n_iter, Xa, coef, coef_prev) -> bool:
+    """Whether this iteration's a-step is the exact per-feature one (``tail-exact``)."""
+    return (model.relevance_update == "tail-exact" and n_iter > 1
+            and Xa.shape[1] <= Xa.shape[0] and relative_change(coef, coef_prev) <= TAIL_CHANGE)
 
 
 def _exact_gamma(model, Xa, e, relevance, gamma_fisher, h):
@@ -52,6 +65,11 @@ def fit_robust(model, X, y, schedule, start=None) -> ARDFit:
     """MCC-ARD by Algorithm 1: up to ``w_steps`` w-steps per iteration (until ``w`` settles),
     the a-step and pruning. ``schedule``: the auto width's, or None. Converged when nothing is
     pruned and neither ``w`` nor the relevances move by more than ``tol`` (width settled).
+
+    ``relevance_update="tail-exact"`` (Fisher curvature, width settled): in the tail
+    (:func:`_in_tail`) the a-step is :func:`faul_tipping_step` and the fit has converged when
+    nothing is pruned and ``w`` moves by at most ``tol``: every kept relevance was just set to
+    its optimum, so their own change is no test.
 
     ``start``: a previous fit (:class:`WarmStart`) to start from instead of ``init``: its
     coefficients and relevances, every feature it pruned back in at ``relevance_max``, so the
@@ -101,7 +119,11 @@ def fit_robust(model, X, y, schedule, start=None) -> ARDFit:
         if model.curvature == "exact":
             gamma, bad = _exact_gamma(model, Xa, e, relevance, gamma, h)
             n_fallbacks += bad
-        new_relevance, keep = ard_relevance_step(gamma, coef, model.relevance_max)
+        tail = (not update_width and model.curvature == "fisher"
+                and _in_tail(model, n_iter, Xa, coef, coef_prev))
+        step = faul_tipping_step(gamma, coef, relevance, model.relevance_max) if tail else \
+            ard_relevance_step(gamma, coef, model.relevance_max)
+        new_relevance, keep = step
         if update_width:
             h = schedule.update(loo_from_leverage(y - intercept - Xa @ coef, sol.leverage, sw))
             if schedule.settled:
@@ -112,7 +134,8 @@ def fit_robust(model, X, y, schedule, start=None) -> ARDFit:
                 keep = np.ones_like(keep)
         converged = bool(keep.all() and not update_width
                          and relative_change(coef, coef_prev) <= model.tol
-                         and _relevance_change(new_relevance, relevance, keep) <= model.tol)
+                         and (tail or _relevance_change(new_relevance, relevance, keep)
+                              <= model.tol))
         relevance = new_relevance
         if not keep.all():
             active, coef, relevance = active[keep], coef[keep], relevance[keep]
@@ -130,7 +153,11 @@ def fit_robust(model, X, y, schedule, start=None) -> ARDFit:
 def fit_gaussian(model, X, y) -> ARDFit:
     """LS-ARD by MacKay's updates: a weighted ridge solve, ``a_d = gamma_d / mu_d^2`` (pruning)
     and ``sigma^2 = ||t - X mu||^2 / (N - sum gamma)`` until neither moves by ``tol``, then the
-    posterior mean. A variance below ``1e-12 var(y)`` has collapsed (``degenerate``)."""
+    posterior mean. A variance below ``1e-12 var(y)`` has collapsed (``degenerate``).
+
+    ``relevance_update="tail-exact"``: in the tail (:func:`_in_tail`) the a-step is
+    :func:`faul_tipping_step` at the ``sigma^2`` of the solve, and the fit has converged when
+    nothing is pruned and neither ``w`` nor ``log sigma^2`` moves by more than ``tol``."""
     n_samples, n_features = X.shape
     sw = model._fit_weights
     ridge = dict(fit_intercept=model.fit_intercept, form=model.form)
@@ -151,14 +178,16 @@ def fit_gaussian(model, X, y) -> ARDFit:
         gamma = np.clip(sol.gamma, 0.0, 1.0)
         e2 = (y - sol.intercept - Xa @ coef) ** 2
         sse = float(np.sum(e2) if sw is None else sw @ e2)
-        new_relevance, keep = ard_relevance_step(gamma, coef, model.relevance_max)
+        tail = _in_tail(model, n_iter, Xa, coef, coef_prev)
+        step = faul_tipping_step(gamma, coef, relevance, model.relevance_max) if tail else \
+            ard_relevance_step(gamma, coef, model.relevance_max)
+        new_relevance, keep = step
         dof_left = dof_total - float(gamma.sum())
         new_noise_var = sse / dof_left if dof_left > 0 else 0.0
         collapsed = not new_noise_var > floor
         new_noise_var = max(new_noise_var, floor)
-        change = max(relative_change(coef, coef_prev),
-                     _relevance_change(new_relevance, relevance, keep),
-                     abs(np.log(new_noise_var / noise_var)))
+        change = max(relative_change(coef, coef_prev), abs(np.log(new_noise_var / noise_var)),
+                     0.0 if tail else _relevance_change(new_relevance, relevance, keep))
         converged = bool(n_iter > 1 and keep.all() and change <= model.tol)
         relevance, noise_var = new_relevance, new_noise_var
         if not keep.all():

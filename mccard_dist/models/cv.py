@@ -65,7 +65,7 @@ class MCCARDRegressorCV(SearchCV):
         fits end elsewhere than independent ones at narrow widths (lower test RMSE, more
         features kept where outliers are light); docs/results/speed.md has the comparison.
     likelihood, w_steps, max_iter, tol, relevance_max, fit_intercept, h_factor, curvature, init, \
-form, solver
+form, solver, relevance_update
         Passed to every :class:`MCCARDRegressor` fit (``final_width_ratio`` applies only to an
         ``"auto"`` width, which needs no cross-validation). ``solver="auto"`` is resolved once,
         from the shape of the data given to ``fit``, so every fold and the refit use one solver.
@@ -111,7 +111,7 @@ form, solver
                  scoring="neg_mean_absolute_error", n_jobs=None, likelihood="deviant", w_steps=10,
                  max_iter=300, tol=1e-4, relevance_max=1e6, fit_intercept=True, verbose=0,
                  h_factor="consistent", curvature="fisher", init="ridge", form="auto",
-                 solver="auto", warm_start=False):
+                 solver="auto", warm_start=False, relevance_update="mackay"):
         self.kernel_widths = kernel_widths
         self.cv = cv
         self.scoring = scoring
@@ -129,6 +129,7 @@ form, solver
         self.form = form
         self.solver = solver
         self.warm_start = warm_start
+        self.relevance_update = relevance_update
 
     def _search(self, X, y, sample_weight):
         widths = check_widths(self.kernel_widths)
