@@ -19,11 +19,12 @@ from .race import replay_race
 from .scaling import bench_scaling
 from .solvers import compare_solvers, compare_widths, evidence_gap
 from .startup import bench_startup
+from .tailexact import bench_tailexact
 from .units import bench_units
 
 __all__ = ["AUTO", "CURRENT", "PLAIN_KFOLD", "RACE", "bench_estimators", "bench_floor",
            "bench_paper", "bench_paths", "bench_pipeline", "bench_scaling", "bench_startup",
-           "bench_units", "compare_solvers", "compare_stores", "compare_widths", "evidence_gap",
+           "bench_tailexact", "bench_units", "compare_solvers", "compare_stores", "compare_widths", "evidence_gap",
            "main", "parser", "replay_race"]
 
 
@@ -138,6 +139,19 @@ SUBCOMMANDS = {
     "startup": ("seconds of mccard-run --help and of two refusals, against the interpreter's "
                 "start", bench_startup, {"--repeats": {"type": int, "default": 5,
                                                        "help": "runs of each command"}}),
+    "tailexact": ("the pruning solver's tail-exact relevance update against MacKay's, paired on "
+                  "the same fits, MacKay's run to 5000 iterations as the reference",
+                  bench_tailexact, {
+        "--seeds": {"default": "30-39", "help": "seeds, FIRST-LAST or comma-separated"},
+        "--psi": {"default": "0,0.3,0.6,0.9", "help": "comma-separated psi values"},
+        "--tau": {"default": "2,5,10", "help": "comma-separated tau values"},
+        "--widths": {"default": "0.27,1.5,7.9",
+                     "help": "MCC-ARD kernel widths, comma-separated (both likelihoods each)"},
+        "--csv": {"default": None, "dest": "csv_path", "metavar": "CSV",
+                  "help": "also write one row per fit and arm to this file, as they are made"},
+        "--report": {"default": None, "metavar": "CSV",
+                     "help": "print the figures of a file written by --csv (its complete cells) "
+                             "instead of fitting"}}),
 }
 
 #: the width of ``mccard-bench --help``'s list of commands

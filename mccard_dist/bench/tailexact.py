@@ -1,0 +1,223 @@
+"""``bench tailexact``: the pruning solver's ``relevance_update="tail-exact"`` against MacKay's
+update, paired on the same fits, with MacKay's update run to ``max_iter=5000`` as the reference.
+
+Arms, interleaved per fit (their order rotates from one fit to the next), on one BLAS thread:
+``today`` (``relevance_update="mackay"``, ``max_iter=300``), ``A`` (``"tail-exact"``, which
+includes its stopping rule) and ``R`` (``"mackay"``, ``max_iter=5000``). CPU seconds are
+``time.process_time`` around ``fit``. ``R`` runs only where ``today`` stopped at its cap:
+elsewhere its iterations are ``today``'s, one for one (``max_iter`` only ends the loop), and its
+record is ``today``'s.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from .common import _blas_report, _one_thread
+
+#: arm -> (relevance_update, max_iter)
+ARMS = {"today": ("mackay", 300), "A": ("tail-exact", 300), "R": ("mackay", 5000)}
+LIKELIHOODS = ("deviant", "proper", "ls")
+
+
+def _seeds(text):
+    """``"30-39"`` or ``"30,31"`` as a list of ints."""
+    if "-" in text:
+        first, last = (int(v) for v in text.split("-"))
+        return list(range(first, last + 1))
+    return [int(v) for v in text.split(",")]
+
+
+def _fit(estimator, data):
+    """One fit's record: iterations, convergence, CPU s, active set, test r, RMSE, F1."""
+    from ..metrics import correlation, rmse, selection_scores
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.process_time()
+        estimator.fit(data.X_train, data.y_train)
+        cpu = time.process_time() - start
+    pred = estimator.predict(data.X_test)
+    return {"n_iter": int(estimator.n_iter_), "converged": bool(estimator.converged_), "cpu": cpu,
+            "active": frozenset(np.flatnonzero(estimator.coef_).tolist()),
+            "r": correlation(data.y_test, pred), "rmse": rmse(data.y_test, pred),
+            "f1": selection_scores(estimator.coef_, data.coef_true)["f1"],
+            "at_cap": int(estimator.n_iter_) >= estimator.max_iter}
+
+
+def _estimator(likelihood, width, relevance_update, max_iter):
+    from ..models import LSARDRegressor, MCCARDRegressor
+
+    if likelihood == "ls":
+        return LSARDRegressor(solver="pruning", relevance_update=relevance_update,
+                              max_iter=max_iter)
+    return MCCARDRegressor(width, likelihood=likelihood, solver="pruning",
+                           relevance_update=relevance_update, max_iter=max_iter)
+
+
+def _bootstrap(values, rng, draws=10_000):
+    """Mean and 95% percentile interval of the mean of ``values`` resampled with replacement."""
+    values = np.asarray(values, dtype=float)
+    means = values[rng.integers(0, values.size, (draws, values.size))].mean(axis=1)
+    return float(values.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+FIELDS = ("seed", "psi", "tau", "likelihood", "width", "arm", "n_iter", "converged", "cpu", "r",
+          "rmse", "f1", "at_cap", "vs_R", "vs_today")
+
+
+def _cell_order(psis, taus):
+    """The (psi, tau) cells, each psi and tau early, so that a run stopped part-way has whole
+    cells (every seed) spread over the grid."""
+    taus = taus[len(taus) // 2:] + taus[:len(taus) // 2][::-1]
+    psis = psis[0::2] + psis[1::2]
+    return [(p, t) for t in taus for p in psis]
+
+
+def _read_csv(path):
+    types = {"seed": int, "psi": float, "tau": float, "width": lambda v: float(v) if v else None,
+             "n_iter": int, "converged": lambda v: v == "True", "cpu": float, "r": float,
+             "rmse": float, "f1": float, "at_cap": lambda v: v == "True", "vs_R": int,
+             "vs_today": int}
+    with open(path, newline="") as f:
+        return [{k: types.get(k, str)(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def bench_tailexact(seeds="30-39", psi="0,0.3,0.6,0.9", tau="2,5,10", widths="0.27,1.5,7.9",
+                    csv_path=None, report=None, out=sys.stdout):
+    """Run every arm on every fit of the grid and print the paired figures; returns the rows
+    (one per fit and arm). ``csv_path``: each row is also written there as it is made;
+    ``report``: print the figures of such a file (its complete cells) instead of fitting."""
+    from ..data import make_paper_data
+
+    if report:
+        rows = _read_csv(report)
+        per_cell = {}
+        for r in rows:
+            per_cell[r["psi"], r["tau"]] = per_cell.get((r["psi"], r["tau"]), 0) + 1
+        full = max(per_cell.values())
+        rows = [r for r in rows if per_cell[r["psi"], r["tau"]] == full]
+        cells = sorted(c for c in per_cell if per_cell[c] == full)
+        print(f"{report}: complete (psi, tau) cells {cells}, seeds "
+              f"{sorted({r['seed'] for r in rows})} ({full} rows a cell)", file=out)
+        _report(rows, out)
+        return rows
+
+    seeds, psis, taus = _seeds(seeds), [float(v) for v in psi.split(",")], \
+        [float(v) for v in tau.split(",")]
+    widths = [float(v) for v in widths.split(",")]
+    configs = [(lik, h) for lik in ("deviant", "proper") for h in widths] + [("ls", None)]
+    rows, turn = [], 0
+    sink = open(csv_path, "w", newline="") if csv_path else None
+    writer = csv.DictWriter(sink, FIELDS, extrasaction="ignore") if sink else None
+    if writer:
+        writer.writeheader()
+    with _one_thread():
+        print(f"seeds {seeds[0]}-{seeds[-1]}, psi {psis}, tau {taus}, widths {widths} (both "
+              f"likelihoods) + LS-ARD; N=300, D=1000; BLAS threads: {_blas_report()}", file=out,
+              flush=True)
+        warm = make_paper_data(seed=seeds[0], psi=psis[0], tau=taus[0], n_features=50)
+        for lik, h in configs:  # imports and first calls before any clock
+            _fit(_estimator(lik, h, "tail-exact", 300), warm)
+        for p, t in _cell_order(psis, taus):
+            start = time.perf_counter()
+            for seed in seeds:
+                data = make_paper_data(seed=seed, psi=p, tau=t)
+                for lik, h in configs:
+                    names = ["today", "A"] if turn % 2 else ["A", "today"]
+                    turn += 1
+                    fits = {a: _fit(_estimator(lik, h, *ARMS[a]), data) for a in names}
+                    fits["R"] = (_fit(_estimator(lik, h, *ARMS["R"]), data)
+                                 if fits["today"]["at_cap"] else fits["today"])
+                    for a in ARMS:
+                        rows.append({"seed": seed, "psi": p, "tau": t, "likelihood": lik,
+                                     "width": h, "arm": a, **fits[a],
+                                     "vs_R": len(fits[a]["active"] ^ fits["R"]["active"]),
+                                     "vs_today": len(fits[a]["active"]
+                                                     ^ fits["today"]["active"])})
+                        if writer:
+                            writer.writerow(rows[-1])
+                if sink:
+                    sink.flush()
+            print(f"psi={p:g}, tau={t:g} done ({time.perf_counter() - start:.0f} s)", file=out,
+                  flush=True)
+    if sink:
+        sink.close()
+    _report(rows, out)
+    return rows
+
+
+def _report(rows, out):
+    def pick(arm, **where):
+        return [r for r in rows if r["arm"] == arm and all(r[k] == v for k, v in where.items())]
+
+    def key(r):
+        return (r["seed"], r["psi"], r["tau"], r["likelihood"], r["width"])
+
+    print("\n1. CPU (s, all fits) today / A, and median per-fit ratio", file=out)
+    groups = [("deviant",), ("proper",), ("deviant", "proper"), ("ls",)]
+    for group in groups:
+        today = [r for lik in group for r in pick("today", likelihood=lik)]
+        a = {key(r): r for lik in group for r in pick("A", likelihood=lik)}
+        ratio = [r["cpu"] / a[key(r)]["cpu"] for r in today]
+        total_t, total_a = sum(r["cpu"] for r in today), sum(r["cpu"] for r in a.values())
+        name = "MCC-ARD both" if len(group) == 2 else {"ls": "LS-ARD"}.get(group[0], group[0])
+        print(f"  {name:13s} fits {len(today):4d}  today {total_t:8.1f}  A {total_a:8.1f}  "
+              f"today/A {total_t / total_a:5.2f}  median {np.median(ratio):5.2f}", file=out)
+
+    print("\n2. fits where R converged: A's set == R's (and today's, for reference); |dF1| "
+          "(A - R) where A's differs", file=out)
+    for lik in LIKELIHOODS:
+        ref = {key(r): r for r in pick("R", likelihood=lik) if r["converged"]}
+        a = [r for r in pick("A", likelihood=lik) if key(r) in ref]
+        t = [r for r in pick("today", likelihood=lik) if key(r) in ref]
+        diff = [abs(r["f1"] - ref[key(r)]["f1"]) for r in a if r["vs_R"]]
+        print(f"  {lik:8s} R converged {len(ref):4d}  A == R {sum(not r['vs_R'] for r in a):4d} "
+              f"({np.mean([not r['vs_R'] for r in a]):.1%})  today == R "
+              f"{np.mean([not r['vs_R'] for r in t]):.1%}  max |dF1| "
+              f"{max(diff, default=0.0):.3f}  mean sym. diff. {np.mean([r['vs_R'] for r in a]):.2f}",
+              file=out)
+    converged = {key(r) for r in pick("R") if r["converged"]}
+    both = [r for lik in ("deviant", "proper") for r in pick("A", likelihood=lik)
+            if key(r) in converged]
+    print(f"  MCC-ARD  A == R in {np.mean([not r['vs_R'] for r in both]):.1%} of {len(both)}",
+          file=out)
+
+    rng = np.random.default_rng(0)
+    for label, liks in (("MCC-ARD (both likelihoods, every width)", ("deviant", "proper")),
+                        ("LS-ARD", ("ls",))):
+        print(f"\n3. {label}: paired mean A - today per (psi, tau), 95% paired bootstrap over "
+              "seeds", file=out)
+        print(f"  {'psi':>4s} {'tau':>4s} {'dF1':>8s} {'[lo, hi]':>19s} {'dr':>10s} "
+              f"{'[lo, hi]':>23s}", file=out)
+        for p, t in sorted({(r["psi"], r["tau"]) for r in rows}):
+            cell = {}
+            for lik in liks:
+                a = {key(r): r for r in pick("A", psi=p, tau=t, likelihood=lik)}
+                for r in pick("today", psi=p, tau=t, likelihood=lik):
+                    d = cell.setdefault(r["seed"], ([], []))
+                    d[0].append(a[key(r)]["f1"] - r["f1"])
+                    d[1].append(a[key(r)]["r"] - r["r"])
+            f1 = _bootstrap([np.mean(v[0]) for v in cell.values()], rng)
+            dr = _bootstrap([np.mean(v[1]) for v in cell.values()], rng)
+            print(f"  {p:4g} {t:4g} {f1[0]:+8.4f} [{f1[1]:+8.4f}, {f1[2]:+8.4f}] "
+                  f"{dr[0]:+10.2e} [{dr[1]:+10.2e}, {dr[2]:+10.2e}]", file=out)
+
+    print("\n4. fits stopping at max_iter, and mean n_iter_, per arm", file=out)
+    for lik in LIKELIHOODS:
+        parts = []
+        for arm in ARMS:
+            fits = pick(arm, likelihood=lik)
+            parts.append(f"{arm} {sum(r['at_cap'] for r in fits):3d}/{len(fits)} "
+                         f"(n_iter {np.mean([r['n_iter'] for r in fits]):6.1f})")
+        print(f"  {lik:8s} " + "  ".join(parts), file=out)
+    ls0 = {arm: np.mean([r["n_iter"] for r in pick(arm, likelihood="ls", psi=0.0)])
+           for arm in ("today", "A")}
+    if not np.isnan(ls0["today"]):
+        print(f"  LS-ARD psi=0: mean n_iter_ today {ls0['today']:.1f}, A {ls0['A']:.1f} "
+              f"({ls0['today'] / ls0['A']:.1f}x)", file=out)
