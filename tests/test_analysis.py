@@ -530,6 +530,7 @@ def test_compare_methods_is_the_paired_difference_with_intervals_over_seeds_and_
     assert "`ls_ard` vs `mcc_ard`" in text and f"{row.diff:+.3g}" in text
 
 
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_versus_is_the_paired_difference_per_tau_and_psi_block_with_a_verdict():
     from mccard_dist.analysis.compare import psi_blocks, versus, versus_markdown
 

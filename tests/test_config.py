@@ -220,6 +220,7 @@ def test_store_path(smoke_dict, tmp_path):
     assert store_path(explicit) == tmp_path / "x.zarr"
 
 
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_multirun_style_override_changes_store(compose):
     a = store_path(from_dictconfig(compose(["experiment=smoke", "data.n_features=50"])))
     b = store_path(from_dictconfig(compose(["experiment=smoke", "data.n_features=60"])))
@@ -710,6 +711,7 @@ def test_path_stop_needs_alo_and_a_positive_margin(compose):
         from_dictconfig(compose(["experiment=smoke", "cv.path_stop=0.25"]))
 
 
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_race_is_for_kfold_only(compose):
     from mccard_dist.config import from_dictconfig
 
@@ -741,6 +743,7 @@ def test_a_grid_is_keyed_by_its_estimators_names(smoke_dict):
 
 
 # -- kernel_width: auto ------------------------------------------------------------------------------
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_auto_width_methods_have_no_cv_over_h(compose):
     from mccard_dist.grid import cv_candidates, fits_per_cell
 

@@ -144,6 +144,7 @@ def test_block_layout_and_keys(smoke, paper):
     assert ls[0].key == "ls_ard/t0/p0/s0-49" and ls[41].key == "ls_ard/t0/p20/s50-99"
 
 
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_block_keys_stable_and_subsets_give_sub_blocks(dicts, smoke, paper):
     again = spec_from_dict(copy.deepcopy(dicts["paper"]))
     full = make_blocks(paper, cells(paper))

@@ -128,6 +128,7 @@ def test_files_hydra_writes_stay_in_the_runs_folder(mccard_run, override, key):
     ["-m", "experiment=smoke", "hydra.sweep.subdir=${hydra.job.num}/x"],
     ["method@methods.mcc_ard=mcc_ard_seq"],
 ], ids=lambda a: " ".join(a)[:40])
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_the_hydra_settings_users_set_reach_hydra(mccard_run, args):
     assert mccard_run("experiment=smoke", *args) == (None, True)
 
@@ -139,6 +140,7 @@ def test_a_misspelt_group_option_names_the_options(mccard_run):
     assert message.endswith("; did you mean experiment=smoke?")
 
 
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_a_value_with_spaces_is_said_to_need_quotes(mccard_run, tmp_path):
     path = f"{tmp_path}/ü n i/ß $x.zarr"
     message, reached = mccard_run(f"store.path={path}")
@@ -441,10 +443,11 @@ def test_a_configstore_group_runs_no_code_in_a_real_run(tmp_path, evil_file):
 
 
 @pytest.mark.parametrize("override, message", [
-    ("methods.mcc_l1.grid.alpha_ratoi=[0.5]", "error: methods.mcc_l1.grid.alpha_ratoi: is not a "
-     "grid name of MCCL1Regressor, which takes kernel_width, alpha_ratio, fit_intercept, max_iter, "
-     "solver, tol, working_set, zero_tol; did you mean methods.mcc_l1.grid.alpha_ratio?"),
-    pytest.param("+methods.ridge.estimator=lasso", "error: methods.ridge: no such method in the "
+    pytest.param("methods.mcc_l1.grid.alpha_ratoi=[0.5]", "error: methods.mcc_l1.grid.alpha_ratoi: "
+                 "is not a grid name of MCCL1Regressor, which takes kernel_width, alpha_ratio, "
+                 "fit_intercept, max_iter, solver, tol, working_set, zero_tol; did you mean "
+                 "methods.mcc_l1.grid.alpha_ratio?", marks=SLOW),
+    pytest.param("+methods.ridge.grid.alpha=[1.0]", "error: methods.ridge: no such method in the "
                  "config; a method is added from a method file of CONF/method: "
                  "+method@methods.ridge=FILE, then experiment.methods lists it", marks=SLOW),
     pytest.param("methods.mcc_ardd.grid.kernel_width=[1]", "error: methods.mcc_ardd: no such "
@@ -460,6 +463,7 @@ def test_a_key_under_methods_hydra_cannot_set_is_said_as_the_spec_says_it(mccard
         message.replace("CONF", str(config_dir())), False)
 
 
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_a_setting_of_a_method_the_experiment_does_not_run_is_said_to_have_no_effect(
         mccard_run, capsys):
     assert mccard_run("experiment=smoke", "methods.lasso.grid.alpha_ratio=[0.5]") == (None, True)

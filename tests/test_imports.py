@@ -3,6 +3,7 @@ cycle between rooms), no private name or private module of another room is impor
 module imports on its own."""
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -86,6 +87,7 @@ def module_of(target: list[str], names: list[str]) -> Path:
     return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
 
+@functools.lru_cache(maxsize=1)  # one parse of the package for every room's check
 def room_graph() -> dict[Path, set[Path]]:
     """Every module's imports of modules of its own room, lazy imports included."""
     graph: dict[Path, set[Path]] = {}

@@ -34,6 +34,7 @@ def test_mcc_ard_loo_matches_explicit_refits(data, likelihood):
     assert np.all(np.abs(loo) >= np.abs(e) - 1e-12)
 
 
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_ls_ard_loo_matches_explicit_refits(data):
     X, y = data.X_train, data.y_train
     model = LSARDRegressor(tol=1e-10, max_iter=3000).fit(X, y)

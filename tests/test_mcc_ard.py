@@ -103,6 +103,7 @@ def gaussian_ard_fixed_noise(X, y, noise_var, iters=3000):
     return mu
 
 
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_large_width_tends_to_gaussian_ard():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((2000, 10))

@@ -105,6 +105,7 @@ def test_the_default_penalties_run_from_alpha_max_down():
                                X[:3] @ path.coefs + path.intercepts[None, :])
 
 
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_at_a_small_width_a_warm_fit_can_end_at_another_stationary_point():
     # the documented non-convexity: at h = 0.3 the warm path keeps the sparse fits' view of
     # which samples are outliers and ends at other fits, here at a lower objective

@@ -122,6 +122,7 @@ def _coefs():
 
 @settings(max_examples=30, deadline=None)
 @given(_coefs())
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_selection_scores_match_sklearn_on_support_masks(pair):
     coef, coef_true = pair
     selected, relevant = coef != 0, coef_true != 0

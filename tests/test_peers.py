@@ -330,6 +330,7 @@ def test_huber_peers_without_skglm_are_refused_in_one_line(monkeypatch):
         HuberL1Regressor().fit(d.X_train, d.y_train)
 
 
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_an_experiment_with_a_huber_peer_is_refused_without_skglm(compose, monkeypatch):
     import importlib.util
 

@@ -177,6 +177,7 @@ def bad_files(tmp_path):
     return cases
 
 
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_every_bad_file_is_refused_with_one_line_naming_the_problem(compose, tmp_path):
     from omegaconf import OmegaConf
 
@@ -405,6 +406,7 @@ def test_a_file_run_on_a_local_cluster_equals_the_run_in_process_without_workers
     assert np.isnan(b["f1"].values).all()  # no true coefficients in the file
 
 
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_the_diabetes_experiment_composes_with_its_peers(compose):
     spec = from_dictconfig(compose(["experiment=diabetes"]))
     assert spec.data.source == "diabetes"

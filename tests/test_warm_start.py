@@ -31,6 +31,7 @@ def test_auto_takes_pruning_at_the_papers_sizes_and_sequential_beyond(shape, sol
 
 
 @pytest.mark.parametrize("shape, ran", [((60, 30), "pruning"), ((40, 500), "sequential")])
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_the_fitted_estimators_say_which_solver_ran_and_fit_as_it(shape, ran):
     d = make_paper_data(seed=1, psi=0.2, tau=5.0, n_train=shape[0], n_features=shape[1],
                         n_relevant=5)
@@ -77,6 +78,7 @@ def test_warm_start_false_and_an_auto_width_start_from_scratch():
 
 
 @pytest.mark.parametrize("solver", ["pruning", "sequential"])
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_cv_scores_are_one_estimators_refits_from_the_widest_width_down(solver):
     """MCCARDRegressorCV(warm_start=True): each fold's validation MAE at each width equals that
     of one MCCARDRegressor(warm_start=True) refitted by hand along the widths, widest first;
@@ -100,6 +102,7 @@ def test_cv_scores_are_one_estimators_refits_from_the_widest_width_down(solver):
     assert search.best_estimator_.solver_ == solver
 
 
+@pytest.mark.slow  # keeps the fast subset under its 30 s
 def test_cv_resolves_auto_once_from_the_whole_training_set():
     """30 rows of 280 features take the pruning solver, the 3-fold training sets' 20 rows the
     sequential one: the folds fit with the whole set's solver, as the refit does."""
