@@ -2,6 +2,7 @@
 back (mccard_dist/models/threads.py)."""
 
 import threading
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ def blas():
 class Watched(MCCARDRegressor):
     """MCC-ARD that records the BLAS threads it runs with."""
 
-    seen: list = []
+    seen: ClassVar[list] = []
 
     def fit(self, X, y, sample_weight=None):
         Watched.seen.append(blas())

@@ -20,12 +20,13 @@ from .scaling import bench_scaling
 from .solvers import compare_solvers, compare_widths, evidence_gap
 from .startup import bench_startup
 from .tailexact import bench_tailexact
+from .threads import bench_threads
 from .units import bench_units
 
 __all__ = ["AUTO", "CURRENT", "PLAIN_KFOLD", "RACE", "bench_estimators", "bench_floor",
            "bench_paper", "bench_paths", "bench_pipeline", "bench_scaling", "bench_startup",
-           "bench_tailexact", "bench_units", "compare_solvers", "compare_stores", "compare_widths", "evidence_gap",
-           "main", "parser", "replay_race"]
+           "bench_tailexact", "bench_threads", "bench_units", "compare_solvers", "compare_stores",
+           "compare_widths", "evidence_gap", "main", "parser", "replay_race"]
 
 
 def _store(path):
@@ -136,6 +137,10 @@ SUBCOMMANDS = {
         "--cells": {"default": "0.1:2,0.3:5,0.9:10", "help": "psi:tau pairs"},
         "--seeds": {"default": "300,301", "help": "comma-separated seeds"},
         "--widths": {"default": "0.1,0.3,1,3", "help": "comma-separated kernel widths"}}),
+    "threads": ("the README's estimator example with the fits' BLAS-thread rule against the default "
+                "threads and one thread, as the machine is and beside one busy process per core",
+                bench_threads, {"--repeats": {"type": int, "default": 1,
+                                              "help": "runs of each arm (median)"}}),
     "startup": ("seconds of mccard-run --help and of two refusals, against the interpreter's "
                 "start", bench_startup, {"--repeats": {"type": int, "default": 5,
                                                        "help": "runs of each command"}}),
