@@ -75,6 +75,8 @@ class MethodKind:
     bounds : tuple of (str, float or None, float or None)
         ``(grid name, lowest, highest)``: the values a parameter can take (None: no bound), so
         that a CV choice at such a bound is no sign of a too narrow grid.
+    width_unit : str
+        The unit of the width, as the report's axes say it (``y²``: of the targets squared).
     sparser_upwards : tuple of str
         Grid names along which larger values give sparser models (a choice at the largest value
         that kept no feature is settled).
@@ -95,6 +97,7 @@ class MethodKind:
     solver_params: tuple[str, ...] = ()
     path_param: str | None = None
     bounds: tuple = ()
+    width_unit: str = "y²"
     sparser_upwards: tuple[str, ...] = ()
     requires: str | None = None
 

@@ -62,7 +62,7 @@ def _score(key: str) -> Callable:
 #: every per-cell metric, in the order of the store and of the report's columns
 METRICS = (
     Metric("r", lambda y, p: correlation(y, p), "prediction", 1, "r",
-           "test r (Pearson correlation)", shown=True, fmt=".3f"),
+           "test r (Pearson, unitless)", shown=True, fmt=".3f"),
     Metric("rmse", lambda y, p: rmse(y, p), "prediction", -1, "RMSE", "test RMSE (units of y)",
            shown=True, log="auto"),
     Metric("f1", _score("f1"), "selection", 1, "F1", "F1 of the selected features", shown=True,

@@ -33,9 +33,16 @@ def _same(values, value) -> np.ndarray:
 
 
 def _standardised_width(ds, method) -> bool:
-    """Whether the method's width is in units of standardised y (the authors' estimators)."""
-    estimator = (_config(ds).get("methods", {}).get(method) or {}).get("estimator")
-    return str(estimator).endswith("_authors")
+    """Whether the method's width is in units of standardised y (its class's ``width_unit``, for
+    this package's classes: reading a store imports no other package)."""
+    from ..methods import kind_of
+
+    estimator = str((_config(ds).get("methods", {}).get(method) or {}).get("estimator"))
+    try:
+        return estimator.startswith("mccard_dist.") and "standardised" in kind_of(
+            estimator).width_unit
+    except (ImportError, AttributeError, TypeError):
+        return False
 
 
 def _method_grid(ds, method) -> list[float]:

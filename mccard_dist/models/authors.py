@@ -115,7 +115,7 @@ class AuthorsMCCARDRegressor(_Standardised):
 
     #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
     mccard_method = {"label": "MCC-ARD (authors' algorithm)", "width_param": "kernel_width",
-                     "auto_width": True}
+                     "auto_width": True, "width_unit": "standardised y²"}
 
     _parameter_constraints = {
         "kernel_width": [POSITIVE],
