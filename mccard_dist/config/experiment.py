@@ -403,7 +403,7 @@ def config_path(environ: Mapping = os.environ) -> tuple[Path, ...]:
 
 def register_resolvers() -> None:
     """Register the resolver the shipped method files use: ``${mccard_default_widths:}``, the
-    default kernel-width grid (:data:`mccard_dist.models.cv.DEFAULT_KERNEL_WIDTHS`), which is so
+    default kernel-width grid (:data:`mccard_dist.defaults.DEFAULT_KERNEL_WIDTHS`), which is so
     written once for the CV estimator and every method file that uses it."""
     from omegaconf import OmegaConf
 
@@ -412,7 +412,7 @@ def register_resolvers() -> None:
 
 
 def _default_widths() -> list[float]:
-    from ..models.cv import DEFAULT_KERNEL_WIDTHS
+    from ..defaults import DEFAULT_KERNEL_WIDTHS
 
     return list(DEFAULT_KERNEL_WIDTHS)
 

@@ -8,14 +8,13 @@ from numbers import Real
 import numpy as np
 from sklearn.base import clone
 
+from ..defaults import DEFAULT_KERNEL_WIDTHS
 from .search import Search, SearchCV, fit_one
 from ._base import resolve_solver
 from .mcc_ard import MCCARDRegressor, fit_width_path
 
 __all__ = ["DEFAULT_KERNEL_WIDTHS", "MCCARDRegressorCV", "check_widths"]
 
-#: 10 widths log-spaced from 0.05 to 100 (in squared units of y), the paper experiment's grid
-DEFAULT_KERNEL_WIDTHS = (0.05, 0.12, 0.27, 0.63, 1.5, 3.4, 7.9, 18.0, 43.0, 100.0)
 
 
 def check_widths(kernel_widths) -> list[float]:
