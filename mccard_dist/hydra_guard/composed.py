@@ -57,7 +57,12 @@ _SHIPPED_PARTS: dict = {}
 class initialize_config_path:  # noqa: N801 - a context manager, named as Hydra's are
     """Hydra's compose API over the config folders of ``config_dir`` (:func:`search_folders`),
     searched as ``mccard-run`` searches them: ``config_dir`` as Hydra's main folder, the shipped
-    one after it (as ``--config-dir`` adds it). The schemas and method files are registered."""
+    one after it (as ``--config-dir`` adds it). The schemas and method files are registered.
+
+    Built on Hydra 1.3's search-path classes (``hydra-core<1.4`` is pinned): the public API has
+    ``--config-dir`` for the main entry point only, and ``hydra.searchpath`` given to ``compose``
+    is read after Hydra has looked for the primary config in the main folder alone, so a folder
+    of one's own without ``config.yaml`` could not come first."""
 
     def __init__(self, config_dir: Path, job_name: str = "mccard_run"):
         from hydra._internal.hydra import Hydra
