@@ -149,9 +149,9 @@ def _grid(key: str, kind, grid) -> dict:
     constructor parameter, each a non-empty list of numbers (widths > 0, penalties >= 0 and
     ratios < 1), the width ``auto`` where the kind sets it inside the fit."""
     declared = [n for n in (kind.width_param, kind.penalty_name) if n is not None]
+    # a penalty given as a ratio sets alpha itself: alpha is no axis of its own then
     replaced = {"alpha"} if kind.penalty_name not in (None, "alpha") else set()
-    accepted = list(dict.fromkeys([*declared, *(set(kind.param_names()) - replaced)]))
-    accepted = declared + sorted(set(accepted) - set(declared))
+    accepted = declared + sorted(set(kind.param_names()) - replaced - set(declared))
     names = kind.grid_names(grid)
     estimator = kind.cls.__name__
     for name in grid:
