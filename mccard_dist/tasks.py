@@ -182,7 +182,7 @@ def _choose_and_refit(spec, method, data, scores, n_failures):
 
 def _evaluate(est, data) -> dict:
     """The test metrics of a fitted estimator: from its ``coef_`` and ``intercept_`` (0 without)
-    where it has them; else r and RMSE of its ``predict`` and NaN for the selection."""
+    where it has them; else the metrics of its ``predict`` and NaN for those of coefficients."""
     if hasattr(est, "coef_"):
         metrics = evaluate(np.ravel(est.coef_), float(getattr(est, "intercept_", 0.0)),
                            data.X_test, data.y_test, data.coef_true)
@@ -227,7 +227,8 @@ def _done(spec, method, cell, est, chosen, metrics, fit_seconds, cell_seconds,
     scalars = dict(metrics)
     for name in method.grid_names:
         # the final fit's grid values: the CV choice, or where an auto width settled
-        scalars[f"chosen_{name}"] = float(chosen.get(name, getattr(est, f"{name}_", np.nan)))
+        scalars[f"chosen_{name}"] = (float(chosen[name]) if name in chosen
+                                     else _number(getattr(est, f"{name}_", np.nan)))
     converged = getattr(est, "converged_", None)
     scalars.update(
         chosen_alpha=_number(getattr(est, "alpha", np.nan)),
