@@ -197,8 +197,8 @@ def _evaluate(est, data) -> dict:
 
 
 def _number(value) -> float:
-    """A scalar attribute of a fitted estimator as a float (NaN where it is not one number: an
-    ``n_iter_`` per target, a penalty given as an array)."""
+    """A numeric attribute of a fitted estimator as one float: its largest value where it is an
+    array (an ``n_iter_`` per target), NaN where it is not numeric or empty."""
     try:
         return float(np.asarray(value, dtype=np.float64).max()) if np.size(value) else np.nan
     except (TypeError, ValueError):
