@@ -227,3 +227,24 @@ def test_the_victim_module_marks_its_import(user):
     env, tmp = user
     subprocess.run([sys.executable, "-c", "import mylab.victim"], env=env, check=True)
     assert (tmp / "pkg" / "mylab" / "IMPORTED").exists()
+
+
+def test_methodcv_runs_a_method_of_ones_own_folder(user, monkeypatch):
+    """``MethodCV("trimmed_ridge")``: the pipeline's CV of one's own method in one estimator (a
+    class without scikit-learn's parameter constraints)."""
+    env, tmp = user
+    monkeypatch.setenv("MCCARD_CONFIG_DIR", env["MCCARD_CONFIG_DIR"])
+    monkeypatch.syspath_prepend(str(tmp / "pkg"))
+    monkeypatch.delitem(sys.modules, "mylab", raising=False)
+    monkeypatch.delitem(sys.modules, "mylab.robust", raising=False)
+    from mccard_dist import MethodCV
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 6))
+    y = X[:, 0] - X[:, 1] + 0.1 * rng.normal(size=80)
+    model = MethodCV("trimmed_ridge", cv=3).fit(X, y)
+    assert set(model.best_params_) == {"alpha", "trim"}
+    assert type(model.best_estimator_).__name__ == "TrimmedRidge"
+    assert model.score(X, y) > 0.9
+    sys.modules.pop("mylab", None)
+    sys.modules.pop("mylab.robust", None)

@@ -254,7 +254,9 @@ class SearchCV(BlasThreads, RegressorMixin, BaseEstimator):
         """
         check_params(self._parameter_constraints, self.get_params(deep=False),
                      type(self).__name__)
-        self._base()._validate_params()  # the pairs of shared parameters, before any fit
+        base = self._base()
+        if hasattr(base, "_parameter_constraints"):  # scikit-learn's own check, before any fit
+            base._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2,
                              reset=True)
         X = np.ascontiguousarray(X)
