@@ -145,7 +145,7 @@ class MethodCV(SearchCV):
                     f"MethodCV({self.method!r}): CV chose {axis}={value:g}, the "
                     f"{'smallest' if side == 'low' else 'largest'} value of its grid; the best "
                     f"value may lie outside it: widen grid={{{axis!r}: [...]}}", UserWarning,
-                    stacklevel=2)
+                    stacklevel=3)
         return self
 
     def _losses(self, mean, axis, neighbour):

@@ -109,3 +109,23 @@ def test_a_fit_in_another_thread_during_a_fit_keeps_its_limit_and_both_give_it_b
 def test_a_fit_on_data_that_is_not_2d_is_refused_as_before(unset):
     with pytest.raises(ValueError, match="2D array"):
         MCCARDRegressor().fit(np.ones(5), np.ones(5))
+
+
+def test_a_fits_warning_points_at_the_line_that_called_fit():
+    """The BLAS-thread wrapper around ``fit`` is one more frame: the estimators' warnings still
+    name the caller's line, not the wrapper's."""
+    import warnings
+
+    import numpy as np
+
+    from mccard_dist import LSARDRegressor, MCCARDRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 5))
+    y = X[:, 0] + 0.1 * rng.standard_normal(30)
+    for model in (MCCARDRegressor(1.0, max_iter=1), LSARDRegressor(max_iter=1)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model.fit(X, y)
+        assert caught and all(w.filename == __file__ for w in caught), [
+            (w.filename, str(w.message)[:60]) for w in caught]

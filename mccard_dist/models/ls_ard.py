@@ -169,11 +169,11 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
                           f"{fit.active.size} features: the model interpolates the training data "
                           "(noise_var_collapsed_); with more features than samples the evidence "
                           "grows without bound as the variance falls.", ConvergenceWarning,
-                          stacklevel=2)
+                          stacklevel=3)
         elif not fit.converged:
             warnings.warn(f"LS-ARD did not converge in max_iter={self.max_iter} iterations "
                           f"(tol={self.tol!r}); increase max_iter or tol.", ConvergenceWarning,
-                          stacklevel=2)
+                          stacklevel=3)
         self._keep_fit(X, fit, self._weights(X.shape[0], fit.noise_var))
         self.noise_var_ = float(fit.noise_var)
         self.noise_var_collapsed_ = bool(fit.degenerate)

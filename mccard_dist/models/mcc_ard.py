@@ -338,15 +338,15 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         if fit.degenerate:
             warnings.warn(f"every training sample has zero weight at kernel_width={h!r}: the "
                           "residuals are far too large for this width; all features were pruned. "
-                          "Use a larger kernel_width.", ConvergenceWarning, stacklevel=2)
+                          "Use a larger kernel_width.", ConvergenceWarning, stacklevel=3)
         elif not fit.converged and active.size > 0:
             warnings.warn(f"MCC-ARD did not converge in max_iter={self.max_iter} iterations "
                           f"(tol={self.tol!r}); increase max_iter or tol.", ConvergenceWarning,
-                          stacklevel=2)
+                          stacklevel=3)
         if fit.n_fallbacks:
             warnings.warn(f"the exact curvature was unusable (indefinite, or gamma outside "
                           f"(0, 1]) {fit.n_fallbacks} times; the Fisher curvature was used there.",
-                          RuntimeWarning, stacklevel=2)
+                          RuntimeWarning, stacklevel=3)
         intercept = float(fit.intercept) if self.fit_intercept else 0.0
         e = y - intercept - X[:, active] @ coef
         weights = self._precisions(e, h)

@@ -239,7 +239,7 @@ class MCCL1Regressor(RegressorBase):
         h = schedule.h if auto else self.kernel_width
         if not converged:
             warnings.warn(f"MCC-L1 ({self.solver}) did not converge in max_iter={self.max_iter} "
-                          f"iterations (tol={self.tol!r}).", ConvergenceWarning, stacklevel=3)
+                          f"iterations (tol={self.tol!r}).", ConvergenceWarning, stacklevel=4)
         self.coef_ = coef
         self.intercept_ = float(intercept) if self.fit_intercept else 0.0
         self.active_ = coef != 0.0
