@@ -23,6 +23,7 @@ _HOMES = {
     "LADLassoRegressor": "models", "huber_alpha_max": "models", "huber_scale": "models",
     "lad_alpha_max": "models", "mcp_gamma_bound": "models",
     "mcc_l1_alpha_max": "models", "mcc_l1_objective": "models", "mcc_l1_path": "models",
+    "resolve_relevance_update": "models",
     "resolve_solver": "models",
     "open_results": "store",
 }

@@ -187,13 +187,20 @@ class MethodKind:
 
     def resolve_solver(self, params: Mapping, n_samples: int, n_features: int) -> dict:
         """``params`` with a solver ``"auto"`` (said, or the estimator's default) replaced by the
-        one the training data's shape calls for, so that every fold's fit and the final fit of a
-        cell use one solver."""
-        if self.solver(params) != "auto":
+        one the training data's shape calls for, and so a ``relevance_update`` ``"auto"``, so
+        that every fold's fit and the final fit of a cell use one solver and one update."""
+        solver = self.solver(params)
+        if solver is None:
             return dict(params)
-        from .models import resolve_solver
-        solver = resolve_solver("auto", n_samples, n_features, params.get("curvature", "fisher"))
-        return {**params, self.solver_params[0]: solver}
+        from .models import resolve_relevance_update, resolve_solver
+        solver = resolve_solver(solver, n_samples, n_features, params.get("curvature", "fisher"),
+                                auto_width=params.get(self.width_param) == AUTO_WIDTH)
+        resolved = {**params, self.solver_params[0]: solver}
+        update = self.param_names().get("relevance_update")
+        if update is not None and params.get("relevance_update", update.default) == "auto":
+            resolved["relevance_update"] = resolve_relevance_update("auto", solver, n_samples,
+                                                                    n_features)
+        return resolved
 
     def path_name(self, route: str) -> str:
         """The grid name a path of ``route`` walks along, from its largest value."""

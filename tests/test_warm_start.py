@@ -8,7 +8,7 @@ import pytest
 from sklearn.model_selection import KFold
 
 from mccard_dist import (LSARDRegressor, MCCARDRegressor, MCCARDRegressorCV, make_paper_data,
-                         resolve_solver)
+                         resolve_relevance_update, resolve_solver)
 
 
 def quietly(model, X, y, **kw):
@@ -28,6 +28,42 @@ def quietly(model, X, y, **kw):
 def test_auto_takes_pruning_at_the_papers_sizes_and_sequential_beyond(shape, solver):
     assert resolve_solver("auto", *shape) == solver
     assert resolve_solver("pruning", *shape) == "pruning"
+
+
+@pytest.mark.parametrize("shape, solver, update", [
+    ((300, 1000), "pruning", "mackay"),       # the paper's size: the paper's algorithm
+    ((300, 10_000), "pruning", "tail-exact"),
+    ((1000, 3000), "pruning", "tail-exact"),
+    ((3000, 1000), "sequential", "mackay"),  # fewer features than samples
+    ((3000, 10_000), "sequential", "mackay"),  # a pruning iteration: N D min(N, D) = 9e10
+])
+def test_with_the_width_set_in_the_fit_auto_prunes_where_features_outnumber_samples(
+        shape, solver, update):
+    assert resolve_solver("auto", *shape, auto_width=True) == solver
+    assert resolve_relevance_update("auto", solver, *shape) == update
+    assert resolve_relevance_update("mackay", solver, *shape) == "mackay"
+
+
+@pytest.mark.slow  # keeps the fast subset under its 30 s
+def test_the_default_keeps_the_converged_pruning_selection_where_features_far_outnumber_samples():
+    """80 rows of 900 features (D > 10 N: beyond the paper's sizes), width set in the fit: the
+    sequential solver settles at a narrow width and keeps three times the features; the default
+    keeps the selection of the pruning solver with MacKay's update run to convergence, and
+    converges without a warning in fewer iterations."""
+    for seed in range(3):
+        d = make_paper_data(seed=seed, psi=0.2, tau=5.0, n_train=80, n_features=900,
+                            n_relevant=5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            default = MCCARDRegressor().fit(d.X_train, d.y_train)
+        reference = MCCARDRegressor(solver="pruning", relevance_update="mackay",
+                                    max_iter=5000).fit(d.X_train, d.y_train)
+        sequential = quietly(MCCARDRegressor(solver="sequential"), d.X_train, d.y_train)
+        assert (default.solver_, default.relevance_update_) == ("pruning", "tail-exact")
+        assert default.converged_ and reference.converged_
+        assert default.n_iter_ <= reference.n_iter_
+        np.testing.assert_array_equal(default.coef_ != 0, reference.coef_ != 0)
+        assert np.count_nonzero(sequential.coef_) >= 3 * np.count_nonzero(default.coef_)
 
 
 @pytest.mark.parametrize("shape, ran", [((60, 30), "pruning"), ((40, 500), "sequential")])
@@ -114,3 +150,26 @@ def test_cv_resolves_auto_once_from_the_whole_training_set():
     assert auto.best_estimator_.solver_ == "pruning"
     np.testing.assert_array_equal(auto.cv_results_["mean_test_score"],
                                   named.cv_results_["mean_test_score"])
+
+
+def test_the_pipeline_resolves_the_solver_and_update_once_as_the_estimator_does():
+    """A method's fits (every fold and the final one) take the solver and relevance update the
+    whole training set calls for: with the width set in the fit, the pruning solver and the
+    tail-exact update at 300 x 5,000; with the widths of a CV grid, the sequential solver."""
+    from mccard_dist.methods import kind_of
+
+    mcc = kind_of("mccard_dist.models:MCCARDRegressor")
+    assert mcc.resolve_solver({"kernel_width": "auto"}, 300, 5000) == {
+        "kernel_width": "auto", "solver": "pruning", "relevance_update": "tail-exact"}
+    assert mcc.resolve_solver({}, 300, 5000) == {"solver": "sequential",
+                                                 "relevance_update": "mackay"}
+    assert mcc.resolve_solver({"kernel_width": "auto"}, 300, 1000) == {
+        "kernel_width": "auto", "solver": "pruning", "relevance_update": "mackay"}
+    said = {"solver": "pruning", "relevance_update": "mackay"}
+    assert mcc.resolve_solver(said, 300, 5000) == said
+    # 300 x 3,000 is of the paper's sizes, a 5-fold training set of 240 x 3,000 is not
+    assert mcc.resolve_solver({"solver": "pruning"}, 300, 3000) == {
+        "solver": "pruning", "relevance_update": "mackay"}
+    ls = kind_of("mccard_dist.models:LSARDRegressor")
+    assert ls.resolve_solver({}, 300, 5000) == {"solver": "sequential",
+                                                "relevance_update": "mackay"}

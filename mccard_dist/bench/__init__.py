@@ -10,6 +10,7 @@ import re
 import textwrap
 
 from .common import AUTO, CURRENT, PLAIN_KFOLD, RACE, _floats, _ints
+from .default import bench_default
 from .estimators import bench_estimators
 from .floor import bench_floor
 from .paper import bench_paper
@@ -23,7 +24,7 @@ from .tailexact import bench_tailexact
 from .threads import bench_threads
 from .units import bench_units
 
-__all__ = ["AUTO", "CURRENT", "PLAIN_KFOLD", "RACE", "bench_estimators", "bench_floor",
+__all__ = ["AUTO", "CURRENT", "PLAIN_KFOLD", "RACE", "bench_default", "bench_estimators", "bench_floor",
            "bench_paper", "bench_paths", "bench_pipeline", "bench_scaling", "bench_startup",
            "bench_tailexact", "bench_threads", "bench_units", "compare_solvers", "compare_stores",
            "compare_widths", "evidence_gap", "main", "parser", "replay_race"]
@@ -144,6 +145,14 @@ SUBCOMMANDS = {
     "startup": ("seconds of mccard-run --help and of two refusals, against the interpreter's "
                 "start", bench_startup, {"--repeats": {"type": int, "default": 5,
                                                        "help": "runs of each command"}}),
+    "default": ("MCCARDRegressor() as shipped against the pruning solver with MacKay's update, "
+                "paired on the same fits at shapes beyond the paper's", bench_default, {
+        "--shapes": {"default": "300x5000,300x10000,1000x10000,1000x3000,3000x1000",
+                     "help": "NxD training shapes, comma-separated"},
+        "--cells": {"default": "0.2:5,0.1:2", "help": "psi:tau cells, comma-separated"},
+        "--seeds": {"default": "40-44", "help": "seeds, FIRST-LAST or comma-separated"},
+        "--csv": {"default": None, "dest": "csv_path", "metavar": "CSV",
+                  "help": "also write one row per fit and arm to this file, as they are made"}}),
     "tailexact": ("the pruning solver's tail-exact relevance update against MacKay's, paired on "
                   "the same fits, MacKay's run to 5000 iterations as the reference",
                   bench_tailexact, {

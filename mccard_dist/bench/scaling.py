@@ -87,7 +87,8 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
                                kept=float(np.mean(kept)), converged=sum(conv), fits=len(conv))
                     rows.append(row)
                     mib = "-" if peak is None else f"{peak / 2**20:.0f}"
-                    auto = "  <- auto" if resolve_solver("auto", n, d) == solver else ""
+                    taken = resolve_solver("auto", n, d, auto_width=True)
+                    auto = "  <- auto" if taken == solver else ""
                     print(f"{n:6d} {d:6d} {solver:>10} {seconds:9.2f} {mib:>7} {row['r']:6.3f} "
                           f"{row['found']:5.1f} {min(found):4d} {row['kept']:5.1f} "
                           f"{sum(conv):>2d}/{len(conv)}{auto}", file=out, flush=True)
@@ -104,8 +105,9 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
     pairs = [(p, s) for p in rows for s in rows if p["solver"] == "pruning"
              and s["solver"] == "sequential" and (p["n"], p["d"]) == (s["n"], s["d"])]
     for p, s in pairs:
+        taken = resolve_solver("auto", p["n"], p["d"], auto_width=True)
         print(f"N={p['n']:>5} D={p['d']:>5}: sequential {p['seconds'] / s['seconds']:6.1f}x "
-              f"faster; solver='auto' takes {resolve_solver('auto', p['n'], p['d'])}", file=out)
+              f"faster; solver='auto' takes {taken}", file=out)
     print("(<- auto: the solver solver='auto', the default, takes at that size)", file=out)
     if plot is not None:
         _plot(rows, plot)

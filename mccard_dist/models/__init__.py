@@ -4,7 +4,7 @@ baselines: scikit-learn's Lasso and Huber regression, Huber regression with an L
 are pieces other rooms of the package use.
 """
 
-from ._base import resolve_solver
+from ._base import resolve_relevance_update, resolve_solver
 from ._likelihoods import log_density  # noqa: F401
 from ._linalg import RidgeSteps, weighted_ridge  # noqa: F401
 from ._sequential import ard_evidence  # noqa: F401
@@ -41,6 +41,7 @@ __all__ = [
     "mcc_l1_objective",
     "mcc_l1_path",
     "mcp_gamma_bound",
+    "resolve_relevance_update",
     "resolve_solver",
 ]
 

@@ -16,8 +16,8 @@ from .threads import BlasThreads
 
 __all__ = ["ARDFit", "AT_LEAST_ONE", "NON_NEGATIVE", "POSITIVE", "WIDTH", "WarmStart",
            "check_params", "PosteriorPredictive", "RegressorBase", "ard_relevance_step",
-           "check_sample_weight", "faul_tipping_step", "relative_change", "resolve_solver", "weighted_median",
-           "weighted_var"]
+           "check_sample_weight", "faul_tipping_step", "relative_change",
+           "resolve_relevance_update", "resolve_solver", "weighted_median", "weighted_var"]
 
 @dataclass
 class ARDFit:
@@ -58,22 +58,43 @@ class WarmStart:
 #: its iterations) and ``D / N``; beyond either, the sequential one (docs/user_guide/sequential.md)
 PRUNING_MAX_COST = 3e8
 PRUNING_MAX_RATIO = 10
+#: ... except with the width set in the fit and more features than samples, where it takes the
+#: pruning solver up to this cost: the sequential fit's width rule settles narrower there and
+#: keeps extra features, but beyond this the pruning solver's iterations cost minutes
+AUTO_WIDTH_PRUNING_MAX_COST = 3e10
+
+
+def _paper_sizes(n_samples: int, n_features: int) -> bool:
+    """Whether a pruning iteration is cheap and features do not far outnumber samples."""
+    cost = n_samples * n_features * min(n_samples, n_features)
+    return cost <= PRUNING_MAX_COST and n_features <= PRUNING_MAX_RATIO * n_samples
 
 
 def resolve_solver(solver: str, n_samples: int, n_features: int,
-                   curvature: str = "fisher") -> str:
+                   curvature: str = "fisher", auto_width: bool = False) -> str:
     """``solver``, or for ``"auto"`` the solver the data's shape calls for: ``"pruning"`` where
     its iterations are cheap and features do not far outnumber samples (it converges there and
-    keeps the sparser selection), else ``"sequential"``; always ``"pruning"`` for the exact
-    curvature, which only it computes."""
+    keeps the sparser selection), and with the in-fit width (``auto_width``) where features
+    outnumber samples, up to :data:`AUTO_WIDTH_PRUNING_MAX_COST`; else ``"sequential"``. Always
+    ``"pruning"`` for the exact curvature, which only it computes."""
     if solver != "auto":
         return solver
-    if curvature == "exact":
-        return "pruning"
     cost = n_samples * n_features * min(n_samples, n_features)
-    if cost <= PRUNING_MAX_COST and n_features <= PRUNING_MAX_RATIO * n_samples:
+    if (curvature == "exact" or _paper_sizes(n_samples, n_features)
+            or (auto_width and n_features > n_samples and cost <= AUTO_WIDTH_PRUNING_MAX_COST)):
         return "pruning"
     return "sequential"
+
+
+def resolve_relevance_update(update: str, solver: str, n_samples: int, n_features: int) -> str:
+    """``update``, or for ``"auto"``: MacKay's at the paper's sizes (the paper's algorithm),
+    ``"tail-exact"`` where the pruning solver runs beyond them (MacKay's update creeps there for
+    hundreds of iterations towards the fixed point the exact step reaches at once)."""
+    if update != "auto":
+        return update
+    if solver == "pruning" and not _paper_sizes(n_samples, n_features):
+        return "tail-exact"
+    return "mackay"
 
 
 def relative_change(coef, coef_prev) -> float:

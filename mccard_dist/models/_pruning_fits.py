@@ -23,7 +23,7 @@ TAIL_CHANGE = 1e-3
 
 def _in_tail(model, n_iter, Xa, coef, coef_prev) -> bool:
     """Whether this iteration's a-step is the exact per-feature one (``tail-exact``)."""
-    return (model.relevance_update == "tail-exact" and n_iter > 1
+    return (model.relevance_update_ == "tail-exact" and n_iter > 1
             and Xa.shape[1] <= Xa.shape[0] and relative_change(coef, coef_prev) <= TAIL_CHANGE)
 
 

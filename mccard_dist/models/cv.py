@@ -10,7 +10,7 @@ from sklearn.base import clone
 
 from ..defaults import DEFAULT_KERNEL_WIDTHS
 from .search import Search, SearchCV, fit_one
-from ._base import resolve_solver
+from ._base import resolve_relevance_update, resolve_solver
 from .mcc_ard import MCCARDRegressor, fit_width_path
 
 __all__ = ["DEFAULT_KERNEL_WIDTHS", "MCCARDRegressorCV", "check_widths"]
@@ -66,8 +66,9 @@ class MCCARDRegressorCV(SearchCV):
     likelihood, w_steps, max_iter, tol, relevance_max, fit_intercept, h_factor, curvature, init, \
 form, solver, relevance_update
         Passed to every :class:`MCCARDRegressor` fit (``final_width_ratio`` applies only to an
-        ``"auto"`` width, which needs no cross-validation). ``solver="auto"`` is resolved once,
-        from the shape of the data given to ``fit``, so every fold and the refit use one solver.
+        ``"auto"`` width, which needs no cross-validation). ``solver="auto"`` (and
+        ``relevance_update="auto"``) is resolved once, from the shape of the data given to
+        ``fit``, so every fold and the refit use one solver.
     verbose : int, default=0
         joblib's verbosity.
 
@@ -110,7 +111,7 @@ form, solver, relevance_update
                  scoring="neg_mean_absolute_error", n_jobs=None, likelihood="deviant", w_steps=10,
                  max_iter=300, tol=1e-4, relevance_max=1e6, fit_intercept=True, verbose=0,
                  h_factor="consistent", curvature="fisher", init="ridge", form="auto",
-                 solver="auto", warm_start=False, relevance_update="mackay"):
+                 solver="auto", warm_start=False, relevance_update="auto"):
         self.kernel_widths = kernel_widths
         self.cv = cv
         self.scoring = scoring
@@ -133,8 +134,10 @@ form, solver, relevance_update
     def _search(self, X, y, sample_weight):
         widths = check_widths(self.kernel_widths)
         candidates = [{"kernel_width": h} for h in widths]
+        solver = resolve_solver(self.solver, *X.shape, self.curvature)
         base = self._base().set_params(
-            solver=resolve_solver(self.solver, *X.shape, self.curvature), warm_start=False)
+            solver=solver, warm_start=False,
+            relevance_update=resolve_relevance_update(self.relevance_update, solver, *X.shape))
         if self.warm_start:
             units = [tuple(sorted(range(len(widths)), key=lambda c: -widths[c]))]
             fit = partial(_fit_path, base)

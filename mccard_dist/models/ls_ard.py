@@ -9,7 +9,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import StrOptions
 
 from . import _pruning_fits, _sequential_fits
-from ._base import AT_LEAST_ONE, POSITIVE, PosteriorPredictive, RegressorBase, resolve_solver
+from ._base import (AT_LEAST_ONE, POSITIVE, PosteriorPredictive, RegressorBase,
+                    resolve_relevance_update, resolve_solver)
 from ._linalg import hat_diagonal
 
 __all__ = ["LSARDRegressor"]
@@ -40,19 +41,22 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         ``form`` does not apply). ``"auto"``: the rule of :class:`MCCARDRegressor`
         (:func:`~mccard_dist.models.resolve_solver`): pruning at the paper's sizes,
         sequential for large ``N D min(N, D)`` or ``D > 10 N``.
-    relevance_update : {"mackay", "tail-exact"}, default="mackay"
+    relevance_update : {"auto", "mackay", "tail-exact"}, default="auto"
         The pruning solver's a-step: MacKay's ``a_d <- gamma_d / mu_d^2`` throughout, or
         (``"tail-exact"``) in the fit's tail each relevance set to its exact one-dimensional
         optimum at the current ``sigma^2`` (Faul & Tipping, 2002; pruned at once where it is
         infinite), the fit then converged when nothing is pruned and neither ``w`` nor
         ``log sigma^2`` moves by more than ``tol``. The tail: after the first iteration, no
         more active features than samples and ``w`` moving by at most 1e-3 relative (as
-        :class:`MCCARDRegressor`).
+        :class:`MCCARDRegressor`). ``"auto"``: MacKay's at the paper's sizes, tail-exact
+        where the pruning solver runs beyond them (as :class:`MCCARDRegressor`).
 
     Attributes
     ----------
     solver_ : str
         The solver that ran.
+    relevance_update_ : str
+        The pruning solver's a-step that ran, ``"mackay"`` or ``"tail-exact"``.
     coef_ : ndarray of shape (n_features,)
         Posterior mean of ``w``; exactly 0 for pruned features.
     intercept_ : float
@@ -113,11 +117,11 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         "fit_intercept": ["boolean"],
         "form": [StrOptions({"auto", "primal", "dual"})],
         "solver": [StrOptions({"auto", "pruning", "sequential"})],
-        "relevance_update": [StrOptions({"mackay", "tail-exact"})],
+        "relevance_update": [StrOptions({"auto", "mackay", "tail-exact"})],
     }
 
     def __init__(self, *, max_iter=300, tol=1e-4, relevance_max=1e6, fit_intercept=True,
-                 form="auto", solver="auto", relevance_update="mackay"):
+                 form="auto", solver="auto", relevance_update="auto"):
         self.max_iter = max_iter
         self.tol = tol
         self.relevance_max = relevance_max
@@ -162,6 +166,8 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         X, y, sw = self._validate_fit_data(X, y, sample_weight)
         self._fit_weights = sw
         self.solver_ = resolve_solver(self.solver, *X.shape)
+        self.relevance_update_ = resolve_relevance_update(self.relevance_update, self.solver_,
+                                                          *X.shape)
         solver = _sequential_fits if self.solver_ == "sequential" else _pruning_fits
         fit = solver.fit_gaussian(self, X, y)
         if fit.degenerate:

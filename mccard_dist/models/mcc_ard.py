@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import StrOptions
 
 from ._base import (AT_LEAST_ONE, POSITIVE, WIDTH, PosteriorPredictive, RegressorBase,
-                    WarmStart, resolve_solver)
+                    WarmStart, resolve_relevance_update, resolve_solver)
 from . import _pruning_fits, _sequential_fits
 from ._likelihoods import irls_weight, kernel, log_density
 from ._linalg import hat_diagonal
@@ -87,10 +87,12 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         features kept, not with ``N`` and ``D`` (see Notes; ``curvature="fisher"`` only;
         ``init``, ``w_steps`` and ``form`` do not apply). ``"auto"``: pruning where
         ``N D min(N, D) <= 3e8`` and ``D <= 10 N`` (the paper's sizes: it converges there and
-        keeps the sparser selection), sequential beyond
-        (:func:`~mccard_dist.models.resolve_solver`); always pruning with
+        keeps the sparser selection) and, with ``kernel_width="auto"``, where ``D > N`` up to
+        ``N D min(N, D) <= 3e10`` (the sequential fit's width rule settles narrower there and
+        keeps extra features);
+        sequential beyond (:func:`~mccard_dist.models.resolve_solver`); always pruning with
         ``curvature="exact"``. ``solver_`` says which ran.
-    relevance_update : {"mackay", "tail-exact"}, default="mackay"
+    relevance_update : {"auto", "mackay", "tail-exact"}, default="auto"
         The pruning solver's a-step. ``"mackay"``: ``a_d <- gamma_d / w_d^2`` throughout (the
         paper's). ``"tail-exact"``: the same until the fit's tail, then each relevance set to
         its exact one-dimensional optimum ``s_d^2 / (q_d^2 - s_d)``, pruned at once where
@@ -98,7 +100,9 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         only creeps towards them there), with the stopping rule on ``w`` alone (see Notes). The
         tail: after the first iteration, width settled, ``curvature="fisher"``, no more active
         features than samples and ``w`` moving by at most 1e-3 relative. The sequential solver
-        always uses the exact step.
+        always uses the exact step. ``"auto"``: MacKay's at the paper's sizes (above),
+        tail-exact beyond (:func:`~mccard_dist.models.resolve_relevance_update`);
+        ``relevance_update_`` says which ran.
     warm_start : bool, default=False
         Start ``fit`` from the previous fit's answer (on as many features; a fixed
         ``kernel_width`` only) instead of ``init``: the pruning solver from its coefficients and
@@ -112,6 +116,8 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     ----------
     solver_ : str
         The solver that ran, ``"pruning"`` or ``"sequential"``.
+    relevance_update_ : str
+        The pruning solver's a-step that ran, ``"mackay"`` or ``"tail-exact"``.
     kernel_width_ : float
         The width ``h`` of the final fit (``kernel_width`` itself when it is a number).
     kernel_width_path_ : ndarray of shape (n_updates + 1,)
@@ -237,13 +243,13 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         "final_width_ratio": [POSITIVE, None],
         "solver": [StrOptions({"auto", "pruning", "sequential"})],
         "warm_start": ["boolean"],
-        "relevance_update": [StrOptions({"mackay", "tail-exact"})],
+        "relevance_update": [StrOptions({"auto", "mackay", "tail-exact"})],
     }
 
     def __init__(self, kernel_width="auto", *, likelihood="deviant", h_factor="consistent",
                  curvature="fisher", init="ridge", w_steps=10, max_iter=300, tol=1e-4,
                  relevance_max=1e6, fit_intercept=True, form="auto", final_width_ratio=None,
-                 solver="auto", warm_start=False, relevance_update="mackay"):
+                 solver="auto", warm_start=False, relevance_update="auto"):
         self.kernel_width = kernel_width
         self.likelihood = likelihood
         self.h_factor = h_factor
@@ -331,7 +337,9 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         schedule = WidthSchedule(y, weights=self._fit_weights) if auto else None
         if auto or (start is not None and start.coef.size != X.shape[1]):
             start = None
-        self.solver_ = resolve_solver(self.solver, *X.shape, self.curvature)
+        self.solver_ = resolve_solver(self.solver, *X.shape, self.curvature, auto_width=auto)
+        self.relevance_update_ = resolve_relevance_update(self.relevance_update, self.solver_,
+                                                          *X.shape)
         solver = _sequential_fits if self.solver_ == "sequential" else _pruning_fits
         fit = solver.fit_robust(self, X, y, schedule, start)
         active, coef, relevance, h = fit.active, fit.coef, fit.relevance, fit.kernel_width
