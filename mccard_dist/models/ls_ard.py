@@ -44,11 +44,10 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
     relevance_update : {"auto", "mackay", "tail-exact"}, default="auto"
         The pruning solver's a-step: MacKay's ``a_d <- gamma_d / mu_d^2`` throughout, or
         (``"tail-exact"``) in the fit's tail each relevance set to its exact one-dimensional
-        optimum at the current ``sigma^2`` (Faul & Tipping, 2002; pruned at once where it is
-        infinite), the fit then converged when nothing is pruned and neither ``w`` nor
-        ``log sigma^2`` moves by more than ``tol``. The tail: after the first iteration, no
-        more active features than samples and ``w`` moving by at most 1e-3 relative (as
-        :class:`MCCARDRegressor`). ``"auto"``: MacKay's at the paper's sizes, tail-exact
+        optimum at the current ``sigma^2`` (Faul & Tipping, 2002; held at ``relevance_max``
+        where it is infinite and pruned when the fit ends). The tail: after the first
+        iteration, no more active features than samples and ``w`` moving by at most 3e-4
+        relative (as :class:`MCCARDRegressor`). ``"auto"``: MacKay's at the paper's sizes, tail-exact
         where the pruning solver runs beyond them (as :class:`MCCARDRegressor`).
 
     Attributes

@@ -95,11 +95,12 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     relevance_update : {"auto", "mackay", "tail-exact"}, default="auto"
         The pruning solver's a-step. ``"mackay"``: ``a_d <- gamma_d / w_d^2`` throughout (the
         paper's). ``"tail-exact"``: the same until the fit's tail, then each relevance set to
-        its exact one-dimensional optimum ``s_d^2 / (q_d^2 - s_d)``, pruned at once where
-        ``q_d^2 <= s_d`` (Faul & Tipping, 2002; the same fixed points as MacKay's update, which
-        only creeps towards them there), with the stopping rule on ``w`` alone (see Notes). The
-        tail: after the first iteration, width settled, ``curvature="fisher"``, no more active
-        features than samples and ``w`` moving by at most 1e-3 relative. The sequential solver
+        its exact one-dimensional optimum ``s_d^2 / (q_d^2 - s_d)`` (Faul & Tipping, 2002; the
+        same fixed points as MacKay's update, which only creeps towards them); where
+        ``q_d^2 <= s_d`` (optimum infinite) it is held at ``relevance_max`` and pruned when the
+        fit ends, since the others' moves can bring it back. The tail: after the first
+        iteration, width settled, ``curvature="fisher"``, no more active features than samples
+        and ``w`` moving by at most 3e-4 relative. The sequential solver
         always uses the exact step. ``"auto"``: MacKay's at the paper's sizes (above),
         tail-exact beyond (:func:`~mccard_dist.models.resolve_relevance_update`);
         ``relevance_update_`` says which ran.
@@ -174,9 +175,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
     3. prune features with ``a_d >= relevance_max``.
 
     The stopping rule is tested only after an a-step, so a ridge start (already a fixed point of
-    the w-step alone) cannot stop the loop with every feature kept. With
-    ``relevance_update="tail-exact"``, in the tail the rule is: nothing pruned and ``w`` moving
-    by at most ``tol`` (each kept relevance was just set to its optimum).
+    the w-step alone) cannot stop the loop with every feature kept.
 
     Where this departs from the paper's equations:
 
