@@ -84,6 +84,20 @@ def test_tail_exact_ends_at_the_selection_of_mackays_update_run_to_its_limit(see
     assert abs(fast.score(data.X_test, data.y_test) - limit.score(data.X_test, data.y_test)) < 1e-3
 
 
+def test_a_feature_whose_exact_optimum_is_infinite_in_the_tail_can_come_back():
+    """A feature with ``q^2 <= s`` early in the tail is held, not pruned: here MacKay's update run
+    to its limit keeps a feature that pruning it at once would lose."""
+    data = make_paper_data(seed=8, psi=0.3, tau=5.0, n_train=100, n_test=100, n_features=60,
+                           n_relevant=10)
+    make = lambda ru, it: MCCARDRegressor(1.0, likelihood="proper", solver="pruning",  # noqa: E731
+                                          relevance_update=ru, max_iter=it)
+    limit = make("mackay", 5000).fit(data.X_train, data.y_train)
+    fast = make("tail-exact", 300).fit(data.X_train, data.y_train)
+    assert limit.converged_ and fast.converged_ and fast.n_iter_ < limit.n_iter_
+    np.testing.assert_array_equal(fast.active_, limit.active_)
+    assert np.all(fast.relevance_[fast.active_] < fast.relevance_max)
+
+
 @pytest.mark.slow
 def test_tail_exact_converges_where_mackays_update_stops_at_max_iter():
     data = _small(2)
