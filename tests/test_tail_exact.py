@@ -89,7 +89,7 @@ def test_a_feature_whose_exact_optimum_is_infinite_in_the_tail_can_come_back():
     to its limit keeps a feature that pruning it at once would lose."""
     data = make_paper_data(seed=8, psi=0.3, tau=5.0, n_train=100, n_test=100, n_features=60,
                            n_relevant=10)
-    make = lambda ru, it: MCCARDRegressor(1.0, likelihood="proper", solver="pruning",  # noqa: E731
+    make = lambda ru, it: MCCARDRegressor(1.0, likelihood="proper", solver="pruning",
                                           relevance_update=ru, max_iter=it)
     limit = make("mackay", 5000).fit(data.X_train, data.y_train)
     fast = make("tail-exact", 300).fit(data.X_train, data.y_train)
