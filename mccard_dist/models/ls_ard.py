@@ -47,8 +47,8 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         optimum at the current ``sigma^2`` (Faul & Tipping, 2002; held at ``relevance_max``
         where it is infinite and pruned when the fit ends). The tail: after the first
         iteration, no more active features than samples and ``w`` moving by at most 3e-4
-        relative (as :class:`MCCARDRegressor`). ``"auto"``: MacKay's at the paper's sizes, tail-exact
-        where the pruning solver runs beyond them (as :class:`MCCARDRegressor`).
+        relative (as :class:`MCCARDRegressor`). ``"auto"``: MacKay's at the paper's sizes,
+        tail-exact where the pruning solver runs beyond them (as :class:`MCCARDRegressor`).
 
     Attributes
     ----------
