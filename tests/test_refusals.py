@@ -223,7 +223,7 @@ def test_ctrl_c_to_the_process_group_ends_in_one_line(tmp_path):
     the run as interrupted and closes the workers, and no worker prints a traceback."""
     store = tmp_path / "store.zarr"
     run = subprocess.Popen([sys.executable, "-m", "mccard_dist.cli", "experiment=smoke",
-                            "experiment.seeds.count=6", f"store.path={store}",
+                            "experiment.seeds.count=100", f"store.path={store}",
                             "run.progress=false", "run.fits_per_block=1"], cwd=tmp_path,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            start_new_session=True)
