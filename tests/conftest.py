@@ -162,3 +162,14 @@ def pytest_collection_modifyitems(items):
         block = getattr(getattr(item, "callspec", None), "params", {}).get("block")
         if block is not None and hasattr(block, "name"):
             item.add_marker(pytest.mark.xdist_group(f"docs:{block.name}"))
+
+
+
+def pytest_collection_finish(session):
+    """Put what the imports and the collection made out of the garbage collector's reach
+    (``gc.freeze``): it lives for the whole session, and every full collection (automatic, and
+    pytest's own at the end of a session) would otherwise walk that heap of library modules
+    again."""
+    import gc
+
+    gc.freeze()

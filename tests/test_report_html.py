@@ -16,9 +16,6 @@ from mccard_dist.metrics import metric
 from mccard_dist.runner import run_serial
 from mccard_dist.store import open_results
 
-pytest.importorskip("altair")
-pytest.importorskip("vl_convert")
-
 # every test here runs the pipeline into a store first: slow
 pytestmark = pytest.mark.slow
 
@@ -27,8 +24,13 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 @pytest.fixture(scope="module")
 def store(compose, tmp_path_factory):
-    """The smoke experiment with three seeds (every method, tau 5, psi 0 and 0.2)."""
+    """The smoke experiment with three seeds (every method, tau 5, psi 0 and 0.2); every test
+    here needs it, so it also skips them without the html extra (imported here, not at
+    collection, which runs for the fast subset too)."""
     from mccard_dist.config import from_dictconfig
+
+    pytest.importorskip("altair")
+    pytest.importorskip("vl_convert")
 
     path = tmp_path_factory.mktemp("html") / "smoke.zarr"
     run_serial(from_dictconfig(compose(["experiment=smoke", "experiment.seeds.count=3",

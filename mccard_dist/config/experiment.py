@@ -169,10 +169,17 @@ def _method_names() -> tuple[set, set]:
     return grid, params
 
 
+@functools.lru_cache(maxsize=None)
+def _type_hints(cls) -> dict:
+    """``get_type_hints(cls)``, evaluated once per class: each check of a config reads them
+    for every key, and evaluating the annotations is most of a check's time."""
+    return get_type_hints(cls)
+
+
 def _wants(cls, name) -> str | None:
     """What the schema's field ``name`` of ``cls`` (or the element of a list) must be."""
     try:
-        hint = get_type_hints(cls)[name]
+        hint = _type_hints(cls)[name]
     except (KeyError, TypeError):
         return None
     while get_origin(hint) is not None and type(None) in get_args(hint):  # Optional
@@ -212,7 +219,7 @@ def _one_line(exc) -> str | None:
     wants = _wants(cls, field_name) if is_dataclass(cls) else None
     if "[" in name or "ListConfig" in first and "with ListConfig" not in first:
         element = cls if is_dataclass(cls) else None
-        hint = (get_type_hints(element).get(field_name) if element
+        hint = (_type_hints(element).get(field_name) if element
                 else getattr(exc, "ref_type", None))
         args = get_args(hint) if hint is not None else ()
         wants = {int: "must be an integer", float: "must be a real number"}.get(
@@ -250,7 +257,7 @@ def _shape(cls, d: Mapping, prefix: str) -> None:
     """Refuse, naming the key, what a merge into the schema ``cls`` would not: ``???`` where
     the schema has a default (the merge keeps the default), and a list or mapping of the wrong
     shape (the merge fails without a key)."""
-    hints = get_type_hints(cls)
+    hints = _type_hints(cls)
     for name, value in d.items():
         key = f"{prefix}.{name}"
         if isinstance(value, str) and value == MISSING:
@@ -377,7 +384,8 @@ def from_dictconfig(cfg) -> ExperimentSpec:
     from omegaconf import OmegaConf
 
     register_resolvers()
-    cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    if "hydra" in cfg:
+        cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
     return spec_from_dict(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False))
 
 
