@@ -177,13 +177,15 @@ class RidgeSteps:
         t_mean = float(s @ t) / total if centre else 0.0
         gamma = leverage = None
         if self.form == "dual":
-            Pc = self.P
-            if centre:
-                c = (self.P @ s) / total
-                q = float(s @ c) / total
-                Pc = Pc - c[:, None] - c[None, :] + q
             root = np.sqrt(s)
-            K = Pc * root[:, None]
+            if centre:  # K formed in place: one N x N array, not one per operation
+                c = (self.P @ s) / total
+                K = np.subtract(self.P, c[:, None])
+                K -= c[None, :]
+                K += float(s @ c) / total
+                K *= root[:, None]
+            else:
+                K = self.P * root[:, None]
             K *= root[None, :]
             K.flat[:: n_samples + 1] += 1.0
             z = (t - t_mean) * root
