@@ -35,8 +35,7 @@ def problem(n, k, seed, zero_weights=0):
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
-# dual form: gamma by a triangular solve at (40, 12) and (30, 50), by K^{-1} at (25, 70)
-@pytest.mark.parametrize("n,k", [(40, 12), (30, 50), (25, 70)])
+@pytest.mark.parametrize("n,k", [(40, 12), (25, 70)])
 @pytest.mark.parametrize("form", ["primal", "dual"])
 @pytest.mark.parametrize("zero_weights", [0, 5])
 def test_solve_matches_dense(n, k, form, fit_intercept, zero_weights):
@@ -87,7 +86,7 @@ def test_all_weights_zero_gives_zero_coefficients():
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
-@pytest.mark.parametrize("n,k", [(40, 12), (30, 50), (25, 70)])
+@pytest.mark.parametrize("n,k", [(40, 12), (25, 70)])
 @pytest.mark.parametrize("zero_weights", [0, 5])
 @pytest.mark.parametrize("compute_gamma", [False, True])
 def test_ridge_steps_match_dense_for_changing_weights(n, k, fit_intercept, zero_weights,

@@ -52,23 +52,11 @@ def inverse_lower(lower_factor: np.ndarray) -> np.ndarray:
     return np.tril(inv)
 
 
-#: Below this many active features per sample the dual form's ``gamma`` comes from the triangular
-#: solve ``V = L^{-1} B'`` (``N^2 k`` flops); above it from the explicit ``K^{-1}`` and one matrix
-#: product (``2 N^2 k`` flops, but at a higher rate, and ``potri`` costs ``N^3`` whatever ``k``).
-TRIANGULAR_GAMMA_RATIO = 2.5
-
-
-def _dual_with_gamma(L, B, z, compute_leverage=True):
+def _dual_with_gamma(L, B, z):
     """From the lower Cholesky factor ``L`` of ``K = I + B' B'^T`` (consumed): ``B'^T K^{-1} z``,
-    ``gamma_d = b'_d^T K^{-1} b'_d`` and, with ``compute_leverage``, the centred hat diagonal
-    ``1 - (K^{-1})_nn`` (else None). That diagonal, or many more features than samples, forms
-    ``K^{-1}`` (well conditioned, ``K >= I``) for one matrix product; otherwise ``gamma`` is the
-    squared column norms of ``L^{-1} B'``."""
-    n_samples, n_active = B.shape
-    if not compute_leverage and n_active <= TRIANGULAR_GAMMA_RATIO * n_samples:
-        V = linalg.blas.dtrsm(1.0, L, B, side=0, lower=1)
-        u = linalg.solve_triangular(L, z, lower=True, check_finite=False)
-        return V.T @ u, np.einsum("ij,ij->j", V, V), None
+    ``gamma_d = b'_d^T K^{-1} b'_d`` and the centred hat diagonal ``1 - (K^{-1})_nn``.
+    ``K^{-1}`` (well conditioned, ``K >= I``) is formed explicitly: a matrix product is faster
+    than the triangular solve."""
     inv = inverse_lower(L)
     inv += np.tril(inv, -1).T  # the full symmetric inverse: a plain product is the fastest here
     C = inv @ B
@@ -109,7 +97,7 @@ def weighted_ridge(X: np.ndarray, t: np.ndarray, sample_weight: np.ndarray,
         K.flat[:: n_samples + 1] += 1.0
         L = linalg.cholesky(K, lower=True, overwrite_a=True, check_finite=False)
         if compute_gamma:
-            coef_scaled, gamma, hat = _dual_with_gamma(L, B, z, compute_leverage)
+            coef_scaled, gamma, hat = _dual_with_gamma(L, B, z)
         else:
             u = linalg.solve_triangular(L, z, lower=True, check_finite=False)
             v = linalg.solve_triangular(L, u, lower=True, trans="T", check_finite=False)
@@ -197,7 +185,7 @@ class RidgeSteps:
                 B = X - (s @ X) / total if centre else X.copy()
                 B *= inv_root_a[None, :]
                 B *= root[:, None]
-                coef, gamma, hat = _dual_with_gamma(factor, B, z, compute_leverage)
+                coef, gamma, hat = _dual_with_gamma(factor, B, z)
                 coef *= inv_root_a
                 if compute_leverage:
                     leverage = hat + s / total if centre else hat
