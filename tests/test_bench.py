@@ -179,3 +179,27 @@ def test_bench_evidence_fits_both_solvers_per_cell_seed_and_width():
     assert all(k >= 20 for k in rows[0]["kept"])  # 30 relevant features, light contamination
     assert np.isfinite([rows[0]["gap_pruning_b"], rows[0]["gap_seq_b"]]).all()
     assert "of 1 fits" in out.getvalue()
+
+
+def test_bench_tailexact_pairs_the_arms_and_times_the_fit_before_the_tail():
+    """One seed, one cell, one width: every arm on every fit, features kept as the estimator's
+    non-zero coefficients, and the CPU before the tail's gate first held within the fit's."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    from mccard_dist import MCCARDRegressor, make_paper_data
+
+    out = io.StringIO()
+    rows = bench.bench_tailexact(seeds="0", psi="0.3", tau="5", widths="7.9", out=out)
+    assert sorted((r["likelihood"], r["arm"]) for r in rows) == sorted(
+        (lik, arm) for lik in ("deviant", "proper", "ls") for arm in ("today", "A", "R"))
+    for r in rows:
+        assert r["kept"] == len(r["active"]) and 0.0 < r["cpu_pre"] <= r["cpu"]
+    data = make_paper_data(seed=0, psi=0.3, tau=5)
+    with pytest.warns(ConvergenceWarning):  # capped at 300 iterations, as the bench's row says
+        today = MCCARDRegressor(7.9, solver="pruning", relevance_update="mackay").fit(
+            data.X_train, data.y_train)
+    (row,) = [r for r in rows if r["likelihood"] == "deviant" and r["arm"] == "today"]
+    assert row["kept"] == np.count_nonzero(today.coef_)
+    assert row["at_cap"] and row["cpu_pre"] < row["cpu"]  # the gate held before the cap
+    text = out.getvalue()
+    assert "before the gate" in text and "dkept" in text

@@ -15,6 +15,7 @@ import csv
 import sys
 import time
 import warnings
+from unittest import mock
 
 import numpy as np
 
@@ -34,17 +35,28 @@ def _seeds(text):
 
 
 def _fit(estimator, data):
-    """One fit's record: iterations, convergence, CPU s, active set, test r, RMSE, F1."""
+    """One fit's record: iterations, convergence, CPU s (and the CPU s until the tail's gate
+    first held: an update that changes only the tail cannot save those), active set, features
+    kept, test r, RMSE, F1."""
     from ..metrics import correlation, rmse, selection_scores
+    from ..models import _pruning_fits
 
-    with warnings.catch_warnings():
+    in_tail, first = _pruning_fits._in_tail, {}
+
+    def probe(model, n_iter, Xa, coef, coef_prev):
+        if not first and _pruning_fits._gate_holds(n_iter, Xa, coef, coef_prev):
+            first["cpu"] = time.process_time() - start
+        return in_tail(model, n_iter, Xa, coef, coef_prev)
+
+    with warnings.catch_warnings(), mock.patch.object(_pruning_fits, "_in_tail", probe):
         warnings.simplefilter("ignore")
         start = time.process_time()
         estimator.fit(data.X_train, data.y_train)
         cpu = time.process_time() - start
     pred = estimator.predict(data.X_test)
+    active = frozenset(np.flatnonzero(estimator.coef_).tolist())
     return {"n_iter": int(estimator.n_iter_), "converged": bool(estimator.converged_), "cpu": cpu,
-            "active": frozenset(np.flatnonzero(estimator.coef_).tolist()),
+            "cpu_pre": first.get("cpu", cpu), "active": active, "kept": len(active),
             "r": correlation(data.y_test, pred), "rmse": rmse(data.y_test, pred),
             "f1": selection_scores(estimator.coef_, data.coef_true)["f1"],
             "at_cap": int(estimator.n_iter_) >= estimator.max_iter}
@@ -67,8 +79,8 @@ def _bootstrap(values, rng, draws=10_000):
     return float(values.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
-FIELDS = ("seed", "psi", "tau", "likelihood", "width", "arm", "n_iter", "converged", "cpu", "r",
-          "rmse", "f1", "at_cap", "vs_R", "vs_today")
+FIELDS = ("seed", "psi", "tau", "likelihood", "width", "arm", "n_iter", "converged", "cpu",
+          "cpu_pre", "kept", "r", "rmse", "f1", "at_cap", "vs_R", "vs_today")
 
 
 def _cell_order(psis, taus):
@@ -81,7 +93,8 @@ def _cell_order(psis, taus):
 
 def _read_csv(path):
     types = {"seed": int, "psi": float, "tau": float, "width": lambda v: float(v) if v else None,
-             "n_iter": int, "converged": lambda v: v == "True", "cpu": float, "r": float,
+             "n_iter": int, "converged": lambda v: v == "True", "cpu": float,
+             "cpu_pre": float, "kept": int, "r": float,
              "rmse": float, "f1": float, "at_cap": lambda v: v == "True", "vs_R": int,
              "vs_today": int}
     with open(path, newline="") as f:
@@ -159,7 +172,9 @@ def _report(rows, out):
     def key(r):
         return (r["seed"], r["psi"], r["tau"], r["likelihood"], r["width"])
 
-    print("\n1. CPU (s, all fits) today / A, and median per-fit ratio", file=out)
+    print("\n1. CPU (s, all fits) today / A, and median per-fit ratio; today's CPU before the "
+          "tail's gate first held, and the most an update of the tail alone could gain",
+          file=out)
     groups = [("deviant",), ("proper",), ("deviant", "proper"), ("ls",)]
     for group in groups:
         today = [r for lik in group for r in pick("today", likelihood=lik)]
@@ -167,8 +182,10 @@ def _report(rows, out):
         ratio = [r["cpu"] / a[key(r)]["cpu"] for r in today]
         total_t, total_a = sum(r["cpu"] for r in today), sum(r["cpu"] for r in a.values())
         name = "MCC-ARD both" if len(group) == 2 else {"ls": "LS-ARD"}.get(group[0], group[0])
+        pre = sum(r.get("cpu_pre", np.nan) for r in today)  # absent from older CSV files
         print(f"  {name:13s} fits {len(today):4d}  today {total_t:8.1f}  A {total_a:8.1f}  "
-              f"today/A {total_t / total_a:5.2f}  median {np.median(ratio):5.2f}", file=out)
+              f"today/A {total_t / total_a:5.2f}  median {np.median(ratio):5.2f}  before the "
+              f"gate {pre / total_t:4.0%} (a free tail: {total_t / pre:4.2f}x)", file=out)
 
     print("\n2. fits where R converged: A's set == R's (and today's, for reference); |dF1| "
           "(A - R) where A's differs", file=out)
@@ -180,8 +197,8 @@ def _report(rows, out):
         print(f"  {lik:8s} R converged {len(ref):4d}  A == R {sum(not r['vs_R'] for r in a):4d} "
               f"({np.mean([not r['vs_R'] for r in a]):.1%})  today == R "
               f"{np.mean([not r['vs_R'] for r in t]):.1%}  max |dF1| "
-              f"{max(diff, default=0.0):.3f}  mean sym. diff. {np.mean([r['vs_R'] for r in a]):.2f}",
-              file=out)
+              f"{max(diff, default=0.0):.3f}  mean sym. diff. "
+              f"{np.mean([r['vs_R'] for r in a]):.2f}", file=out)
     converged = {key(r) for r in pick("R") if r["converged"]}
     both = [r for lik in ("deviant", "proper") for r in pick("A", likelihood=lik)
             if key(r) in converged]
@@ -194,19 +211,20 @@ def _report(rows, out):
         print(f"\n3. {label}: paired mean A - today per (psi, tau), 95% paired bootstrap over "
               "seeds", file=out)
         print(f"  {'psi':>4s} {'tau':>4s} {'dF1':>8s} {'[lo, hi]':>19s} {'dr':>10s} "
-              f"{'[lo, hi]':>23s}", file=out)
+              f"{'[lo, hi]':>23s} {'dkept':>6s} {'[lo, hi]':>15s}", file=out)
         for p, t in sorted({(r["psi"], r["tau"]) for r in rows}):
             cell = {}
             for lik in liks:
                 a = {key(r): r for r in pick("A", psi=p, tau=t, likelihood=lik)}
                 for r in pick("today", psi=p, tau=t, likelihood=lik):
-                    d = cell.setdefault(r["seed"], ([], []))
-                    d[0].append(a[key(r)]["f1"] - r["f1"])
-                    d[1].append(a[key(r)]["r"] - r["r"])
-            f1 = _bootstrap([np.mean(v[0]) for v in cell.values()], rng)
-            dr = _bootstrap([np.mean(v[1]) for v in cell.values()], rng)
+                    d = cell.setdefault(r["seed"], ([], [], []))
+                    for i, name in enumerate(("f1", "r", "kept")):
+                        d[i].append(a[key(r)].get(name, np.nan) - r.get(name, np.nan))
+            f1, dr, kept = (_bootstrap([np.mean(v[i]) for v in cell.values()], rng)
+                            for i in range(3))
             print(f"  {p:4g} {t:4g} {f1[0]:+8.4f} [{f1[1]:+8.4f}, {f1[2]:+8.4f}] "
-                  f"{dr[0]:+10.2e} [{dr[1]:+10.2e}, {dr[2]:+10.2e}]", file=out)
+                  f"{dr[0]:+10.2e} [{dr[1]:+10.2e}, {dr[2]:+10.2e}] {kept[0]:+6.2f} "
+                  f"[{kept[1]:+6.2f}, {kept[2]:+6.2f}]", file=out)
 
     print("\n4. fits stopping at max_iter, and mean n_iter_, per arm", file=out)
     for lik in LIKELIHOODS:
@@ -216,8 +234,8 @@ def _report(rows, out):
             parts.append(f"{arm} {sum(r['at_cap'] for r in fits):3d}/{len(fits)} "
                          f"(n_iter {np.mean([r['n_iter'] for r in fits]):6.1f})")
         print(f"  {lik:8s} " + "  ".join(parts), file=out)
-    ls0 = {arm: np.mean([r["n_iter"] for r in pick(arm, likelihood="ls", psi=0.0)])
-           for arm in ("today", "A")}
-    if not np.isnan(ls0["today"]):
+    if pick("today", likelihood="ls", psi=0.0):
+        ls0 = {arm: np.mean([r["n_iter"] for r in pick(arm, likelihood="ls", psi=0.0)])
+               for arm in ("today", "A")}
         print(f"  LS-ARD psi=0: mean n_iter_ today {ls0['today']:.1f}, A {ls0['A']:.1f} "
               f"({ls0['today'] / ls0['A']:.1f}x)", file=out)

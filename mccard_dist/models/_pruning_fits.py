@@ -22,10 +22,16 @@ __all__ = ["TAIL_CHANGE", "fit_gaussian", "fit_robust"]
 TAIL_CHANGE = 3e-4
 
 
+def _gate_holds(n_iter, Xa, coef, coef_prev) -> bool:
+    """The tail's gate: after the first iteration, no more active features than samples, ``w``
+    moving by at most :data:`TAIL_CHANGE`."""
+    return n_iter > 1 and Xa.shape[1] <= Xa.shape[0] and \
+        relative_change(coef, coef_prev) <= TAIL_CHANGE
+
+
 def _in_tail(model, n_iter, Xa, coef, coef_prev) -> bool:
     """Whether this iteration's a-step is the exact per-feature one (``tail-exact``)."""
-    return (model.relevance_update_ == "tail-exact" and n_iter > 1
-            and Xa.shape[1] <= Xa.shape[0] and relative_change(coef, coef_prev) <= TAIL_CHANGE)
+    return model.relevance_update_ == "tail-exact" and _gate_holds(n_iter, Xa, coef, coef_prev)
 
 
 def _tail_step(gamma, coef, relevance, relevance_max):
