@@ -69,6 +69,25 @@ def test_a_threadpool_limit_is_kept(unset, small, monkeypatch):
     assert Watched.seen and all(set(s.values()) == {2} for s in Watched.seen)
 
 
+@pytest.mark.skipif(CPUS < 2 or len(blas()) < 2, reason="needs two BLAS libraries and CPUs")
+def test_a_limit_on_one_blas_library_holds_for_each_in_a_fit(unset, small):
+    """``threadpool_limits(1)`` made after numpy loaded its OpenBLAS and before scipy loaded its
+    own limits numpy's alone: the fit runs both on one thread, and gives scipy's back."""
+    from threadpoolctl import ThreadpoolController
+
+    first = ThreadpoolController().select(user_api="blas").lib_controllers[0]
+    first.set_num_threads(1)
+    try:
+        before = blas()
+        Watched(kernel_width=5.0, max_iter=2).fit(small.X_train, small.y_train)
+        after = blas()
+    finally:
+        first.set_num_threads(CPUS)
+    assert sorted(before.values()) == [1] + [CPUS] * (len(before) - 1)
+    assert Watched.seen and all(set(s.values()) == {1} for s in Watched.seen)
+    assert after == before
+
+
 @pytest.mark.skipif(CPUS < 2, reason="one CPU: one thread whatever the rule")
 def test_an_environment_variable_is_a_limit(unset, small, monkeypatch):
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", str(CPUS))

@@ -5,8 +5,10 @@ Every ``fit`` of the package's estimators (:class:`BlasThreads`' subclasses) run
 
 - the user has set a limit (:func:`user_limit`): one of :data:`LIMIT_VARIABLES` is set, or a BLAS
   library runs another number of threads than the CPUs this process may use (a
-  ``threadpoolctl.threadpool_limits`` context, or a BLAS whose own default differs) -> the threads
-  are left as they are;
+  ``threadpool_limits`` context, or a BLAS whose own default differs) -> every BLAS library runs
+  the fewest threads any of them has (numpy's and scipy's wheels each bring an OpenBLAS, and a
+  ``threadpool_limits`` made before scipy loaded its own reaches only numpy's), and where they
+  all agree they are left as they are;
 - else, below :data:`THREADS_MIN_COST` (``N D min(N, D)``) -> one thread for the fit, the
   process's count given back after it; at or above it the threads are left as they are.
 
@@ -67,9 +69,13 @@ def user_limit() -> bool:
 
 
 def fit_threads(n_samples: int, n_features: int) -> int | None:
-    """BLAS threads for a fit on ``n_samples x n_features``: ``1`` below
-    :data:`THREADS_MIN_COST` unless the user set a limit, else ``None`` (as the process has)."""
-    if n_samples * n_features * min(n_samples, n_features) >= THREADS_MIN_COST or user_limit():
+    """BLAS threads for a fit on ``n_samples x n_features``: under the user's limit the fewest
+    any BLAS library runs (``None`` where all run as many); else ``1`` below
+    :data:`THREADS_MIN_COST` and ``None`` (as the process has) at or above it."""
+    if user_limit():
+        counts = {lib.num_threads for lib in _blas().lib_controllers}
+        return min(counts) if len(counts) > 1 else None
+    if n_samples * n_features * min(n_samples, n_features) >= THREADS_MIN_COST:
         return None
     return 1
 
