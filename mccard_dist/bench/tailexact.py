@@ -4,7 +4,8 @@ update, paired on the same fits, with MacKay's update run to ``max_iter=5000`` a
 Arms, interleaved per fit (their order rotates from one fit to the next), on one BLAS thread:
 ``today`` (``relevance_update="mackay"``, ``max_iter=300``), ``A`` (``"tail-exact"``, which
 includes its stopping rule) and ``R`` (``"mackay"``, ``max_iter=5000``). CPU seconds are
-``time.process_time`` around ``fit``. ``R`` runs only where ``today`` stopped at its cap:
+``time.process_time`` around ``fit``, and from its start until the tail's gate first holds
+(what no update of the tail alone can save). ``R`` runs only where ``today`` stopped at its cap:
 elsewhere its iterations are ``today``'s, one for one (``max_iter`` only ends the loop), and its
 record is ``today``'s.
 """
