@@ -16,7 +16,6 @@ import csv
 import sys
 import time
 import warnings
-from unittest import mock
 
 import numpy as np
 
@@ -40,16 +39,9 @@ def _fit(estimator, data):
     first held: an update that changes only the tail cannot save those), active set, features
     kept, test r, RMSE, F1."""
     from ..metrics import correlation, rmse, selection_scores
-    from ..models import _pruning_fits
+    from ..models import watch_tail_gate
 
-    in_tail, first = _pruning_fits._in_tail, {}
-
-    def probe(model, n_iter, Xa, coef, coef_prev):
-        if not first and _pruning_fits._gate_holds(n_iter, Xa, coef, coef_prev):
-            first["cpu"] = time.process_time() - start
-        return in_tail(model, n_iter, Xa, coef, coef_prev)
-
-    with warnings.catch_warnings(), mock.patch.object(_pruning_fits, "_in_tail", probe):
+    with warnings.catch_warnings(), watch_tail_gate() as gate:
         warnings.simplefilter("ignore")
         start = time.process_time()
         estimator.fit(data.X_train, data.y_train)
@@ -57,7 +49,8 @@ def _fit(estimator, data):
     pred = estimator.predict(data.X_test)
     active = frozenset(np.flatnonzero(estimator.coef_).tolist())
     return {"n_iter": int(estimator.n_iter_), "converged": bool(estimator.converged_), "cpu": cpu,
-            "cpu_pre": first.get("cpu", cpu), "active": active, "kept": len(active),
+            "cpu_pre": gate.get("cpu", start + cpu) - start, "active": active,
+            "kept": len(active),
             "r": correlation(data.y_test, pred), "rmse": rmse(data.y_test, pred),
             "f1": selection_scores(estimator.coef_, data.coef_true)["f1"],
             "at_cap": int(estimator.n_iter_) >= estimator.max_iter}

@@ -4,6 +4,9 @@ ridge solves) and a-steps (``a_d = gamma_d / w_d^2``) prune a feature at ``relev
 
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
+
 import numpy as np
 from scipy import linalg
 
@@ -12,7 +15,7 @@ from ._base import (ARDFit, ard_relevance_step, faul_tipping_step, relative_chan
 from ._likelihoods import neg_second_derivative
 from ._linalg import RidgeSteps, inverse_lower, loo_from_leverage, weighted_ridge
 
-__all__ = ["TAIL_CHANGE", "fit_gaussian", "fit_robust"]
+__all__ = ["TAIL_CHANGE", "fit_gaussian", "fit_robust", "watch_tail_gate"]
 
 #: ``relevance_update="tail-exact"``: the relative change of ``w`` in an iteration at or below
 #: which (after the first iteration, with no more active features than samples) the a-step is
@@ -32,6 +35,27 @@ def _gate_holds(n_iter, Xa, coef, coef_prev) -> bool:
 def _in_tail(model, n_iter, Xa, coef, coef_prev) -> bool:
     """Whether this iteration's a-step is the exact per-feature one (``tail-exact``)."""
     return model.relevance_update_ == "tail-exact" and _gate_holds(n_iter, Xa, coef, coef_prev)
+
+
+@contextmanager
+def watch_tail_gate():
+    """Within it, the pruning fits record in the yielded dict, under ``"cpu"``, the process's CPU
+    seconds (``time.process_time``) at the first iteration whose tail's gate
+    (:func:`_gate_holds`) holds, whichever relevance update they run: ``mccard-bench tailexact``
+    takes a fit's CPU before that point as what no update of the tail alone can save."""
+    global _in_tail
+    seen, in_tail = {}, _in_tail
+
+    def probe(model, n_iter, Xa, coef, coef_prev):
+        if "cpu" not in seen and _gate_holds(n_iter, Xa, coef, coef_prev):
+            seen["cpu"] = time.process_time()
+        return in_tail(model, n_iter, Xa, coef, coef_prev)
+
+    _in_tail = probe
+    try:
+        yield seen
+    finally:
+        _in_tail = in_tail
 
 
 def _tail_step(gamma, coef, relevance, relevance_max):
