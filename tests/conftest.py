@@ -164,7 +164,6 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.xdist_group(f"docs:{block.name}"))
 
 
-
 def pytest_collection_finish(session):
     """Put what the imports and the collection made out of the garbage collector's reach
     (``gc.freeze``): it lives for the whole session, and every full collection (automatic, and
