@@ -10,10 +10,12 @@
 All functions return plain Python ``int`` / ``float`` values and never emit warnings.
 
 :data:`METRICS` is the one table of per-cell results: each :class:`Metric` is a column of the
-store, of the report's tables and figures and of ``--versus``. A metric added to it needs no store
-migration: a store written before gets it for its finished cells from their stored coefficients
-and their data where the metric needs only those, and NaN with a note otherwise
-(:mod:`mccard_dist.store.backfill`).
+store, of the report's tables and figures and of ``--versus``, computed from one
+:class:`Evaluation` of the cell (its predictions, coefficients and confusion counts, each computed
+once). The public functions validate their inputs; a cell's evaluation does not, its arrays being
+the fit's own. A metric added to the table needs no store migration: a store written before gets
+it for its finished cells from their stored coefficients and their data where the metric needs
+only those, and NaN with a note otherwise (:mod:`mccard_dist.store.backfill`).
 """
 
 from __future__ import annotations
@@ -21,27 +23,51 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
-from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
-__all__ = ["EVALUATION_KEYS", "METRICS", "Metric", "correlation", "evaluate", "metric",
-           "rmse", "selection_counts", "selection_scores"]
+__all__ = ["EVALUATION_KEYS", "METRICS", "Evaluation", "Metric", "correlation", "evaluate",
+           "metric", "rmse", "scores_of", "selection_counts", "selection_scores"]
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluation:
+    """What the metrics of one cell are computed from: the test targets and the final fit's
+    predictions of them (None where unknown, as in a store, which keeps no predictions), its
+    coefficients (None for a model without them) and the true ones (None for real data). The
+    confusion counts of the selection are computed once, on first use."""
+
+    y_test: np.ndarray | None = None
+    y_pred: np.ndarray | None = None
+    coef: np.ndarray | None = None
+    coef_true: np.ndarray | None = None
+
+    @cached_property
+    def counts(self) -> dict[str, int]:
+        """``tp``, ``fp``, ``fn``, ``tn`` of the selected features (``coef != 0``, NaN included)
+        against the relevant ones (``coef_true != 0``)."""
+        selected, relevant = self.coef != 0, self.coef_true != 0
+        tp = int(np.count_nonzero(selected & relevant))
+        n_selected, n_relevant = int(np.count_nonzero(selected)), int(np.count_nonzero(relevant))
+        return {"tp": tp, "fp": n_selected - tp, "fn": n_relevant - tp,
+                "tn": selected.size - n_selected - n_relevant + tp}
 
 
 @dataclass(frozen=True)
 class Metric:
     """One per-cell result of a final fit on its test data.
 
-    ``of``: ``of(y_test, y_pred)`` when ``needs == "prediction"``, else ``of(coef, coef_true)``
-    (``needs == "coef"``: the coefficients alone, ``coef_true`` unused; ``"selection"``: both,
-    NaN where the true coefficients are unknown). ``better``: +1 higher is better, -1 lower, 0
-    neither (a count). ``label``: a column title; ``heading``: an axis or table title. ``shown``:
-    a column of the report's tables, figures and ``--versus``; ``log``: its figures' y scale
-    (``"auto"``: log where the means lie far apart); ``fmt``: its number format."""
+    ``of(evaluation)``: its value from an :class:`Evaluation`. ``needs``: what it reads,
+    ``"prediction"`` (``y_test`` and ``y_pred``), ``"coef"`` (the coefficients alone) or
+    ``"selection"`` (the coefficients and the true ones; NaN where those are unknown).
+    ``better``: +1 higher is better, -1 lower, 0 neither (a count). ``label``: a column title;
+    ``heading``: an axis or table title. ``shown``: a column of the report's tables, figures and
+    ``--versus``; ``log``: its figures' y scale (``"auto"``: log where the means lie far apart);
+    ``fmt``: its number format."""
 
     name: str
-    of: Callable
+    of: Callable[[Evaluation], float]
     needs: str
     better: int
     label: str
@@ -50,30 +76,51 @@ class Metric:
     log: bool | str = False
     fmt: str = ".3g"
 
+    def value(self, evaluation: Evaluation) -> float:
+        """:attr:`of` the evaluation, NaN where it lacks what the metric needs."""
+        lacking = {"prediction": evaluation.y_pred is None,
+                   "coef": evaluation.coef is None,
+                   "selection": evaluation.coef is None or evaluation.coef_true is None}
+        return np.nan if lacking[self.needs] else self.of(evaluation)
 
-def _count(key: str) -> Callable:
-    return lambda coef, coef_true: selection_counts(coef, coef_true)[key]
+
+def _ratio(numerator: int, denominator: int) -> float:
+    """``numerator / denominator``, 0.0 where the denominator is 0 (scikit-learn's
+    ``zero_division=0``)."""
+    return numerator / denominator if denominator else 0.0
 
 
-def _score(key: str) -> Callable:
-    return lambda coef, coef_true: selection_scores(coef, coef_true)[key]
+def _count(key: str) -> Callable[[Evaluation], int]:
+    return lambda ev: ev.counts[key]
+
+
+def _precision(ev: Evaluation) -> float:
+    return _ratio(ev.counts["tp"], ev.counts["tp"] + ev.counts["fp"])
+
+
+def _recall(ev: Evaluation) -> float:
+    return _ratio(ev.counts["tp"], ev.counts["tp"] + ev.counts["fn"])
+
+
+def _f1(ev: Evaluation) -> float:
+    c = ev.counts
+    return _ratio(2 * c["tp"], 2 * c["tp"] + c["fp"] + c["fn"])
 
 
 #: every per-cell metric, in the order of the store and of the report's columns
 METRICS = (
-    Metric("r", lambda y, p: correlation(y, p), "prediction", 1, "r",
+    Metric("r", lambda ev: _correlation(ev.y_test, ev.y_pred), "prediction", 1, "r",
            "test r (Pearson, unitless)", shown=True, fmt=".3f"),
-    Metric("rmse", lambda y, p: rmse(y, p), "prediction", -1, "RMSE", "test RMSE (units of y)",
-           shown=True, log="auto"),
-    Metric("f1", _score("f1"), "selection", 1, "F1", "F1 of the selected features", shown=True,
+    Metric("rmse", lambda ev: _rmse(ev.y_test, ev.y_pred), "prediction", -1, "RMSE",
+           "test RMSE (units of y)", shown=True, log="auto"),
+    Metric("f1", _f1, "selection", 1, "F1", "F1 of the selected features", shown=True,
            fmt=".3f"),
-    Metric("n_selected", lambda coef, _: int(np.count_nonzero(coef)), "coef", 0, "features",
+    Metric("n_selected", lambda ev: int(np.count_nonzero(ev.coef)), "coef", 0, "features",
            "selected features (count)", shown=True, log=True, fmt=".1f"),
     *(Metric(k, _count(k), "selection", 0, k, f"{k} of the selection (count)")
       for k in ("tp", "fp", "fn", "tn")),
-    Metric("precision", _score("precision"), "selection", 1, "precision",
-           "precision of the selection"),
-    Metric("recall", _score("recall"), "selection", 1, "recall", "recall of the selection"),
+    Metric("precision", _precision, "selection", 1, "precision", "precision of the selection"),
+    Metric("recall", _recall, "selection", 1, "recall", "recall of the selection"),
 )
 
 #: Keys of the dict returned by :func:`evaluate`, in order: the names of :data:`METRICS` as this
@@ -84,6 +131,12 @@ EVALUATION_KEYS = tuple(m.name for m in METRICS)
 def metric(name: str) -> Metric | None:
     """The entry of :data:`METRICS` named ``name`` (None for a value that is not a metric)."""
     return next((m for m in METRICS if m.name == name), None)
+
+
+def scores_of(evaluation: Evaluation) -> dict[str, int | float]:
+    """Every metric of :data:`METRICS` of one evaluation, by name (NaN where it lacks what a
+    metric needs)."""
+    return {m.name: m.value(evaluation) for m in METRICS}
 
 
 def _as_1d(name: str, value, *, min_length: int = 1) -> np.ndarray:
@@ -134,8 +187,12 @@ def correlation(y_true, y_pred) -> float:
     >>> correlation([1.0, 2.0, 3.0], [0.5, 0.5, 0.5])
     nan
     """
-    y_true, y_pred = _pair("y_true", y_true, "y_pred", y_pred, min_length=2)
-    if not (np.all(np.isfinite(y_true)) and np.all(np.isfinite(y_pred))):
+    return _correlation(*_pair("y_true", y_true, "y_pred", y_pred, min_length=2))
+
+
+def _correlation(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """:func:`correlation` of two 1-D float arrays of the same length, unchecked."""
+    if not (np.isfinite(y_true).all() and np.isfinite(y_pred).all()):
         return math.nan
     if np.ptp(y_true) == 0 or np.ptp(y_pred) == 0:
         return math.nan
@@ -176,7 +233,11 @@ def rmse(y_true, y_pred) -> float:
     >>> rmse([0.0, 0.0], [3.0, -3.0])
     3.0
     """
-    y_true, y_pred = _pair("y_true", y_true, "y_pred", y_pred)
+    return _rmse(*_pair("y_true", y_true, "y_pred", y_pred))
+
+
+def _rmse(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """:func:`rmse` of two 1-D float arrays of the same length, unchecked."""
     with np.errstate(all="ignore"):
         return float(np.sqrt(np.mean((y_true - y_pred) ** 2)))
 
@@ -189,8 +250,7 @@ def selection_counts(coef, coef_true) -> dict[str, int]:
     {'tp': 1, 'fp': 1, 'fn': 1, 'tn': 1}
     """
     coef, coef_true = _pair("coef", coef, "coef_true", coef_true)
-    tn, fp, fn, tp = confusion_matrix(coef_true != 0, coef != 0, labels=[False, True]).ravel()
-    return {"tp": int(tp), "fp": int(fp), "fn": int(fn), "tn": int(tn)}
+    return dict(Evaluation(coef=coef, coef_true=coef_true).counts)
 
 
 def selection_scores(coef, coef_true) -> dict[str, int | float]:
@@ -228,12 +288,10 @@ def selection_scores(coef, coef_true) -> dict[str, int | float]:
     >>> selection_scores([0.0, 0.0], [1.0, 0.0])["f1"]
     0.0
     """
-    counts = selection_counts(coef, coef_true)
-    precision, recall, f1, _ = precision_recall_fscore_support(
-        np.asarray(coef_true, dtype=float) != 0, np.asarray(coef, dtype=float) != 0,
-        average="binary", pos_label=True, zero_division=0.0)
-    return {"n_selected": counts["tp"] + counts["fp"], **counts, "precision": float(precision),
-            "recall": float(recall), "f1": float(f1)}
+    coef, coef_true = _pair("coef", coef, "coef_true", coef_true)
+    ev = Evaluation(coef=coef, coef_true=coef_true)
+    return {"n_selected": ev.counts["tp"] + ev.counts["fp"], **ev.counts,
+            "precision": _precision(ev), "recall": _recall(ev), "f1": _f1(ev)}
 
 
 def evaluate(coef, intercept, X_test, y_test, coef_true) -> dict[str, int | float]:
@@ -294,12 +352,4 @@ def evaluate(coef, intercept, X_test, y_test, coef_true) -> dict[str, int | floa
         raise ValueError(f"intercept must be a real scalar, got {intercept!r}")
     with np.errstate(all="ignore"):
         y_pred = X_test @ coef + float(intercept_array.reshape(()))
-    scores = {}
-    for m in METRICS:
-        if m.needs == "prediction":
-            scores[m.name] = m.of(y_test, y_pred)
-        elif m.needs == "selection" and coef_true is None:
-            scores[m.name] = np.nan
-        else:
-            scores[m.name] = m.of(coef, coef_true)
-    return scores
+    return scores_of(Evaluation(y_test, y_pred, coef, coef_true))

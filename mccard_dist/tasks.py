@@ -24,7 +24,7 @@ from threadpoolctl import threadpool_limits
 
 from .config import CVSpec, ExperimentSpec
 from .grid import Block, Cell, cv_candidates, cv_units
-from .metrics import METRICS, evaluate
+from .metrics import Evaluation, scores_of
 from .models.search import FIT_ERRORS, Search, choose
 from .records import STATUS_DONE, STATUS_FAILED, CellResult
 
@@ -157,10 +157,10 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
                                                   cell.seed)
             chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores,
                                                          n_failures)
-        metrics = _evaluate(est, data)
+        metrics, coef = _evaluate(est, data)
     except Exception as exc:  # recorded, not raised: one bad cell must not stop the run
         return _failed(cell, exc, n_failures, time.perf_counter() - start, scores)
-    return _done(spec, method, cell, est, chosen, metrics, fit_seconds,
+    return _done(spec, method, cell, est, chosen, metrics, coef, data, fit_seconds,
                  time.perf_counter() - start, n_failures, scores, save_coef)
 
 
@@ -180,20 +180,29 @@ def _choose_and_refit(spec, method, data, scores, n_failures):
     return chosen, est, time.perf_counter() - fit_start
 
 
-def _evaluate(est, data) -> dict:
-    """The test metrics of a fitted estimator: from its ``coef_`` and ``intercept_`` (0 without)
-    where it has them; else the metrics of its ``predict`` and NaN for those of coefficients."""
+def _evaluate(est, data) -> tuple[dict, np.ndarray | None]:
+    """The test metrics of a fitted estimator (:data:`~mccard_dist.metrics.METRICS`, from one
+    :class:`~mccard_dist.metrics.Evaluation`) and its coefficients: the predictions are
+    ``X_test @ coef_ + intercept_`` (0 without) where it has ``coef_``, else its ``predict``, and
+    the metrics of coefficients NaN."""
+    X_test = data.X_test
+    coef = None
     if hasattr(est, "coef_"):
-        metrics = evaluate(np.ravel(est.coef_), float(getattr(est, "intercept_", 0.0)),
-                           data.X_test, data.y_test, data.coef_true)
-    else:  # the metrics of the predictions; those of coefficients it does not give are NaN
-        predicted = np.ravel(est.predict(data.X_test))
-        metrics = {m.name: m.of(data.y_test, predicted) if m.needs == "prediction" else np.nan
-                   for m in METRICS}
+        coef = np.asarray(np.ravel(est.coef_), dtype=np.float64)
+        if coef.shape[0] != X_test.shape[1]:
+            raise ValueError(f"the final fit's coef_ has {coef.shape[0]} entries for "
+                             f"{X_test.shape[1]} features")
+        with np.errstate(all="ignore"):
+            y_pred = X_test @ coef + float(getattr(est, "intercept_", 0.0))
+    else:
+        y_pred = np.asarray(np.ravel(est.predict(X_test)), dtype=np.float64)
+    metrics = scores_of(Evaluation(data.y_test, y_pred, coef, data.coef_true))
     if not np.isfinite(metrics["rmse"]):
-        raise ArithmeticError(f"the final fit predicts non-finite values (test RMSE "
+        where = ("its coef_ or intercept_ holds non-finite values (the predictions are X_test @ "
+                 "coef_ + intercept_)" if coef is not None else "it predicts non-finite values")
+        raise ArithmeticError(f"the final fit cannot be scored: {where} (test RMSE "
                               f"{metrics['rmse']})")
-    return metrics
+    return metrics, coef
 
 
 def _number(value) -> float:
@@ -221,7 +230,7 @@ def _degenerate(est) -> float:
     return np.nan
 
 
-def _done(spec, method, cell, est, chosen, metrics, fit_seconds, cell_seconds,
+def _done(spec, method, cell, est, chosen, metrics, coef, data, fit_seconds, cell_seconds,
           n_failures, scores, save_coef) -> CellResult:
     save_coef = spec.run.save_coef if save_coef is None else save_coef
     scalars = dict(metrics)
@@ -236,10 +245,10 @@ def _done(spec, method, cell, est, chosen, metrics, fit_seconds, cell_seconds,
         converged=np.nan if converged is None else int(bool(converged)), fit_seconds=fit_seconds,
         cell_seconds=cell_seconds, n_cv_failures=n_failures, degenerate=_degenerate(est),
     )
-    coef = None
-    if save_coef:  # without coef_: NaN, the store's coefficients of a model it cannot give
-        coef = (np.ravel(np.asarray(est.coef_, dtype=np.float64)) if hasattr(est, "coef_")
-                else np.full(int(est.n_features_in_), np.nan))
+    if not save_coef:
+        coef = None
+    elif coef is None:  # without coef_: NaN, the store's coefficients of a model it cannot give
+        coef = np.full(data.X_test.shape[1], np.nan)
     return CellResult(cell.index, STATUS_DONE, scalars=scalars, cv_score=scores, coef=coef)
 
 
@@ -278,11 +287,11 @@ def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_se
         try:
             data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
             chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores, n_failures)
-            metrics = _evaluate(est, data)
+            metrics, coef = _evaluate(est, data)
         except Exception as exc:  # recorded, not raised, as in run_cell
             return _failed(cell, exc, n_failures, cv_seconds + time.perf_counter() - start,
                            scores)
-    return _done(spec, method, cell, est, chosen, metrics, fit_seconds,
+    return _done(spec, method, cell, est, chosen, metrics, coef, data, fit_seconds,
                  cv_seconds + time.perf_counter() - start, n_failures, scores, None)
 
 

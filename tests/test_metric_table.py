@@ -16,14 +16,14 @@ pytestmark = pytest.mark.slow  # fits a few small cells
 SMALL = ("experiment.methods=[ls_ard,mcc_l1]", "data.n_features=40", "run.fits_per_block=1")
 
 
-def _coef_error(coef, coef_true):
-    return float(np.sqrt(np.sum((np.asarray(coef) - coef_true) ** 2)))
+def _coef_error(ev):
+    return float(np.sqrt(np.sum((np.asarray(ev.coef) - ev.coef_true) ** 2)))
 
 
 #: two metrics the package gains after the store was written
 COEF_ERROR = metrics.Metric("coef_error", _coef_error, "selection", -1, "coef error",
                             "distance to the true coefficients", shown=True)
-MEDIAN_ERROR = metrics.Metric("median_error", lambda y, p: float(np.median(np.abs(y - p))),
+MEDIAN_ERROR = metrics.Metric("median_error", lambda ev: float(np.median(np.abs(ev.y_test - ev.y_pred))),
                               "prediction", -1, "median error", "median absolute test error")
 
 

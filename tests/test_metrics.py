@@ -236,3 +236,37 @@ def test_evaluate_validates_inputs(arguments, message):
     kwargs.update(arguments)
     with pytest.raises(ValueError, match=message):
         evaluate(**kwargs)
+
+
+@pytest.mark.slow  # 1,000 cells through scikit-learn's validated metrics: ~10 s
+def test_the_evaluation_of_a_cell_equals_scikit_learns_metrics_on_1000_paper_size_cells():
+    """Every metric of a cell's evaluation, from one set of confusion counts, against the
+    scikit-learn functions a cell's evaluation does not call (1,000 cells at the paper's size:
+    D = 1,000, 300 test samples, 30 relevant features, selections of 0 to 300 features)."""
+    from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+
+    rng = np.random.default_rng(20261202)
+    n_test, n_features = 300, 1000
+    for _ in range(1000):
+        coef_true = np.zeros(n_features)
+        coef_true[:30] = rng.standard_normal(30)
+        coef = np.zeros(n_features)
+        kept = rng.choice(n_features, size=rng.integers(0, 301), replace=False)
+        coef[kept] = rng.standard_normal(kept.size)
+        X_test = rng.standard_normal((n_test, n_features))
+        y_test = X_test @ coef_true
+        intercept = float(rng.normal())
+        scores = evaluate(coef, intercept, X_test, y_test, coef_true)
+        y_pred = X_test @ coef + intercept
+        relevant, selected = coef_true != 0, coef != 0
+        tn, fp, fn, tp = confusion_matrix(relevant, selected, labels=[False, True]).ravel()
+        precision, recall, f1, _ = precision_recall_fscore_support(
+            relevant, selected, average="binary", pos_label=True, zero_division=0.0)
+        assert (scores["tp"], scores["fp"], scores["fn"], scores["tn"]) == (tp, fp, fn, tn)
+        assert scores["n_selected"] == tp + fp
+        assert (scores["precision"], scores["recall"], scores["f1"]) == (precision, recall, f1)
+        assert scores["rmse"] == root_mean_squared_error(y_test, y_pred)
+        if kept.size:
+            assert scores["r"] == pytest.approx(np.corrcoef(y_test, y_pred)[0, 1], abs=1e-13)
+        else:
+            assert math.isnan(scores["r"])

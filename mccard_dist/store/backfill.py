@@ -52,5 +52,6 @@ def metric_values(spec, metric: metrics.Metric, status: np.ndarray,
             coef_true = truth[key]
             if coef_true is None:  # real data: the selection cannot be scored
                 continue
-        values[cell.index] = metric.of(coef[cell.index], coef_true)
+        values[cell.index] = metric.of(metrics.Evaluation(coef=coef[cell.index],
+                                                          coef_true=coef_true))
     return values, ""
