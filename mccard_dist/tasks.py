@@ -20,7 +20,6 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
-from threadpoolctl import threadpool_limits
 
 from .config import CVSpec, ExperimentSpec
 from .grid import Block, Cell, cv_candidates, cv_units
@@ -270,7 +269,7 @@ def cv_fit(spec: ExperimentSpec, cell: Cell, unit: int, fold: int, source=None):
     X, y = data.X_train, data.y_train
     train, val = folds(len(y), spec.cv.n_folds, cell.seed)[fold]
     cv = search(spec, method, X)
-    with threadpool_limits(limits=1), _quiet():
+    with _quiet():
         out, failed = cv.unit_scores(cv.units[unit], X, y, train, val,
                                      functools.partial(_neg_loss, spec.cv))
     return -out, failed, time.perf_counter() - start
@@ -283,21 +282,18 @@ def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_se
     fits' seconds (``cv_seconds``) and this task's."""
     start = time.perf_counter()
     method = spec.method(cell.method)
-    with threadpool_limits(limits=1):
-        try:
-            data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
-            chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores, n_failures)
-            metrics, coef = _evaluate(est, data)
-        except Exception as exc:  # recorded, not raised, as in run_cell
-            return _failed(cell, exc, n_failures, cv_seconds + time.perf_counter() - start,
-                           scores)
+    try:
+        data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
+        chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores, n_failures)
+        metrics, coef = _evaluate(est, data)
+    except Exception as exc:  # recorded, not raised, as in run_cell
+        return _failed(cell, exc, n_failures, cv_seconds + time.perf_counter() - start, scores)
     return _done(spec, method, cell, est, chosen, metrics, coef, data, fit_seconds,
                  cv_seconds + time.perf_counter() - start, n_failures, scores, None)
 
 
 def run_block(spec: ExperimentSpec, block: Block, source=None) -> list[CellResult]:
-    """Run every cell of a block (the unit of distribution) with one BLAS thread; ``source``:
-    what ``spec.data.load_source()`` gave the driver (a data file's arrays, scattered to each
-    worker once), or None when workers build the data."""
-    with threadpool_limits(limits=1):
-        return [run_cell(spec, cell, source=source) for cell in block.cells]
+    """Run every cell of a block (the unit of distribution); ``source``: what
+    ``spec.data.load_source()`` gave the driver (a data file's arrays, scattered to each worker
+    once), or None when workers build the data."""
+    return [run_cell(spec, cell, source=source) for cell in block.cells]

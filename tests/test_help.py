@@ -119,28 +119,47 @@ def test_smokes_cost_is_said_one_way_in_the_help_the_config_and_the_docs(compose
 
 def test_mccard_bench_help_lists_every_command_with_the_options_the_docs_use(monkeypatch,
                                                                             capsys):
+    """``mccard-bench`` (installed) and ``docs/tools/bench/run.py`` (the research benchmarks):
+    each lists its commands with their options, and every command and option the docs use is
+    one of them (the changelog and the recorded measurements name commands of their day)."""
+    import sys
+
     from mccard_dist.bench import SUBCOMMANDS, main
 
+    bench = ROOT / "docs" / "tools" / "bench"
+    sys.path.insert(0, str(bench))
+    try:
+        import run
+    finally:
+        sys.path.remove(str(bench))
     monkeypatch.setenv("COLUMNS", "80")  # argparse wraps its own parts to the terminal
-    with pytest.raises(SystemExit) as exit_:
-        main(["--help"])
-    assert exit_.value.code == 0
-    text = capsys.readouterr().out
-    assert text.startswith("usage: mccard-bench ") and "python -m" not in text
-    assert all(len(line) <= 100 for line in text.splitlines())
-    blocks = {}  # command -> its lines in the list of commands
-    for block in re.split(r"\n(?=  mccard-bench )", text)[1:]:
-        blocks[block.split()[1]] = block
-    assert list(blocks) == list(SUBCOMMANDS)
+    listed = {}
+    for prog, table in (("mccard-bench", SUBCOMMANDS),
+                        ("python docs/tools/bench/run.py", run.SUBCOMMANDS)):
+        name = prog.split()[-1]
+        with pytest.raises(SystemExit) as exit_:
+            main(["--help"], subcommands=table, prog=name)
+        assert exit_.value.code == 0
+        text = capsys.readouterr().out
+        assert text.startswith(f"usage: {name} ") and "python -m" not in text
+        assert all(len(line) <= 100 for line in text.splitlines())
+        blocks = {}  # command -> its lines in the list of commands
+        for block in re.split(rf"\n(?=  {re.escape(name)} )", text)[1:]:
+            blocks[block.split()[1]] = block
+        assert list(blocks) == list(table)
+        listed[prog] = blocks
+        for command, (_, _, arguments) in table.items():  # each option says what it is
+            assert all(options.get("help") for options in arguments.values()), command
+    assert not set(listed["mccard-bench"]) & set(listed["python docs/tools/bench/run.py"])
     pages = [ROOT / "README.md", ROOT / "jobs" / "README.md", *(ROOT / "docs").rglob("*.md"),
              *(ROOT / "docs" / "examples").glob("*.py")]
-    used = [(page.name, m[1], m[2]) for page in pages if "_build" not in page.parts
-            for m in re.finditer(r"mccard-bench (\w+)([^\n`#|]*)", page.read_text())
+    pages = [p for p in pages if "_build" not in p.parts and "measurements" not in p.parts
+             and p.name != "changelog.md"]
+    used = [(page.name, prog, m[1], m[2]) for page in pages for prog in listed
+            for m in re.finditer(rf"{re.escape(prog)} (\w+)([^\n`#|]*)", page.read_text())
             if not m[1].isupper()]  # not a placeholder such as COMMAND
-    assert len(used) >= 20
-    for page, command, rest in used:
-        assert command in blocks, (page, command)
+    assert len(used) >= 15
+    for page, prog, command, rest in used:
+        assert command in listed[prog], (page, prog, command)
         for flag in re.findall(r"(?<!\S)--[\w-]+", rest):
-            assert f"[{flag}" in blocks[command], (page, command, flag)
-    for command, (_, _, arguments) in SUBCOMMANDS.items():  # each option says what it is
-        assert all(options.get("help") for options in arguments.values()), command
+            assert f"[{flag}" in listed[prog][command], (page, command, flag)

@@ -20,21 +20,21 @@ CURRENT = ("cv=kfold", f"cv.race={RACE}")
 AUTO = ("experiment=paper_auto",)
 
 
-def _blas_report() -> str:
+def blas_report() -> str:
     from threadpoolctl import threadpool_info
 
     infos = threadpool_info()
     return ", ".join(f"{i.get('internal_api')}={i.get('num_threads')}" for i in infos) or "none"
 
 
-def _one_thread():
+def one_thread():
     """A context in which BLAS runs on one thread."""
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=1)
 
 
-def _compose_spec(overrides, root=None, name=None):
+def compose_spec(overrides, root=None, name=None):
     """The validated spec of ``conf/`` composed with these Hydra overrides (and, with ``root``,
     the store ``root/name.zarr`` and no progress bar)."""
     from hydra import compose
@@ -50,7 +50,7 @@ def _compose_spec(overrides, root=None, name=None):
     return spec_from_dict(OmegaConf.to_container(cfg, resolve=True))
 
 
-def _timed_fit(model, X, y, ignore=Warning) -> float:
+def timed_fit(model, X, y, ignore=Warning) -> float:
     """Seconds of ``model.fit(X, y)``, with warnings of class ``ignore`` silenced."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ignore)
@@ -60,7 +60,7 @@ def _timed_fit(model, X, y, ignore=Warning) -> float:
 
 
 @contextmanager
-def _local_client(n_workers, memory_limit, dashboard_address="127.0.0.1:0"):
+def local_client(n_workers, memory_limit, dashboard_address="127.0.0.1:0"):
     """A client of a LocalCluster of one-thread workers, started before any clock is."""
     from ..cluster import connect
     from ..config import cluster_spec
@@ -73,9 +73,9 @@ def _local_client(n_workers, memory_limit, dashboard_address="127.0.0.1:0"):
         yield client
 
 
-def _ints(text):
+def ints(text):
     return [int(v) for v in text.split(",")]
 
 
-def _floats(text):
+def floats(text):
     return [float(v) for v in text.split(",")]

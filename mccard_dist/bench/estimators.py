@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from .common import _blas_report, _one_thread, _timed_fit
+from .common import blas_report, one_thread, timed_fit
 
 
 def _estimator_cases(alpha_ratio=0.05):
@@ -48,16 +48,16 @@ def bench_estimators(repeats=3, n_features=1000, psis=(0.0, 0.3), tau=10.0, out=
     from ..metrics import correlation
 
     results = {}
-    with _one_thread():
+    with one_thread():
         print(f"N=300, D={n_features}, tau={tau}, psi in {list(psis)}, {repeats} seed(s) each; "
-              f"BLAS threads: {_blas_report()}", file=out)
+              f"BLAS threads: {blas_report()}", file=out)
         datasets = [make_paper_data(seed=s, psi=p, tau=tau, n_features=n_features)
                     for p in psis for s in range(repeats)]
         for name, build in _estimator_cases():
             times, rs, nsel = [], [], []
             for d in datasets:
                 model = build(d.X_train, d.y_train)
-                times.append(_timed_fit(model, d.X_train, d.y_train))
+                times.append(timed_fit(model, d.X_train, d.y_train))
                 rs.append(correlation(d.y_test, model.predict(d.X_test)))
                 nsel.append(int(np.count_nonzero(model.coef_)))
             results[name] = {"time": statistics.median(times), "r": float(np.nanmean(rs)),

@@ -8,14 +8,14 @@ import tempfile
 
 import numpy as np
 
-from .common import AUTO, CURRENT, PLAIN_KFOLD, RACE, _compose_spec, _local_client
+from .common import AUTO, CURRENT, PLAIN_KFOLD, RACE, compose_spec, local_client
 from .race import replay_race
 
 
 def _paper_spec(root, name, overrides):
     experiment = [o for o in overrides if o.startswith("experiment=")] or ["experiment=paper"]
     rest = [o for o in overrides if not o.startswith("experiment=")]
-    return _compose_spec([*experiment, *rest], root, name)
+    return compose_spec([*experiment, *rest], root, name)
 
 
 def _per_method(spec, ds, paper_cells):
@@ -66,7 +66,7 @@ def bench_paper(seeds=1, workers=2, baseline_psi=(0.0, 0.5, 1.0), baseline=True,
                                      ignore_cleanup_errors=True) as root:
         reference = _paper_spec(root, "ref", overrides)
         paper_cells = len(reference.tau) * len(reference.psi) * len(reference.seeds)
-        with _local_client(workers, "6GiB") as client:
+        with local_client(workers, "6GiB") as client:
             plan = [(main_name, main + overrides + (f"experiment.seeds.count={seeds}",))]
             if baseline:
                 psi = "[" + ",".join(str(float(p)) for p in baseline_psi) + "]"

@@ -7,11 +7,11 @@ import sys
 import tempfile
 from unittest import mock
 
-from .common import _compose_spec, _local_client
+from .common import compose_spec, local_client
 
 
 def _pipeline_spec(root, name, seeds):
-    return _compose_spec(["experiment=smoke", "experiment.methods=[mcc_ard,ls_ard]",
+    return compose_spec(["experiment=smoke", "experiment.methods=[mcc_ard,ls_ard]",
                           "data.n_train=100", "data.n_test=100", "data.n_features=300",
                           "data.n_relevant=10", "experiment.psi=[0.0,0.1,0.2,0.3]",
                           f"experiment.seeds.count={seeds}",
@@ -47,7 +47,7 @@ def bench_driver_memory(cells=10_000, out=sys.stdout):
         samples.append((len(results), _rss_kib()))
 
     with tempfile.TemporaryDirectory(prefix="mccard-bench-", ignore_cleanup_errors=True) as root:
-        spec = _compose_spec(["experiment=smoke", "experiment.methods=[ls_ard]",
+        spec = compose_spec(["experiment=smoke", "experiment.methods=[ls_ard]",
                               "data.n_train=20", "data.n_test=10", "data.n_features=10",
                               "data.n_relevant=2", f"experiment.seeds.count={seeds}",
                               "run.fits_per_block=20", "cluster.n_workers=2"], root, "memory")
@@ -80,7 +80,7 @@ def bench_pipeline(seeds=8, cells=10_000, out=sys.stdout):
               f"(N=100, D=300, MCC-ARD 3 widths x 3 folds + LS-ARD)", file=out)
         rates = {"serial (in process)": n_fits / run_serial(spec).seconds}
         for n_workers in (1, 2):
-            with _local_client(n_workers, "4GiB", dashboard_address=None) as client:
+            with local_client(n_workers, "4GiB", dashboard_address=None) as client:
                 run_spec = _pipeline_spec(root, f"dask{n_workers}", seeds)
                 report = run_experiment(run_spec, client=client, progress=False)
                 rates[f"LocalCluster, {n_workers} worker(s)"] = n_fits / report.seconds

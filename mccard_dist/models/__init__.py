@@ -7,7 +7,6 @@ are pieces other rooms of the package use.
 from ._base import resolve_relevance_update, resolve_solver
 from ._likelihoods import log_density  # noqa: F401
 from ._linalg import RidgeSteps, weighted_ridge  # noqa: F401
-from ._pruning_fits import watch_tail_gate  # noqa: F401
 from ._sequential import ard_evidence  # noqa: F401
 from ._width import AUTO as AUTO_WIDTH  # noqa: F401
 from .authors import AuthorsLSARDRegressor, AuthorsMCCARDRegressor

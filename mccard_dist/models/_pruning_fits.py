@@ -4,9 +4,6 @@ ridge solves) and a-steps (``a_d = gamma_d / w_d^2``) prune a feature at ``relev
 
 from __future__ import annotations
 
-import time
-from contextlib import contextmanager
-
 import numpy as np
 from scipy import linalg
 
@@ -15,15 +12,14 @@ from ._base import (ARDFit, ard_relevance_step, faul_tipping_step, relative_chan
 from ._likelihoods import neg_second_derivative
 from ._linalg import RidgeSteps, inverse_lower, loo_from_leverage, weighted_ridge
 
-__all__ = ["TAIL_CHANGE", "fit_gaussian", "fit_robust", "watch_tail_gate"]
+__all__ = ["TAIL_CHANGE", "fit_gaussian", "fit_robust"]
 
 #: ``relevance_update="tail-exact"``: the relative change of ``w`` in an iteration at or below
 #: which (after the first iteration, with no more active features than samples) the a-step is
 #: Faul & Tipping's exact one. Applied earlier, or from the start, it leaves the basin MacKay's
 #: updates reach (the model collapses to a few features); a looser gate lands in a neighbouring
-#: fixed point more often (``mccard-bench tailexact``).
+#: fixed point more often (docs/measurements/bench-tailexact.md).
 TAIL_CHANGE = 3e-4
-
 
 def _gate_holds(n_iter, Xa, coef, coef_prev) -> bool:
     """The tail's gate: after the first iteration, no more active features than samples, ``w``
@@ -31,32 +27,9 @@ def _gate_holds(n_iter, Xa, coef, coef_prev) -> bool:
     return n_iter > 1 and Xa.shape[1] <= Xa.shape[0] and \
         relative_change(coef, coef_prev) <= TAIL_CHANGE
 
-
 def _in_tail(model, n_iter, Xa, coef, coef_prev) -> bool:
     """Whether this iteration's a-step is the exact per-feature one (``tail-exact``)."""
     return model.relevance_update_ == "tail-exact" and _gate_holds(n_iter, Xa, coef, coef_prev)
-
-
-@contextmanager
-def watch_tail_gate():
-    """Within it, the pruning fits record in the yielded dict, under ``"cpu"``, the process's CPU
-    seconds (``time.process_time``) at the first iteration whose tail's gate
-    (:func:`_gate_holds`) holds, whichever relevance update they run: ``mccard-bench tailexact``
-    takes a fit's CPU before that point as what no update of the tail alone can save."""
-    global _in_tail
-    seen, in_tail = {}, _in_tail
-
-    def probe(model, n_iter, Xa, coef, coef_prev):
-        if "cpu" not in seen and _gate_holds(n_iter, Xa, coef, coef_prev):
-            seen["cpu"] = time.process_time()
-        return in_tail(model, n_iter, Xa, coef, coef_prev)
-
-    _in_tail = probe
-    try:
-        yield seen
-    finally:
-        _in_tail = in_tail
-
 
 def _tail_step(gamma, coef, relevance, relevance_max):
     """The tail's a-step: each relevance set to its exact one-dimensional optimum
@@ -67,12 +40,10 @@ def _tail_step(gamma, coef, relevance, relevance_max):
     new, _ = faul_tipping_step(gamma, coef, relevance, relevance_max)
     return np.minimum(new, relevance_max), np.ones(new.shape, dtype=bool)
 
-
 def _drop_held(relevance, relevance_max, *arrays):
     """``relevance`` and ``arrays`` without the features the tail held at ``relevance_max``."""
     keep = relevance < relevance_max
     return [a[keep] for a in (relevance, *arrays)]
-
 
 def _exact_gamma(model, Xa, e, relevance, gamma_fisher, h):
     """``gamma_d = 1 - a_d s_d^2`` from the exact negative Hessian ``H = G + A`` (eq. (29)) as
@@ -101,12 +72,10 @@ def _exact_gamma(model, Xa, e, relevance, gamma_fisher, h):
     gamma = np.where(bad, gamma_fisher, gamma)
     return gamma, int(bad.sum())
 
-
 def _relevance_change(new, before, keep) -> float:
     """The largest change, in log, of the relevances that stay."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return float(np.max(np.abs(np.log(new[keep] / before[keep])), initial=0.0))
-
 
 def fit_robust(model, X, y, schedule, start=None) -> ARDFit:
     """MCC-ARD by Algorithm 1: up to ``w_steps`` w-steps per iteration (until ``w`` settles),
@@ -193,7 +162,6 @@ def fit_robust(model, X, y, schedule, start=None) -> ARDFit:
         active, coef, relevance = active[:0], coef[:0], relevance[:0]
     return ARDFit(active, coef, float(intercept), relevance, float(h), float("nan"), n_iter,
                   converged, degenerate, n_fallbacks)
-
 
 def fit_gaussian(model, X, y) -> ARDFit:
     """LS-ARD by MacKay's updates: a weighted ridge solve, ``a_d = gamma_d / mu_d^2`` (pruning)

@@ -1,6 +1,5 @@
 """MCC-ARD and LS-ARD by the sequential solver: outer loops (the robust fit's precisions and
-width, the Gaussian fit's noise variance) around :class:`SequentialARD`. BLAS threads are left as
-the caller set them.
+width, the Gaussian fit's noise variance) around :class:`SequentialARD`.
 """
 
 from __future__ import annotations

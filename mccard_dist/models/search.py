@@ -27,7 +27,6 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import check_params, check_sample_weight
-from .threads import BlasThreads
 
 __all__ = ["FIT_ERRORS", "InadmissibleCandidate", "Search", "SearchCV", "choose", "fit_one",
            "quiet", "race_survivors", "search_results"]
@@ -214,7 +213,7 @@ def fit_one(base, members, X, y, sample_weight=None, cache=None):
         yield clone(base).set_params(**candidate).fit(X, y, **kw)
 
 
-class SearchCV(BlasThreads, RegressorMixin, BaseEstimator):
+class SearchCV(RegressorMixin, BaseEstimator):
     """The search over :meth:`_search`'s candidates, the choice, the refit and prediction.
 
     A subclass has ``cv``, ``scoring``, ``n_jobs``, ``verbose`` and its :attr:`_estimator`'s

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from .common import _blas_report, _compose_spec, _local_client
+from mccard_dist.bench.common import blas_report, compose_spec, local_client
 
 
 def bench_units(n_train=2000, n_features=4000, widths=4, folds=5, out=sys.stdout):
@@ -17,27 +17,27 @@ def bench_units(n_train=2000, n_features=4000, widths=4, folds=5, out=sys.stdout
     final fit) on 1 and 2 workers,
     with ``run.unit=cell`` and ``fit``; checks that the stores agree. Also prints the unit
     ``auto`` takes for the paper's grid."""
-    from ..grid import cells, resolve_unit
-    from ..runner import run_experiment
-    from ..store import open_results
+    from mccard_dist.grid import cells, resolve_unit
+    from mccard_dist.runner import run_experiment
+    from mccard_dist.store import open_results
 
     grid = ",".join(f"{h:g}" for h in np.geomspace(0.1, 10.0, widths))
     print(f"one cell: MCC-ARD, N={n_train}, D={n_features}, {widths} widths x {folds} folds = "
           f"{widths * folds} CV fits + 1 final fit; BLAS per worker: 1 thread "
-          f"(driver: {_blas_report()})", file=out)
+          f"(driver: {blas_report()})", file=out)
     runs = [("1 worker, unit=cell", 1, "cell"), ("2 workers, unit=cell", 2, "cell"),
             ("2 workers, unit=fit", 2, "fit"), ("1 worker, unit=fit", 1, "fit")]
     seconds = {}
     with tempfile.TemporaryDirectory(prefix="mccard-bench-units-",
                                      ignore_cleanup_errors=True) as root:
         for label, n_workers, unit in runs:
-            spec = _compose_spec([
+            spec = compose_spec([
                 "experiment=smoke", "experiment.methods=[mcc_ard]", "experiment.tau=[5.0]",
                 "experiment.psi=[0.3]", "experiment.seeds.count=1", f"data.n_train={n_train}",
                 "data.n_test=200", f"data.n_features={n_features}", "data.n_relevant=30",
                 f"methods.mcc_ard.grid.kernel_width=[{grid}]", f"cv.n_folds={folds}",
                 "cv.paths=none", f"run.unit={unit}"], root, f"w{n_workers}_{unit}")
-            with _local_client(n_workers, "8GiB") as client:
+            with local_client(n_workers, "8GiB") as client:
                 start = time.perf_counter()
                 report = run_experiment(spec, client=client, progress=False)
                 seconds[label] = time.perf_counter() - start
@@ -53,7 +53,7 @@ def bench_units(n_train=2000, n_features=4000, widths=4, folds=5, out=sys.stdout
             for s in stores[1:] for v in stores[0].data_vars
             if v not in ("cell_seconds", "fit_seconds", "status_name", "error"))
         print(f"same results in every store (timings aside): {'yes' if same else 'NO'}", file=out)
-        paper = _compose_spec(["experiment=paper", f"store.path={root}/paper.zarr"])
+        paper = compose_spec(["experiment=paper", f"store.path={root}/paper.zarr"])
     n = len(cells(paper))
     units = {w: resolve_unit(paper, n, w) for w in (2, 100, 1000, 6300)}
     print(f"unit=auto on the paper's grid ({n} cells): "

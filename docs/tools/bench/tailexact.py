@@ -16,10 +16,12 @@ import csv
 import sys
 import time
 import warnings
+from contextlib import contextmanager
+from unittest import mock
 
 import numpy as np
 
-from .common import _blas_report, _one_thread
+from mccard_dist.bench.common import blas_report, one_thread
 
 #: arm -> (relevance_update, max_iter)
 ARMS = {"today": ("mackay", 300), "A": ("tail-exact", 300), "R": ("mackay", 5000)}
@@ -34,12 +36,31 @@ def _seeds(text):
     return [int(v) for v in text.split(",")]
 
 
+@contextmanager
+def watch_tail_gate():
+    """Within it, the pruning fits record in the yielded dict, under ``"cpu"``, the process's CPU
+    seconds (``time.process_time``) at the first iteration whose tail's gate
+    (``_pruning_fits._gate_holds``) holds, whichever relevance update they run: a fit's CPU
+    before that point is what no update of the tail alone can save. The solver's ``_in_tail`` is
+    patched from outside, so the estimators carry no instrumentation."""
+    from mccard_dist.models import _pruning_fits
+
+    seen, in_tail = {}, _pruning_fits._in_tail
+
+    def probe(model, n_iter, Xa, coef, coef_prev):
+        if "cpu" not in seen and _pruning_fits._gate_holds(n_iter, Xa, coef, coef_prev):
+            seen["cpu"] = time.process_time()
+        return in_tail(model, n_iter, Xa, coef, coef_prev)
+
+    with mock.patch.object(_pruning_fits, "_in_tail", probe):
+        yield seen
+
+
 def _fit(estimator, data):
     """One fit's record: iterations, convergence, CPU s (and the CPU s until the tail's gate
     first held: an update that changes only the tail cannot save those), active set, features
     kept, test r, RMSE, F1."""
-    from ..metrics import correlation, rmse, selection_scores
-    from ..models import watch_tail_gate
+    from mccard_dist.metrics import correlation, rmse, selection_scores
 
     with warnings.catch_warnings(), watch_tail_gate() as gate:
         warnings.simplefilter("ignore")
@@ -57,7 +78,7 @@ def _fit(estimator, data):
 
 
 def _estimator(likelihood, width, relevance_update, max_iter):
-    from ..models import LSARDRegressor, MCCARDRegressor
+    from mccard_dist.models import LSARDRegressor, MCCARDRegressor
 
     if likelihood == "ls":
         return LSARDRegressor(solver="pruning", relevance_update=relevance_update,
@@ -100,7 +121,7 @@ def bench_tailexact(seeds="30-39", psi="0,0.3,0.6,0.9", tau="2,5,10", widths="0.
     """Run every arm on every fit of the grid and print the paired figures; returns the rows
     (one per fit and arm). ``csv_path``: each row is also written there as it is made;
     ``report``: print the figures of such a file (its complete cells) instead of fitting."""
-    from ..data import make_paper_data
+    from mccard_dist.data import make_paper_data
 
     if report:
         rows = _read_csv(report)
@@ -124,9 +145,9 @@ def bench_tailexact(seeds="30-39", psi="0,0.3,0.6,0.9", tau="2,5,10", widths="0.
     writer = csv.DictWriter(sink, FIELDS, extrasaction="ignore") if sink else None
     if writer:
         writer.writeheader()
-    with _one_thread():
+    with one_thread():
         print(f"seeds {seeds[0]}-{seeds[-1]}, psi {psis}, tau {taus}, widths {widths} (both "
-              f"likelihoods) + LS-ARD; N=300, D=1000; BLAS threads: {_blas_report()}", file=out,
+              f"likelihoods) + LS-ARD; N=300, D=1000; BLAS threads: {blas_report()}", file=out,
               flush=True)
         warm = make_paper_data(seed=seeds[0], psi=psis[0], tau=taus[0], n_features=50)
         for lik, h in configs:  # imports and first calls before any clock

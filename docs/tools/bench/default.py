@@ -18,8 +18,8 @@ import warnings
 
 import numpy as np
 
-from .common import _blas_report, _one_thread
-from .tailexact import _seeds
+from mccard_dist.bench.common import blas_report, one_thread
+from tailexact import _seeds
 
 #: arm -> MCCARDRegressor parameters
 ARMS = {"default": {}, "pruning": {"solver": "pruning", "relevance_update": "mackay"},
@@ -31,8 +31,8 @@ FIELDS = ("n", "d", "psi", "tau", "seed", "arm", "solver", "update", "cpu", "n_i
 def _fit(params, data):
     from sklearn.exceptions import ConvergenceWarning
 
-    from ..metrics import correlation, rmse, selection_scores
-    from ..models import MCCARDRegressor
+    from mccard_dist.metrics import correlation, rmse, selection_scores
+    from mccard_dist.models import MCCARDRegressor
 
     model = MCCARDRegressor(**params)
     with warnings.catch_warnings(record=True) as caught:
@@ -65,7 +65,7 @@ def bench_default(shapes="300x5000,300x10000,1000x10000,1000x3000,3000x1000",
                   cells="0.2:5,0.1:2", seeds="40-44", csv_path=None, out=sys.stdout):
     """Fit every arm on every (shape, cell, seed) and print the paired figures; returns the
     rows (one per fit and arm); ``csv_path``: each row also written there as it is made."""
-    from ..data import make_paper_data
+    from mccard_dist.data import make_paper_data
 
     shapes = [tuple(int(v) for v in s.split("x")) for s in shapes.split(",")]
     cells = [tuple(float(v) for v in c.split(":")) for c in cells.split(",")]
@@ -75,9 +75,9 @@ def bench_default(shapes="300x5000,300x10000,1000x10000,1000x3000,3000x1000",
     writer = csv.DictWriter(sink, FIELDS) if sink else None
     if writer:
         writer.writeheader()
-    with _one_thread():
+    with one_thread():
         print(f"MCC-ARD kernel_width='auto'; shapes {shapes}, (psi, tau) {cells}, seeds "
-              f"{seeds}; 300 test samples; BLAS threads: {_blas_report()}", file=out, flush=True)
+              f"{seeds}; 300 test samples; BLAS threads: {blas_report()}", file=out, flush=True)
         _fit({}, make_paper_data(seeds[0], *cells[0], n_features=50))  # imports before clocks
         for n, d in shapes:
             for psi, tau in cells:

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from .common import _one_thread
+from mccard_dist.bench.common import one_thread
 
 #: psi blocks of the comparison (inclusive bounds)
 PSI_BLOCKS = ((0.0, 0.25), (0.3, 0.5), (0.55, 0.75), (0.8, 1.0))
@@ -20,7 +20,7 @@ WIDTH_BLOCKS = ((0.0, 0.35), (0.4, 0.55), (0.6, 0.75), (0.8, 1.0))
 
 def compare_solvers(ds, out=sys.stdout):
     """:func:`compare_by_block` for every solver pair of ``ds``."""
-    from ..analysis import solver_pairs
+    from mccard_dist.analysis import solver_pairs
 
     return compare_by_block(ds, solver_pairs(ds), PSI_BLOCKS, ("pruning", "seq"), out,
                             none="no pair of methods that differ only in their solver")
@@ -29,8 +29,8 @@ def compare_solvers(ds, out=sys.stdout):
 def compare_widths(ds, out=sys.stdout):
     """:func:`compare_by_block` for the (K-fold, auto width) pairs of ``ds``, then the store's CV
     grid edges."""
-    from ..analysis import width_pairs
-    from ..analysis.edges import grid_edges, grid_edges_markdown
+    from mccard_dist.analysis import width_pairs
+    from mccard_dist.analysis.edges import grid_edges, grid_edges_markdown
 
     results = compare_by_block(ds, width_pairs(ds), WIDTH_BLOCKS, ("kfold", "auto"), out,
                                none="no pair of methods that differ only in how h is chosen")
@@ -43,8 +43,8 @@ def compare_by_block(ds, pairs, psi_blocks, names, out=sys.stdout, none="no pair
     """:func:`~mccard_dist.analysis.compare_methods` for ``pairs`` per tau and (tau, psi block),
     printed with a summary (``names``: the base's and the other's short names) and the cells'
     time; returns ``{(tau, block low end or None): rows}``."""
-    from ..analysis import compare_methods, method_comparison_markdown
-    from ..analysis.values import cell_values
+    from mccard_dist.analysis import compare_methods, method_comparison_markdown
+    from mccard_dist.analysis.values import cell_values
 
     if not pairs:
         print(none, file=out)
@@ -109,7 +109,7 @@ def summary_markdown(results, psi_blocks=PSI_BLOCKS, names=("pruning", "seq")) -
 def fit_evidence(X, y, beta, model) -> float:
     """The log evidence of a fitted MCC-ARD model's features and relevances at precisions
     ``beta``, up to a constant that depends on ``beta`` only (intercept under a flat prior)."""
-    from ..models import ard_evidence
+    from mccard_dist.models import ard_evidence
 
     features = np.flatnonzero(model.active_)
     return ard_evidence(X, y, beta, features, model.relevance_[features],
@@ -127,15 +127,15 @@ def evidence_gap(cells=((0.1, 2.0), (0.3, 5.0), (0.9, 10.0)), seeds=(300, 301),
 
     from sklearn.exceptions import ConvergenceWarning
 
-    from ..data import make_paper_data
-    from ..models import MCCARDRegressor
+    from mccard_dist.data import make_paper_data
+    from mccard_dist.models import MCCARDRegressor
 
     print("MCC-ARD (deviant), one width per fit; log evidence of each solver's fit at the "
           "precisions of either fit's final residuals (higher is better)", file=out)
     print(f"{'psi':>5s} {'tau':>5s} {'seed':>5s} {'h':>6s} {'kept: pru':>10s} {'seq':>4s} "
           f"{'B of pruning: seq - pru':>24s} {'B of seq: seq - pru':>20s}", file=out)
     rows = []
-    with _one_thread(), warnings.catch_warnings():
+    with one_thread(), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for psi, tau in cells:
             for seed in seeds:

@@ -19,7 +19,7 @@ def trace_solves():
     dual ``weighted_ridge`` call or ``RidgeSteps``) and ``("solve", form, N, k, gamma)`` per
     solve that returns (``gamma``: whether gamma was computed).
     """
-    from ..models import RidgeSteps, weighted_ridge
+    from mccard_dist.models import RidgeSteps, weighted_ridge
 
     events = []
     ridge = weighted_ridge

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from .common import _compose_spec, _one_thread
+from mccard_dist.bench.common import compose_spec, one_thread
 
 ROUTES = ("none", "width", "penalty")
 
@@ -19,13 +19,13 @@ def bench_paths(seeds=(0,), psi=(0.1, 0.5, 0.9), tau=(2.0, 10.0), method="mcc_l1
     """CV seconds per cell of ``method`` by each route of ``cv.paths``, on the cells
     (``experiment=reproduce`` unless ``overrides`` say otherwise), and each route's agreement
     with ``none``. Returns ``{route: {"seconds": total, "same": cells agreeing}}``."""
-    from ..grid import cv_candidates, path_route
-    from ..tasks import kfold_scores
+    from mccard_dist.grid import cv_candidates, path_route
+    from mccard_dist.tasks import kfold_scores
 
     overrides = [o for o in overrides if not o.startswith("cv.paths=")]
     if not any(o.startswith("experiment=") for o in overrides):
         overrides.insert(0, "experiment=reproduce")
-    specs = {r: _compose_spec([*overrides, f"cv.paths={r}", "run.progress=false"])
+    specs = {r: compose_spec([*overrides, f"cv.paths={r}", "run.progress=false"])
              for r in ROUTES}
     spec = specs["none"]
     methods = {r: specs[r].method(method) for r in ROUTES}
@@ -40,7 +40,7 @@ def bench_paths(seeds=(0,), psi=(0.1, 0.5, 0.9), tau=(2.0, 10.0), method="mcc_l1
     totals = dict.fromkeys(routes, 0.0)
     same = dict.fromkeys(routes, 0)
     n_cells = 0
-    with _one_thread():
+    with one_thread():
         for t in tau:
             for p in psi:
                 for seed in seeds:
@@ -72,8 +72,8 @@ def compare_stores(fits_store, paths_store, method="mcc_l1", out=sys.stdout):
     cell time of each."""
     import xarray as xr
 
-    from ..analysis.values import cell_values
-    from .solvers import WIDTH_BLOCKS, compare_by_block
+    from mccard_dist.analysis.values import cell_values
+    from solvers import WIDTH_BLOCKS, compare_by_block
 
     chosen = [n for n in ("chosen_kernel_width", "chosen_alpha_ratio")
               if n in fits_store and n in paths_store]

@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 
-from .common import _blas_report, _compose_spec, _one_thread, _timed_fit
-from .flops import floor_flops, trace_solves
+from mccard_dist.bench.common import blas_report, compose_spec, one_thread, timed_fit
+from flops import floor_flops, trace_solves
 
 
 def _product_rate(n_samples, n_features, repeats=10):
@@ -35,15 +35,15 @@ def bench_floor(repeats=2, psis=(0.0, 0.3, 0.6, 1.0), tau=10.0, out=sys.stdout):
     best single-thread matrix-product rate are the time a fit cannot go below without fewer
     iterations or solves. Returns ``method -> dict`` of the printed figures.
     """
-    spec = _compose_spec(["experiment=paper"])
+    spec = compose_spec(["experiment=paper"])
     methods = [m for m in spec.methods if m.estimator == "mccard_dist.models:MCCARDRegressor"]
     n_fit = spec.data.n_train - spec.data.n_train // spec.cv.n_folds
     results = {}
-    with _one_thread():
+    with one_thread():
         rate = _product_rate(n_fit, spec.data.n_features)
         print(f"N={n_fit} (a training fold), D={spec.data.n_features}, tau={tau}, "
               f"psi in {list(psis)}, {repeats} seed(s) each, every width of the paper grid; "
-              f"BLAS threads: {_blas_report()}", file=out)
+              f"BLAS threads: {blas_report()}", file=out)
         print(f"best single-thread matrix-product rate: {rate / 1e9:.1f} GFlop/s", file=out)
         datasets = [spec.data.make_data(s, p, tau) for p in psis for s in range(repeats)]
         for m in methods:
@@ -53,7 +53,7 @@ def bench_floor(repeats=2, psis=(0.0, 0.3, 0.6, 1.0), tau=10.0, out=sys.stdout):
                 for candidate in m.kind.candidates(m.grid):
                     model, _ = m.kind.build(m.params, candidate)
                     with trace_solves() as events:
-                        seconds = _timed_fit(model, X, y)
+                        seconds = timed_fit(model, X, y)
                     solves = [e for e in events if e[0] == "solve"]
                     rows.append((seconds, floor_flops(events), model.n_iter_, len(solves),
                                  sum(e[1] == "dual" for e in solves),

@@ -10,7 +10,7 @@ import tracemalloc
 
 import numpy as np
 
-from .common import _blas_report, _one_thread, _timed_fit
+from mccard_dist.bench.common import blas_report, one_thread, timed_fit
 
 SOLVERS = ("pruning", "sequential")
 
@@ -18,12 +18,12 @@ SOLVERS = ("pruning", "sequential")
 def _fit(solver, X, y, memory=False):
     from sklearn.exceptions import ConvergenceWarning
 
-    from ..models import MCCARDRegressor
+    from mccard_dist.models import MCCARDRegressor
 
     model = MCCARDRegressor(kernel_width="auto", solver=solver)
     if memory:
         tracemalloc.start()
-    seconds = _timed_fit(model, X, y, ConvergenceWarning)
+    seconds = timed_fit(model, X, y, ConvergenceWarning)
     peak = None
     if memory:
         peak = tracemalloc.get_traced_memory()[1]
@@ -47,15 +47,15 @@ def bench_scaling(ns=(300, 1000, 3000), ds=(1000, 3000, 10000), seeds=(0,), psi=
     """Time (median over ``seeds``), peak traced memory, test r, true features found (of 30: the
     mean and the fewest over ``seeds``), features kept and convergence of each solver at each
     (N, D); returns the rows. A solver is skipped where :func:`_projection` exceeds ``cap``."""
-    from ..data import make_paper_data
-    from ..metrics import correlation
-    from ..models import resolve_solver
+    from mccard_dist.data import make_paper_data
+    from mccard_dist.metrics import correlation
+    from mccard_dist.models import resolve_solver
 
     rows = []
     ran = {}  # solver -> [(N, D, seconds)] of the sizes it ran
-    with _one_thread():
+    with one_thread():
         print(f"MCC-ARD kernel_width='auto', psi={psi}, tau={tau}, 30 relevant, seeds "
-              f"{list(seeds)}; BLAS threads: {_blas_report()}", file=out)
+              f"{list(seeds)}; BLAS threads: {blas_report()}", file=out)
         print(f"{'N':>6} {'D':>6} {'solver':>10} {'seconds':>9} {'MiB':>7} {'r':>6} "
               f"{'found':>5} {'min':>4} {'kept':>5} {'conv':>5}", file=out)
         for n in ns:
