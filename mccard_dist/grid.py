@@ -3,8 +3,8 @@ pure functions of an :class:`~mccard_dist.config.ExperimentSpec` (no Dask, no za
 
 A *cell* is one ``(method, tau, psi, seed)`` point (K-fold CV over the method's candidates, then a
 final fit); a *block*, the unit of distribution, is a ``psi x seed`` rectangle of cells of one
-method and tau, aligned to fixed multiples of the full grid so that the blocks of a subset of the
-cells are subsets of the full grid's blocks. :func:`grid_hash` identifies everything that changes
+method and tau inside one of the store's per-cell chunks, its size set by the run as it learns
+what a cell costs (:func:`blocks`). :func:`grid_hash` identifies everything that changes
 results, not how or where the run happens.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
@@ -22,14 +22,15 @@ import numpy as np
 if TYPE_CHECKING:  # the grid reads specs; it needs no config code at run time
     from .config import CVSpec, ExperimentSpec, MethodSpec
 
-__all__ = ["GRID_VERSION", "Block", "Cell", "block_fits", "candidate_values", "cells",
-           "chosen_names", "coords", "cv_candidates", "cv_units", "diff_descriptions",
-           "fits_per_cell", "flatten_keys", "grid_description", "grid_hash", "make_blocks",
-           "resolve_unit", "submission_order"]
+__all__ = ["CELLS_PER_CHUNK", "GRID_VERSION", "Block", "Cell", "block_fits", "blocks",
+           "candidate_values", "cell_block", "cell_tile", "cells", "chosen_names", "coords",
+           "cv_candidates", "cv_units", "diff_descriptions", "fits_per_cell", "flatten_keys",
+           "grid_description", "grid_hash", "make_blocks", "resolve_unit", "todo_mask"]
 
 #: Bumped when the meaning of a grid description or the store's layout changes (stores of an
 #: earlier version are refused until ``mccard-migrate`` brings them to this one).
 GRID_VERSION = 4
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -50,21 +51,49 @@ class Cell:
 
 @dataclass(frozen=True)
 class Block:
-    """A unit of distributed work: cells of one method and tau forming a ``psi x seed`` rectangle;
-    ``key`` gives the positions (ranges inclusive), e.g. ``"mcc_l1/t2/p20/s40-42"``."""
+    """A unit of distributed work: the cells of one method and tau in a ``psi x seed`` rectangle
+    of the grid's positions (``positions``: method, tau, first and end psi, first and end seed,
+    ends exclusive), with the rectangle's coordinate values; ``key`` gives the positions (ranges
+    inclusive), e.g. ``"mcc_l1/t2/p20/s40-42"``."""
 
-    key: str
     method: str
-    cells: tuple[Cell, ...]
+    positions: tuple[int, int, int, int, int, int]
+    tau: float
+    psis: tuple[float, ...]
+    seeds: range | tuple[int, ...]
+
+    @classmethod
+    def of(cls, spec: ExperimentSpec, mi: int, ti: int, psis: range, seeds: range) -> Block:
+        """The block of method ``mi`` and tau ``ti`` over the psi and seed positions given."""
+        return cls(spec.methods[mi].name, (mi, ti, psis.start, psis.stop, seeds.start,
+                                           seeds.stop), spec.tau[ti],
+                   tuple(spec.psi[psis.start:psis.stop]), spec.seeds[seeds.start:seeds.stop])
+
+    @property
+    def key(self) -> str:
+        _, t, p0, p1, s0, s1 = self.positions
+        return f"{self.method}/t{t}/{_range('p', p0, p1 - 1)}/{_range('s', s0, s1 - 1)}"
 
     @property
     def region(self) -> tuple[int, int, slice, slice]:
         """Position of the block in the ``(method, tau, psi, seed)`` coordinates."""
-        first, last = self.cells[0].index, self.cells[-1].index
-        return first[0], first[1], slice(first[2], last[2] + 1), slice(first[3], last[3] + 1)
+        mi, ti, p0, p1, s0, s1 = self.positions
+        return mi, ti, slice(p0, p1), slice(s0, s1)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(psi values, seeds)`` of the rectangle."""
+        return len(self.psis), len(self.seeds)
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        """The block's cells, psi varying slowest."""
+        mi, ti, p0, _, s0, _ = self.positions
+        return tuple(Cell(self.method, self.tau, psi, seed, (mi, ti, p0 + p, s0 + s))
+                     for p, psi in enumerate(self.psis) for s, seed in enumerate(self.seeds))
 
     def __len__(self) -> int:
-        return len(self.cells)
+        return len(self.psis) * len(self.seeds)
 
 
 def cells(spec: ExperimentSpec) -> list[Cell]:
@@ -131,70 +160,92 @@ def _range(prefix: str, first: int, last: int) -> str:
     return f"{prefix}{first}" if first == last else f"{prefix}{first}-{last}"
 
 
-def _block(cells_: Sequence[Cell]) -> Block:
-    first, last = cells_[0].index, cells_[-1].index
-    key = f"{cells_[0].method}/t{first[1]}/{_range('p', first[2], last[2])}/" \
-          f"{_range('s', first[3], last[3])}"
-    return Block(key, cells_[0].method, tuple(cells_))
-
-
-def cell_block(cell: Cell) -> Block:
+def cell_block(spec: ExperimentSpec, cell: Cell) -> Block:
     """The block of one cell (its region in the store), e.g. for ``run.unit=fit``."""
-    return _block([cell])
+    mi, ti, p, s = cell.index
+    return Block.of(spec, mi, ti, range(p, p + 1), range(s, s + 1))
 
 
-def _segments(group: Sequence[Cell]) -> list[list[Cell]]:
-    """Split cells of one (method, tau) into runs of consecutive seeds within one psi."""
-    runs: list[list[Cell]] = []
-    for cell in group:
-        if runs:
-            prev = runs[-1][-1].index
-            if cell.index[2] == prev[2] and cell.index[3] == prev[3] + 1:
-                runs[-1].append(cell)
+#: cells of one per-cell chunk of a store's variables (:func:`cell_tile`)
+CELLS_PER_CHUNK = 10_000
+
+
+def cell_tile(n_psi: int, n_seeds: int) -> tuple[int, int]:
+    """``(psi values, seeds)`` of a new store's per-cell chunks: every seed of up to
+    :data:`CELLS_PER_CHUNK` cells per psi row, and as many whole rows as fit in that many cells;
+    a block never spans two of them (:func:`blocks`)."""
+    seeds = min(n_seeds, CELLS_PER_CHUNK)
+    return max(1, min(n_psi, CELLS_PER_CHUNK // seeds)), seeds
+
+
+def blocks(spec: ExperimentSpec, todo: np.ndarray, size: Callable[[str], int],
+           tile: tuple[int, int]) -> Iterator[Block]:
+    """The blocks of the cells ``todo`` marks (a boolean array ``(method, tau, psi, seed)``),
+    made one at a time, each of at most ``size(method)`` cells (asked as it is made, so sizes may
+    change as a run learns its cells' cost) and inside one ``tile`` (``(psi values, seeds)``
+    aligned to multiples of it: a store's per-cell chunk, :func:`cell_tile`).
+
+    Order: seed tile by seed tile (an unfinished grid holds complete seeds, the same data for
+    every method: what paired comparisons need), then method, tau and psi. Within a tile, whole
+    psi rows of it go together where all their cells are to do and ``size`` allows; else each
+    row's consecutive cells to do, in runs of at most ``size``."""
+    n_methods, n_taus, n_psi, n_seeds = todo.shape
+    psi_tile, seed_tile = tile
+    for s0 in range(0, n_seeds, seed_tile):
+        s1 = min(s0 + seed_tile, n_seeds)
+        width = s1 - s0
+        for mi, ti, p0 in itertools.product(range(n_methods), range(n_taus),
+                                            range(0, n_psi, psi_tile)):
+            rows = todo[mi, ti, p0:min(p0 + psi_tile, n_psi), s0:s1]
+            if not rows.any():
                 continue
-        runs.append([cell])
-    return runs
+            method = spec.methods[mi].name
+            full = rows.all(axis=1)
+            p = 0
+            while p < rows.shape[0]:
+                if not rows[p].any():
+                    p += 1
+                    continue
+                n = max(1, int(size(method)))  # asked once for each block made
+                if full[p] and n >= width:
+                    k = 1
+                    while k < n // width and p + k < rows.shape[0] and full[p + k]:
+                        k += 1
+                    yield Block.of(spec, mi, ti, range(p0 + p, p0 + p + k), range(s0, s1))
+                    p += k
+                    continue
+                for start, stop in _runs(rows[p]):
+                    while start < stop:
+                        if n is None:
+                            n = max(1, int(size(method)))
+                        end = min(start + n, stop)
+                        yield Block.of(spec, mi, ti, range(p0 + p, p0 + p + 1),
+                                       range(s0 + start, s0 + end))
+                        start, n = end, None
+                p += 1
 
 
-def make_blocks(spec: ExperimentSpec, cells_: Iterable[Cell]) -> list[Block]:
-    """Group consecutive cells into blocks of about ``spec.run.fits_per_block`` fits, in the order
-    of ``cells_`` (a block exceeds it only when a single cell does).
+def _runs(row: np.ndarray) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each run of True values of a boolean row."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], row, [False])).astype(np.int8)))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
 
-    With ``k = fits_per_block // fits_per_cell`` cells per block: when ``k`` is at least the number
-    of seeds, a block is ``k // n_seeds`` whole psi rows (aligned to multiples of that in the psi
-    positions); otherwise ``k`` seeds of one psi (aligned to multiples of ``k``). Cells missing
-    from ``cells_`` are skipped, so a subset gives subsets of the full grid's blocks.
-    """
-    n_seeds = len(spec.seeds)
-    blocks: list[Block] = []
-    for _, group in itertools.groupby(cells_, key=lambda c: (c.method, c.index[1])):
-        group = list(group)
-        method = spec.method(group[0].method)
-        per_block = max(1, spec.run.fits_per_block // fits_per_cell(method, spec.cv))
-        segments = _segments(group)
-        if per_block >= n_seeds:
-            rows = per_block // n_seeds
-            pending: list[Cell] = []
-            for seg in segments:
-                whole_row = len(seg) == n_seeds
-                same_tile = (pending and whole_row and seg[0].index[2] // rows
-                             == pending[0].index[2] // rows
-                             and seg[0].index[2] == pending[-1].index[2] + 1)
-                if not same_tile:
-                    if pending:
-                        blocks.append(_block(pending))
-                    pending = []
-                pending.extend(seg)
-                if not whole_row:  # a partial row (subset of cells) is a block of its own
-                    blocks.append(_block(pending))
-                    pending = []
-            if pending:
-                blocks.append(_block(pending))
-        else:
-            for seg in segments:
-                for _, tile in itertools.groupby(seg, key=lambda c: c.index[3] // per_block):
-                    blocks.append(_block(list(tile)))
-    return blocks
+
+def todo_mask(spec: ExperimentSpec, cells_: Iterable[Cell]) -> np.ndarray:
+    """The boolean ``(method, tau, psi, seed)`` array of ``cells_``."""
+    mask = np.zeros((len(spec.methods), len(spec.tau), len(spec.psi), len(spec.seeds)), bool)
+    for cell in cells_:
+        mask[cell.index] = True
+    return mask
+
+
+def make_blocks(spec: ExperimentSpec, cells_: Iterable[Cell], size: int | None = None,
+                tile: tuple[int, int] | None = None) -> list[Block]:
+    """:func:`blocks` of ``cells_`` as a list: at most ``size`` cells each (default: as large as
+    ``tile`` allows), inside ``tile`` (default: a new store's, :func:`cell_tile`)."""
+    tile = tile or cell_tile(len(spec.psi), len(spec.seeds))
+    limit = size if size is not None else tile[0] * tile[1]
+    return list(blocks(spec, todo_mask(spec, cells_), lambda _: limit, tile))
 
 
 def coords(spec: ExperimentSpec, n_features: int | None = None) -> dict[str, np.ndarray]:
@@ -307,12 +358,6 @@ def diff_descriptions(a: dict, b: dict) -> list[str]:
         for k in keys
         if fa.get(k, _ABSENT) != fb.get(k, _ABSENT)
     ]
-
-
-def submission_order(blocks):
-    """Blocks sorted seed-major, so that an unfinished grid holds complete seeds (the same data
-    for every method: what paired comparisons need)."""
-    return sorted(blocks, key=lambda b: (b.cells[0].index[3], *b.cells[0].index[:3]))
 
 
 def resolve_unit(spec: ExperimentSpec, n_cells: int, n_workers: int) -> str:

@@ -1,7 +1,7 @@
 """The record of one cell: what a worker returns and the store lays out.
 
 Used by name everywhere (tasks, store, runner, analysis, cli): the status codes, the scalar
-results and :class:`CellResult`. No imports from the rest of the package.
+results, :class:`CellResult` and a block's :class:`BlockResult`. No imports from the rest of the package.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["DONE_CELL_VALUES", "SCALARS", "SELECTION_COUNTS", "SELECTION_VALUES", "STATUS_DONE",
-           "STATUS_FAILED", "STATUS_NAMES", "STATUS_PENDING", "CellResult", "done_cell_values"]
+           "STATUS_FAILED", "STATUS_NAMES", "STATUS_PENDING", "BlockResult", "CellResult",
+           "done_cell_values"]
 
 #: a cell's status in the store
 STATUS_PENDING, STATUS_DONE, STATUS_FAILED = 0, 1, 2
@@ -49,3 +50,46 @@ class CellResult:
     scalars: dict = field(default_factory=dict)
     cv_score: np.ndarray | None = None  # (n_candidates, n_folds), loss, NaN where a fit failed
     coef: np.ndarray | None = None
+
+
+@dataclass
+class BlockResult:
+    """A block's results as the arrays of its ``psi x seed`` rectangle (what a worker returns for
+    a block, and the writer writes as they are): ``values``, each per-cell value by name
+    (``status`` int8, ``error`` text, the others float64, NaN where a cell has none);
+    ``cv_score`` ``(psi, seed, candidate, fold)`` up to the method's candidates, ``coef``
+    ``(psi, seed, feature)`` (None where no cell has them); ``seconds``: the worker's time for
+    the block."""
+
+    values: dict[str, np.ndarray]
+    cv_score: np.ndarray | None = None
+    coef: np.ndarray | None = None
+    seconds: float = 0.0
+
+    @classmethod
+    def of(cls, shape: tuple[int, int], results: list[CellResult], seconds: float = 0.0):
+        """The arrays of the cells ``results`` of a ``shape`` rectangle, psi varying slowest."""
+        n = len(results)
+        if n != shape[0] * shape[1]:
+            raise ValueError(f"{n} results for a rectangle of {shape[0]} x {shape[1]} cells")
+        names = dict.fromkeys(name for res in results for name in res.scalars)
+        values = {name: np.array([res.scalars.get(name, np.nan) for res in results],
+                                 dtype=np.float64).reshape(shape) for name in names}
+        values["status"] = np.array([res.status for res in results], np.int8).reshape(shape)
+        values["error"] = np.array([res.error for res in results], dtype=object).reshape(shape)
+        return cls(values, _stacked(shape, [res.cv_score for res in results]),
+                   _stacked(shape, [res.coef for res in results]), seconds)
+
+
+def _stacked(shape: tuple[int, int], arrays: list) -> np.ndarray | None:
+    """The cells' arrays as one ``shape + their shape`` array, NaN for a cell without one (and
+    past a smaller one's end); None when no cell has one."""
+    given = [a for a in arrays if a is not None]
+    if not given:
+        return None
+    tail = tuple(max(np.shape(a)[d] for a in given) for d in range(np.ndim(given[0])))
+    out = np.full((len(arrays), *tail), np.nan)
+    for i, a in enumerate(arrays):
+        if a is not None:
+            out[(i, *(slice(n) for n in np.shape(a)))] = a
+    return out.reshape(shape + tail)

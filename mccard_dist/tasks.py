@@ -25,7 +25,7 @@ from .config import CVSpec, ExperimentSpec
 from .grid import Block, Cell, cv_candidates, cv_units
 from .metrics import Evaluation, scores_of
 from .models.search import FIT_ERRORS, Search, choose
-from .records import STATUS_DONE, STATUS_FAILED, CellResult
+from .records import STATUS_DONE, STATUS_FAILED, BlockResult, CellResult
 
 __all__ = ["cv_fit", "cv_loss", "finish_cell", "kfold_scores", "run_block", "run_cell", "search"]
 
@@ -132,13 +132,14 @@ def _select_alo(spec, method, X, y, candidates):
 
 
 def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
-             source=None) -> CellResult:
+             source=None, method=None, candidates=None) -> CellResult:
     """Cross-validate, refit and score one cell; never raises for a failing fit (``source``: the
-    data's arrays when the driver ships them, else None)."""
+    data's arrays when the driver ships them, else None; ``method`` and its ``candidates``: the
+    cell's, when the caller has them)."""
     start = time.perf_counter()
-    method = spec.method(cell.method)
+    method = spec.method(cell.method) if method is None else method
     data = spec.data.make_data(cell.seed, cell.psi, cell.tau, source)
-    candidates = cv_candidates(method)
+    candidates = cv_candidates(method) if candidates is None else candidates
     scores = None
     n_failures = 0
     try:
@@ -292,8 +293,13 @@ def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_se
                  cv_seconds + time.perf_counter() - start, n_failures, scores, None)
 
 
-def run_block(spec: ExperimentSpec, block: Block, source=None) -> list[CellResult]:
-    """Run every cell of a block (the unit of distribution); ``source``: what
-    ``spec.data.load_source()`` gave the driver (a data file's arrays, scattered to each worker
-    once), or None when workers build the data."""
-    return [run_cell(spec, cell, source=source) for cell in block.cells]
+def run_block(spec: ExperimentSpec, block: Block, source=None) -> BlockResult:
+    """Run every cell of a block (the unit of distribution) into the block's arrays, with the
+    seconds they took; ``source``: what ``spec.data.load_source()`` gave the driver (a data
+    file's arrays, scattered to each worker once), or None when workers build the data."""
+    start = time.perf_counter()
+    method = spec.method(block.method)
+    candidates = cv_candidates(method)
+    results = [run_cell(spec, cell, source=source, method=method, candidates=candidates)
+               for cell in block.cells]
+    return BlockResult.of(block.shape, results, time.perf_counter() - start)

@@ -117,7 +117,7 @@ def test_sigterm_while_the_cluster_starts_says_nothing_was_written(tmp_path):
     lines = []
     for line in proc.stdout:  # the run logs this line just before it starts the cluster ...
         lines.append(line)
-        if "cells to run in" in line:
+        if "cells to run ->" in line:
             time.sleep(0.3)  # ... which takes seconds: the signal comes while it starts
             os.kill(proc.pid, signal.SIGTERM)
             break

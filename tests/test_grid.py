@@ -90,77 +90,84 @@ def test_cv_candidates_and_fits(smoke, paper):
 
 
 # -- blocks ---------------------------------------------------------------------------------------
-def check_blocks(spec, cs, blocks):
-    # every cell in exactly one block, in order
-    assert [c for b in blocks for c in b.cells] == cs
+def check_blocks(spec, cs, blocks, size, tile):
+    # every cell in exactly one block
+    assert sorted(c.index for b in blocks for c in b.cells) == sorted(c.index for c in cs)
+    assert len({c for b in blocks for c in b.cells}) == len(cs)
     for b in blocks:
-        assert isinstance(b, Block) and len(b) >= 1
+        assert isinstance(b, Block) and 1 <= len(b) <= size
         assert {c.method for c in b.cells} == {b.method}
-        assert len({c.index[1] for c in b.cells}) == 1  # one tau
-        # a rectangle psi x seed, in order, described by region
+        # a rectangle psi x seed inside one tile, in order, described by region
         mi, ti, ps, ss = b.region
         expected = [(mi, ti, p, s) for p in range(ps.start, ps.stop)
                     for s in range(ss.start, ss.stop)]
         assert [c.index for c in b.cells] == expected
-        # respects fits_per_block unless a single cell is already bigger
-        if len(b) > 1:
-            assert block_fits(spec, b) <= spec.run.fits_per_block
+        assert ps.start // tile[0] == (ps.stop - 1) // tile[0]
+        assert ss.start // tile[1] == (ss.stop - 1) // tile[1]
+        assert b.shape == (ps.stop - ps.start, ss.stop - ss.start)
         assert block_fits(spec, b) == len(b) * fits_per_cell(spec.method(b.method), spec.cv)
     assert len({b.key for b in blocks}) == len(blocks)
+    # seed tile by seed tile: an unfinished grid holds whole seeds
+    tiles = [b.region[3].start // tile[1] for b in blocks]
+    assert tiles == sorted(tiles)
 
 
 @pytest.mark.parametrize("name", ["smoke", "quick",
                                   pytest.param("paper", marks=pytest.mark.slow)])  # 25,200 cells
-@pytest.mark.parametrize("fits_per_block", [None, 1, 10, 57, 1000])
-def test_blocks_partition_cells_and_respect_size(dicts, name, fits_per_block):
-    d = copy.deepcopy(dicts[name])
-    if fits_per_block is not None:
-        d["run"]["fits_per_block"] = fits_per_block
-    spec = spec_from_dict(d)
+@pytest.mark.parametrize("size", [1, 3, 10, 57, 10_000])
+@pytest.mark.parametrize("tile", [None, (1, 2), (3, 1)])
+def test_blocks_partition_cells_within_their_size_and_tile(dicts, name, size, tile):
+    spec = spec_from_dict(copy.deepcopy(dicts[name]))
     cs = cells(spec)
-    blocks = make_blocks(spec, cs)
-    check_blocks(spec, cs, blocks)
-    total = sum(block_fits(spec, b) for b in blocks)
-    assert total == sum(fits_per_cell(spec.method(c.method), spec.cv) for c in cs)
+    blocks = make_blocks(spec, cs, size=size, tile=tile)
+    check_blocks(spec, cs, blocks, size, tile or grid.cell_tile(len(spec.psi), len(spec.seeds)))
 
 
 def test_block_layout_and_keys(smoke, paper):
-    blocks = make_blocks(smoke, cells(smoke))
-    assert [b.key for b in blocks] == [
-        "mcc_ard/t0/p0-1/s0-1",      # 5 fits per cell, 20 per block: 4 cells = 2 whole psi rows
+    assert [b.key for b in make_blocks(smoke, cells(smoke), size=4)] == [
+        "mcc_ard/t0/p0-1/s0-1",      # 4 cells: 2 whole psi rows of the one tile
         "mcc_ard_proper/t0/p0-1/s0-1",
         "ls_ard/t0/p0-1/s0-1",
-        "mcc_l1/t0/p0/s0-1",         # 9 fits per cell: 2 cells = 1 psi row
-        "mcc_l1/t0/p1/s0-1",
+        "mcc_l1/t0/p0-1/s0-1",
     ]
-    pb = make_blocks(paper, cells(paper))
-    ard = [b for b in pb if b.method == "mcc_ard"]
-    # 51 fits per MCC-ARD cell > fits_per_block = 50: one cell per block
-    assert ard[0].key == "mcc_ard/t0/p0/s0" and len(ard[0]) == 1
-    assert ard[99].key == "mcc_ard/t0/p0/s99"  # last seed of a psi row
-    l1 = [b for b in pb if b.method == "mcc_l1"]
-    assert all(len(b) == 1 for b in l1) and l1[0].key == "mcc_l1/t0/p0/s0"
-    ls = [b for b in pb if b.method == "ls_ard"]
-    assert ls[0].key == "ls_ard/t0/p0/s0-49" and ls[41].key == "ls_ard/t0/p20/s50-99"
+    assert [b.key for b in make_blocks(smoke, cells(smoke), size=3)][:2] == [
+        "mcc_ard/t0/p0/s0-1", "mcc_ard/t0/p1/s0-1"]  # a row at a time when two do not fit
+    assert grid.cell_tile(21, 100) == (21, 100)  # the paper's: one tile per (method, tau)
+    assert grid.cell_tile(2, 500_000) == (1, grid.CELLS_PER_CHUNK)
+    pb = make_blocks(paper, cells(paper), size=1)
+    assert pb[0].key == "mcc_ard/t0/p0/s0" and pb[99].key == "mcc_ard/t0/p0/s99"
+    rows = make_blocks(paper, cells(paper), size=250)  # two whole rows of 100 seeds
+    assert rows[0].key == "mcc_ard/t0/p0-1/s0-99" and len(rows[0]) == 200
+    assert rows[10].key == "mcc_ard/t0/p20/s0-99"  # the tile's last row alone
 
 
-@pytest.mark.slow  # keeps the fast subset under its 30 s
-def test_block_keys_stable_and_subsets_give_sub_blocks(dicts, smoke, paper):
-    again = spec_from_dict(copy.deepcopy(dicts["paper"]))
-    full = make_blocks(paper, cells(paper))
-    assert [b.key for b in make_blocks(again, cells(again))] == [b.key for b in full]
-    # a subset of cells (e.g. the unfinished ones on resume): same boundaries, sub-blocks
-    cs = cells(paper)
-    pending = [c for i, c in enumerate(cs) if (i * 7919) % 13 < 5]
-    sub = make_blocks(paper, pending)
-    check_blocks(paper, pending, sub)
-    owner = {c: b.key for b in full for c in b.cells}
-    for b in sub:
-        assert len({owner[c] for c in b.cells}) == 1  # inside one full-grid block
-    # the same cells give the same key in any run
-    keys = {fb.cells: fb.key for fb in full}
-    unchanged = [b for b in sub if b.cells in keys]
-    assert unchanged and all(keys[b.cells] == b.key for b in unchanged)
+def test_blocks_are_sized_as_they_are_made_and_keep_to_the_cells_to_do(paper):
+    """The size is asked for each block as it is made (a run learns its cells' cost), and only
+    the cells marked to do are in blocks: a subset gives rectangles of it."""
+    todo = np.zeros((4, 3, 21, 100), bool)
+    todo[0, 0, 0, :] = True        # a whole row
+    todo[1, 2, 5, 10:20] = True    # part of a row
+    todo[1, 2, 5, 40:43] = True
+    sizes = iter([1, 2, 4, 8, 16, 32, 64, 128, 128])
+    made = list(grid.blocks(paper, todo, lambda method: next(sizes), (21, 100)))
+    assert [b.key for b in made] == [
+        "mcc_ard/t0/p0/s0", "mcc_ard/t0/p0/s1-2", "mcc_ard/t0/p0/s3-6", "mcc_ard/t0/p0/s7-14",
+        "mcc_ard/t0/p0/s15-30", "mcc_ard/t0/p0/s31-62", "mcc_ard/t0/p0/s63-99",
+        "mcc_ard_proper/t2/p5/s10-19", "mcc_ard_proper/t2/p5/s40-42"]
+    mask = grid.todo_mask(paper, [c for b in made for c in b.cells])
+    np.testing.assert_array_equal(mask, todo)
+
+
+def test_a_block_travels_in_a_few_hundred_bytes_whatever_its_seeds(paper, dicts):
+    import pickle
+
+    d = copy.deepcopy(dicts["smoke"])
+    d["experiment"]["seeds"] = {"start": 0, "count": 1_000_000}
+    spec = spec_from_dict(d)
+    assert isinstance(spec.seeds, range)
+    (block,) = make_blocks(spec, [], size=1) or [grid.Block.of(spec, 0, 0, range(0, 1),
+                                                               range(0, 10_000))]
+    assert len(pickle.dumps(block)) < 500 and len(pickle.dumps(spec)) < 20_000
 
 
 # -- coordinates --------------------------------------------------------------------------------------
@@ -244,7 +251,7 @@ def test_grid_hash_changes_with_results_settings(smoke, dicts, dotted, value):
 
 @pytest.mark.parametrize("dotted,value", [
     ("experiment.name", "other"),
-    ("run.fits_per_block", 3),
+    ("run.block_seconds", 3),
     ("run.save_coef", False),
     ("run.progress", False),
     ("store.root", "elsewhere"),

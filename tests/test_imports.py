@@ -138,7 +138,8 @@ def test_every_module_imports_on_its_own(path):
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.parametrize("room", ["grid.py", "tasks.py", "runner.py", "store/writer.py",
+@pytest.mark.parametrize("room", ["grid.py", "tasks.py", "runner/run.py", "runner/work.py",
+                                  "runner/drain.py", "store/writer.py",
                                   "store/layout.py",
                                   "store/reader.py"])
 def test_the_grid_tasks_runner_and_store_know_no_method_by_name(room):

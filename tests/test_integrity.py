@@ -370,7 +370,7 @@ def test_a_failed_cell_without_an_error_message_rebuilds_the_status_chunk(refere
     with zarr.config.set({"array.write_empty_chunks": True}):
         group["status"][...] = status
     with pytest.raises(StoreDamagedError,
-                       match=r"status: chunk 0\.0\.0\.0 marks 4 cell\(s\) failed that have no "
+                       match=r"status: chunk 1\.0\.0\.0 marks 4 cell\(s\) failed that have no "
                              "error message; rerun"):
         open_results(path)
     assert run_serial(spec).n_pending_before == 0  # the cells' results are all there

@@ -132,7 +132,7 @@ def test_a_second_driver_on_a_running_store_is_refused(tmp_path, compose):
     # the second starts; 5 seeds on one worker (40 blocks) keep it from finishing in the 0.2 s
     # between two looks
     overrides = ["experiment=smoke", "experiment.seeds.count=5", "run.progress=false",
-                 "run.fits_per_block=1", "cluster.n_workers=1"]
+                 "run.block_seconds=0", "cluster.n_workers=1"]
     args = [sys.executable, "-m", "mccard_dist.cli", *overrides, f"store.path={store}"]
     first = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)

@@ -13,7 +13,7 @@ from mccard_dist.tasks import run_block
 
 pytestmark = pytest.mark.slow  # fits a few small cells
 
-SMALL = ("experiment.methods=[ls_ard,mcc_l1]", "data.n_features=40", "run.fits_per_block=1")
+SMALL = ("experiment.methods=[ls_ard,mcc_l1]", "data.n_features=40", "run.block_seconds=0")
 
 
 def _coef_error(ev):
@@ -32,7 +32,7 @@ def old_store(smoke_spec):
     """A store of the table as it is, some cells finished and some pending."""
     spec = smoke_spec(*SMALL)
     store = ResultsStore.open_or_create(spec)
-    blocks = make_blocks(spec, store.pending_cells())
+    blocks = make_blocks(spec, store.pending_cells(), size=1)
     for block in blocks[::2]:
         store.write_block(block, run_block(spec, block, None))
     return spec, store
@@ -76,7 +76,7 @@ def test_a_metric_added_later_is_computed_for_the_finished_cells_of_a_store(old_
     assert resumed.check_and_repair() == []  # every chunk of the new variables is there
 
     # the cells computed from now on have it from their fit
-    block = make_blocks(spec, pending)[0]
+    block = make_blocks(spec, pending, size=1)[0]
     resumed.write_block(block, run_block(spec, block, None))
     done = open_results(resumed.path)
     for cell in block.cells:

@@ -120,7 +120,7 @@ def _run(env, cwd, *args, timeout=240):
 
 GRID = ["experiment=smoke", "experiment.methods=[mcc_ard,trimmed_ridge]",
         "experiment.seeds.count=3", "methods.mcc_ard.grid.kernel_width=[0.3,3.0]",
-        "run.fits_per_block=1", "cluster.n_workers=1", "run.progress=false"]
+        "run.block_seconds=0", "cluster.n_workers=1", "run.progress=false"]
 #: what differs between two runs of the same cells: times
 TIMES = ("fit_seconds", "cell_seconds")
 

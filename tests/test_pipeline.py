@@ -53,18 +53,15 @@ def test_distributed_run_equals_serial_run(smoke_spec, local_client):
 
 
 def test_interrupted_run_resumes_only_missing_blocks(smoke_spec, local_client):
-    spec = smoke_spec(name="resume")
-    total = len(grid.make_blocks(spec, grid.cells(spec)))
+    spec = smoke_spec("run.block_seconds=0", name="resume")  # one cell a block
     first = run_experiment(spec, client=local_client, stop_after_blocks=2)
-    assert first.stopped_early and first.n_blocks_written == 2
+    assert first.stopped_early and (first.n_blocks_written, first.n_cells_written) == (2, 2)
     status = ResultsStore.open_or_create(spec).status()
     n_done = int((status == 1).sum())
-    assert 0 < n_done < status.size
+    assert n_done == 2
     second = run_experiment(spec, client=local_client)
     assert second.n_pending_before == status.size - n_done
-    assert second.n_blocks_written == len(grid.make_blocks(
-        spec, [c for c in grid.cells(spec) if status[c.index] == 0]))
-    assert second.n_blocks_written < total
+    assert second.n_blocks_written == second.n_cells_written == status.size - n_done
     reference = smoke_spec(name="reference")
     run_serial(reference)
     assert_same_results(store_path(spec), store_path(reference))
@@ -74,14 +71,14 @@ def test_interrupted_run_resumes_only_missing_blocks(smoke_spec, local_client):
 
 def test_many_small_blocks_lose_no_value(smoke_spec, local_client):
     # one cell per block: 16 blocks written as they complete, in any order
-    spec = smoke_spec("run.fits_per_block=1", "experiment.seeds.count=4", name="small")
+    spec = smoke_spec("run.block_seconds=0", "experiment.seeds.count=4", name="small")
     report = run_experiment(spec, client=local_client)
     assert report.n_blocks == 32 and report.n_blocks_written == 32
     ds = xr.open_zarr(store_path(spec))
     assert int((ds["status"] == 1).sum()) == 32
     assert int(np.isfinite(ds["r"]).sum()) == 32
     assert int(np.isfinite(ds["coef"]).all("feature").sum()) == 32
-    reference = smoke_spec("run.fits_per_block=1000", "experiment.seeds.count=4", name="big")
+    reference = smoke_spec("run.block_seconds=1000", "experiment.seeds.count=4", name="big")
     run_serial(reference)
     assert_same_results(store_path(spec), store_path(reference))
 
@@ -121,7 +118,7 @@ def test_run_survives_a_killed_worker(smoke_spec, tmp_path):
     from mccard_dist.cluster import connect
     from mccard_dist.config import cluster_spec
 
-    spec = smoke_spec("experiment.seeds.count=6", "run.fits_per_block=10", name="killed")
+    spec = smoke_spec("experiment.seeds.count=6", "run.block_seconds=0", name="killed")
     cluster = cluster_spec("local", n_workers=2, threads_per_worker=1, memory_limit="2GiB",
                           host="127.0.0.1", dashboard_address="127.0.0.1:0")
     gate, computed = tmp_path / "gate", tmp_path / "computed"

@@ -107,7 +107,7 @@ def test_run_records_say_how_each_run_ended(tmp_path):
     """A killed driver, then SIGTERM (a batch scheduler's stop), then a run to the end."""
     store = tmp_path / "store.zarr"
     args = [sys.executable, "-m", "mccard_dist.cli", "experiment=smoke", f"store.path={store}",
-            "run.progress=false", "run.fits_per_block=1", "cluster.n_workers=1"]
+            "run.progress=false", "run.block_seconds=0", "cluster.n_workers=1"]
 
     def started_runs():
         try:
@@ -224,7 +224,7 @@ def test_ctrl_c_to_the_process_group_ends_in_one_line(tmp_path):
     store = tmp_path / "store.zarr"
     run = subprocess.Popen([sys.executable, "-m", "mccard_dist.cli", "experiment=smoke",
                             "experiment.seeds.count=100", f"store.path={store}",
-                            "run.progress=false", "run.fits_per_block=1"], cwd=tmp_path,
+                            "run.progress=false", "run.block_seconds=0"], cwd=tmp_path,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            start_new_session=True)
 

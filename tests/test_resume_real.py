@@ -18,7 +18,7 @@ def diabetes_spec(compose, tmp_path):
     return from_dictconfig(compose([
         "experiment=diabetes", "experiment.methods=[mcc_ard,lasso]", "experiment.psi=[0.0,0.2]",
         "experiment.seeds.count=2", "data.n_noise_features=20", "cv.n_folds=2",
-        "methods.mcc_ard.grid.kernel_width=[0.3,3.0]", "run.fits_per_block=2",
+        "methods.mcc_ard.grid.kernel_width=[0.3,3.0]", "run.block_seconds=0",
         f"store.path={tmp_path}/d.zarr", "run.progress=false"]))
 
 

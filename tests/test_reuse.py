@@ -10,7 +10,7 @@ import xarray as xr
 import zarr
 
 from mccard_dist.config import from_dictconfig
-from mccard_dist.grid import cells, make_blocks
+from mccard_dist.grid import cells
 from mccard_dist.runner import run_serial
 from mccard_dist.store import ResultsStore, store_path
 from mccard_dist.store.version import code_fingerprint
@@ -18,7 +18,7 @@ from mccard_dist.store.version import code_fingerprint
 pytestmark = pytest.mark.slow  # runs small grids into stores
 
 BASE = ["experiment=smoke", "experiment.methods=[mcc_ard,ls_ard,mcc_l1]", "experiment.psi=[0.2]",
-        "run.progress=false", "run.fits_per_block=4"]
+        "run.progress=false", "run.block_seconds=0"]
 CHANGED_L1 = "methods.mcc_l1.grid.alpha_ratio=[0.6,0.2]"
 
 
@@ -59,7 +59,7 @@ def test_a_run_on_a_cluster_submits_only_the_changed_methods_cells(compose, tmp_
     assert report.n_pending_before == cells_per_method(changed)
     assert report.n_blocks_written == report.n_blocks
     l1_cells = [c for c in cells(changed) if c.method == "mcc_l1"]
-    assert report.n_blocks == len(make_blocks(changed, l1_cells))
+    assert report.n_blocks == len(l1_cells)  # run.block_seconds=0: a block (a final fit) a cell
     assert (xr.open_zarr(store_path(changed))["status"] == 1).all()
 
 

@@ -14,10 +14,10 @@ pytestmark = pytest.mark.slow  # fits a few small cells
 
 
 def test_a_killed_drivers_record_counts_the_cells_it_wrote(smoke_spec, tmp_path):
-    spec = smoke_spec("experiment.methods=[ls_ard]", "data.n_features=40", "run.fits_per_block=1")
+    spec = smoke_spec("experiment.methods=[ls_ard]", "data.n_features=40", "run.block_seconds=0")
     store = ResultsStore.open_or_create(spec)
     store.start_run("t0")  # a driver that writes two blocks (one cell each), then is killed
-    blocks = make_blocks(spec, store.pending_cells())
+    blocks = make_blocks(spec, store.pending_cells(), size=1)
     for block in blocks[:2]:
         store.write_block(block, run_block(spec, block, None))
     assert run_serial(spec).n_pending_before == len(blocks) - 2
@@ -33,7 +33,7 @@ def test_a_run_that_ends_records_its_cells_and_the_report_shows_them(smoke_spec,
     spec = smoke_spec("experiment.methods=[ls_ard]", "data.n_features=40")
     store = ResultsStore.open_or_create(spec)
     index = store.start_run("t0")
-    blocks = make_blocks(spec, store.pending_cells())
+    blocks = make_blocks(spec, store.pending_cells(), size=1)
     store.write_block(blocks[0], run_block(spec, blocks[0], None))
     store.end_run(index, 1, "interrupted", finished="t1")
     run = store.runs()[0]
@@ -47,18 +47,18 @@ def test_a_write_error_mid_run_is_one_line_and_keeps_what_was_written(smoke_spec
 
     from mccard_dist.errors import StoreAccessError
 
-    spec = smoke_spec("experiment.methods=[ls_ard]", "data.n_features=40", "run.fits_per_block=1")
-    real = zarr.Array.__setitem__
+    spec = smoke_spec("experiment.methods=[ls_ard]", "data.n_features=40", "run.block_seconds=0")
+    real = zarr.AsyncArray.setitem
     writes = {"r": 0}
 
-    def full_disk(self, selection, value):
+    async def full_disk(self, selection, value, prototype=None):
         if self.path == "r":
             writes["r"] += 1
             if writes["r"] > 1:  # the second block's first value
                 raise OSError(28, "No space left on device")
-        return real(self, selection, value)
+        return await real(self, selection, value, prototype)
 
-    monkeypatch.setattr(zarr.Array, "__setitem__", full_disk)
+    monkeypatch.setattr(zarr.AsyncArray, "setitem", full_disk)
     with pytest.raises(StoreAccessError) as info:
         run_serial(spec)
     message = str(info.value)
@@ -94,7 +94,7 @@ def test_a_write_after_the_lock_was_taken_by_another_driver_is_refused(smoke_spe
     spec = smoke_spec("experiment.methods=[ls_ard]", "data.n_features=40")
     store = ResultsStore.open_or_create(spec)
     store.lock = StoreLock(spec.store.path).acquire()
-    block = make_blocks(spec, store.pending_cells())[0]
+    block = make_blocks(spec, store.pending_cells(), size=1)[0]
     results = run_block(spec, block, None)
     lock_path(spec.store.path).unlink()
     (Path(spec.store.path) / ".lock").unlink()

@@ -1,20 +1,6 @@
-"""The runner: the order of submission, and what a run says when its tasks stall."""
+"""The runner: what a run says when its tasks stall."""
 
 import pytest
-
-from mccard_dist import grid
-from mccard_dist.grid import submission_order
-
-
-def test_submission_order_is_seed_major(smoke_spec):
-    spec = smoke_spec("run.fits_per_block=1", "experiment.seeds.count=3")
-    blocks = submission_order(grid.make_blocks(spec, grid.cells(spec)))
-    seeds = [b.cells[0].index[3] for b in blocks]
-    assert seeds == sorted(seeds)
-    first_seed = [b for b in blocks if b.cells[0].index[3] == 0]
-    assert {b.method for b in first_seed} == set(spec.method_names)
-    assert sorted(b.key for b in blocks) == sorted(
-        b.key for b in grid.make_blocks(spec, grid.cells(spec)))
 
 
 @pytest.mark.slow
@@ -32,9 +18,10 @@ def test_a_stopped_worker_is_named_with_the_blocks_it_holds(smoke_spec, monkeypa
     from distributed import Client, LocalCluster
 
     from mccard_dist import runner
+    from mccard_dist.runner import drain
 
-    monkeypatch.setattr(runner, "STALL_SECONDS", 3.0)
-    spec = smoke_spec("run.fits_per_block=1")
+    monkeypatch.setattr(drain, "STALL_SECONDS", 3.0)
+    spec = smoke_spec("run.block_seconds=0")
     lines, only_stopped = [], threading.Event()
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -75,7 +62,7 @@ def test_a_stopped_worker_is_named_with_the_blocks_it_holds(smoke_spec, monkeypa
 def test_a_stall_names_each_workers_tasks_without_the_runs_token():
     from collections import namedtuple
 
-    from mccard_dist.runner import _holders
+    from mccard_dist.runner.drain import _holders
 
     Future = namedtuple("Future", "key")
 

@@ -56,9 +56,10 @@ def connect(spec):
 # -- waiting for tasks: never on a cluster without workers -----------------------------------------
 class Completed:
     """Futures in the order they finish, as :class:`distributed.as_completed` (``add`` them,
-    iterate), but a :class:`ClusterError` once the cluster has had no worker for
-    ``spec.no_worker_timeout`` (asked after ``check_every`` seconds without a finished future);
-    ``waiting()``, if given, is called after each such check."""
+    iterate: a batch at a time, the first to finish and every other finished by then), but a
+    :class:`ClusterError` once the cluster has had no worker for ``spec.no_worker_timeout``
+    (asked after ``check_every`` seconds without a finished future); ``waiting()``, if given,
+    is called after each such check."""
 
     def __init__(self, client, spec, check_every: float = 2.0, waiting=None):
         self._client = client
@@ -77,15 +78,20 @@ class Completed:
     def __iter__(self):
         while self._n_pending:
             try:
-                future = self._finished.get(timeout=self._check_every)
+                batch = [self._finished.get(timeout=self._check_every)]
             except queue.Empty:
                 self._check_workers()
                 if self._waiting is not None:
                     self._waiting()
                 continue
-            self._n_pending -= 1
+            while True:
+                try:
+                    batch.append(self._finished.get_nowait())
+                except queue.Empty:
+                    break
+            self._n_pending -= len(batch)
             self._idle_since = None
-            yield future
+            yield batch
 
     def _check_workers(self) -> None:
         try:

@@ -117,9 +117,15 @@ def _keys(cls) -> list[str]:
     return [f.name for f in fields(cls) if f.name != "name" or cls is not MethodSpec]
 
 
+#: keys an earlier version of the schema had, and what took their place
+RENAMED = {"run.fits_per_block": "run.block_seconds (tasks are sized by the seconds they take)"}
+
+
 def _unknown(cls, parent: str, name: str) -> str:
     """The message for a key ``name`` that the dataclass ``cls`` (at ``parent``) lacks."""
     key = f"{parent}.{name}" if parent else name
+    if key in RENAMED:
+        return f"{key}: no longer a key; use {RENAMED[key]}"
     if cls in CLUSTER_SCHEMAS.values():
         kinds = [k for k, c in CLUSTER_SCHEMAS.items() if name in _keys(c)]
         if kinds:

@@ -39,17 +39,23 @@ def _name(key: str, value) -> str:
     return value
 
 
-def _seeds(key: str, value) -> tuple[int, ...]:
-    """``{start, count}`` or a list of seeds, as the tuple of seeds."""
+def _seeds(key: str, value) -> range | tuple[int, ...]:
+    """``{start, count}`` or a list of seeds, as a ``range`` where they are consecutive (either
+    form: a spec and its ``to_dict`` give the same; a million seeds travel to a worker in a few
+    bytes), else the tuple of seeds."""
     present(key, value)
+    if isinstance(value, range):
+        return value
     if isinstance(value, dict):
         known(value, key, ("start", "count"))
         if "count" not in value:
             raise ConfigError(f"{key}.count: missing mandatory value")
         start = integer(f"{key}.start", value.get("start", 0), 0)
-        return tuple(range(start, start + integer(f"{key}.count", value["count"], 1)))
+        return range(start, start + integer(f"{key}.count", value["count"], 1))
     if isinstance(value, (list, tuple)):
-        return unique(key, tuple(integer(f"{key}[{i}]", s, 0) for i, s in enumerate(value)))
+        seeds = unique(key, tuple(integer(f"{key}[{i}]", s, 0) for i, s in enumerate(value)))
+        consecutive = range(seeds[0], seeds[0] + len(seeds)) if seeds else None
+        return consecutive if consecutive is not None and tuple(consecutive) == seeds else seeds
     fail(key, "must be {start, count} or a list of seeds", value)
 
 
@@ -307,14 +313,15 @@ class RunSpec(Sealed):
     """How the runner distributes and records the work (it does not change results).
 
     ``unit`` (one of :data:`RUN_UNITS`): what one Dask task does. ``cell``: a block of whole cells
-    of about ``fits_per_block`` fits; ``fit``: one CV fit, the cell's choice and final fit
-    following as one more task (K-fold CV without racing); ``auto``: ``fit`` when the cells to
-    run are fewer than :data:`FIT_UNIT_CELLS_PER_WORKER` per worker and the CV allows it.
-    ``blocks_per_worker`` bounds the tasks in flight either way. ``allow_mixed_versions``: resume
+    carrying about ``block_seconds`` of a worker's time (one cell until a block of the method
+    has finished and said what a cell costs; 0: one cell each); ``fit``: one CV fit, the cell's
+    choice and final fit following as one more task (K-fold CV without racing); ``auto``:
+    ``fit`` when the cells to run are fewer than :data:`FIT_UNIT_CELLS_PER_WORKER` per worker
+    and the CV allows it. ``blocks_per_worker`` bounds the tasks in flight either way. ``allow_mixed_versions``: resume
     a store whose cells were computed by other code or numerical libraries (refused otherwise,
     :mod:`mccard_dist.store.version`); the run record notes what differs."""
 
-    fits_per_block: int = MISSING
+    block_seconds: float = MISSING
     blocks_per_worker: int = MISSING
     retries: int = MISSING
     save_coef: bool = MISSING
@@ -325,7 +332,7 @@ class RunSpec(Sealed):
 
     SECTION = "run"
     RULES = {"unit": partial(one_of, options=RUN_UNITS, default="auto"),
-             "fits_per_block": partial(integer, minimum=1),
+             "block_seconds": partial(real, low=0.0),
              "blocks_per_worker": partial(integer, minimum=1),
              "retries": partial(integer, minimum=0)}
 

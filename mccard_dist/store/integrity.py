@@ -31,7 +31,7 @@ from .errors import StoreDamagedError
 from .layout import CELL_DIMS, MISSING, chunk_state, remove_chunk
 
 __all__ = ["WRITES_EVERY_CHUNK", "VerifiedStore", "check", "check_stored", "open_dataset",
-           "open_group"]
+           "open_group", "verified_store"]
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +119,9 @@ def __getattr__(name):  # VerifiedStore: a class of zarr's, so made when first a
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _local(path, read_only: bool):
+def verified_store(path, read_only: bool = True):
+    """The store at ``path`` as a zarr store whose every chunk read is verified
+    (:class:`VerifiedStore`)."""
     from zarr.storage import LocalStore
 
     return _verified_store_class()(LocalStore(str(path), read_only=read_only))
@@ -129,14 +131,14 @@ def open_group(path, mode: str = "r"):
     """The store's zarr group (format 2), every chunk read verified."""
     import zarr
 
-    return zarr.open_group(_local(path, mode == "r"), mode=mode, zarr_format=2)
+    return zarr.open_group(verified_store(path, mode == "r"), mode=mode, zarr_format=2)
 
 
 def open_dataset(path):
     """The store as a lazy xarray Dataset (consolidated metadata), every chunk read verified."""
     import xarray as xr
 
-    return xr.open_zarr(_local(path, True), consolidated=True)
+    return xr.open_zarr(verified_store(path, True), consolidated=True)
 
 
 class _Damaged(Exception):
@@ -307,7 +309,7 @@ def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: 
     finished = status != STATUS_PENDING
     done = status == STATUS_DONE
 
-    # -- error messages: rebuilt where their chunk is gone (it spans the whole grid) ------------
+    # -- error messages: rebuilt where their chunk is gone (several cells each) ------------
     for idx, region in _chunks(group["error"]):
         file = error_file(idx)
         why = chunk_state(file)

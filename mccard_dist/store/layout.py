@@ -33,6 +33,8 @@ __all__ = ["CELL_DIMS", "COEF_DIMS", "CONSOLIDATED", "MISSING", "Layout", "check
            "chunk_state", "metadata_damage", "remove_chunk", "store_path"]
 
 CELL_DIMS = ("model", "tau", "psi", "seed")
+#: values in one chunk of ``cv_score`` or ``coef`` (a whole cell's in one chunk at least)
+VALUES_PER_CHUNK = 100_000
 COEF_DIMS = CELL_DIMS + ("feature",)
 
 
@@ -59,11 +61,15 @@ class Layout:
         c = grid.coords(spec, n_features)
         n = {k: len(v) for k, v in c.items()}
         cell_shape = tuple(n[d] for d in CELL_DIMS)
-        # chunks: one (model, tau) slab of psi x seed per per-cell variable; per seed-run for the
-        # big ones
-        seed_chunk = min(n["seed"], 100)
-        cell_chunks = (1, 1, n["psi"], n["seed"])
-        data_vars = {
+        # chunks: up to grid.CELLS_PER_CHUNK cells of one (model, tau) per per-cell variable
+        # (blocks stay inside one); about VALUES_PER_CHUNK values per chunk of the big ones
+        cell_chunks = (1, 1, *grid.cell_tile(n["psi"], n["seed"]))
+        tail = (n["candidate"], n["fold"])
+
+        def seeds_for(values_per_cell: int) -> int:
+            return min(n["seed"], max(1, VALUES_PER_CHUNK // max(values_per_cell, 1)))
+
+        data_vars = {  # written with the template: every cell pending, no error
             "status": (CELL_DIMS, np.zeros(cell_shape, np.int8),
                        {"description": "0 pending, 1 done, 2 failed"}),
             "error": (CELL_DIMS, np.full(cell_shape, "", dtype=object),
@@ -71,20 +77,22 @@ class Layout:
         }
         for name in self.cell_variables():
             data_vars[name] = (CELL_DIMS, da.full(cell_shape, np.nan, chunks=cell_chunks))
-        tail = (n["candidate"], n["fold"])
         data_vars["cv_score"] = (
             self.cv_dims,
-            da.full(cell_shape + tail, np.nan, chunks=(1, 1, 1, seed_chunk) + tail),
+            da.full(cell_shape + tail, np.nan,
+                    chunks=(1, 1, 1, seeds_for(tail[0] * tail[1])) + tail),
             {"description": f"validation loss ({spec.cv.score}), lower is better"},
         )
         if spec.run.save_coef:
             data_vars["coef"] = (
                 COEF_DIMS,
                 da.full(cell_shape + (n["feature"],), np.nan,
-                        chunks=(1, 1, 1, seed_chunk, n["feature"])),
+                        chunks=(1, 1, 1, seeds_for(n["feature"]), n["feature"])),
                 {"description": "final fitted coefficients (0 = pruned / not selected)"},
             )
         ds = xr.Dataset(data_vars, coords=c)
+        for name in ("status", "error"):
+            ds[name].encoding["chunks"] = cell_chunks
         ds["candidate"].attrs["description"] = (
             "a method's CV candidates in turn; their values are the coordinates named as its grid")
         for name, values in grid.candidate_values(spec).items():
@@ -96,13 +104,16 @@ class Layout:
 
     @staticmethod
     def encoding(ds) -> dict:
-        """Every variable's zarr encoding: a CRC-32C checksum of each chunk before Blosc."""
+        """Every variable's zarr encoding: a CRC-32C checksum of each chunk before Blosc, and
+        the chunks the template gives a variable held in memory (``status``, ``error``)."""
         import numcodecs
 
         out = {}
         for name, var in ds.variables.items():
             filters = [numcodecs.VLenUTF8()] if var.dtype == object else []
             out[name] = {"filters": filters + [numcodecs.CRC32C()]}
+            if "chunks" in var.encoding:
+                out[name]["chunks"] = var.encoding["chunks"]
         return out
 
 

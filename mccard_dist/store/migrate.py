@@ -35,7 +35,7 @@ from ..errors import StoreAccessError, UsageError
 from ..records import SCALARS
 from .version import StoreVersionError, store_version
 
-__all__ = ["finish_interrupted_migration", "main", "migrate", "refuse_unmigrated"]
+__all__ = ["current_run", "finish_interrupted_migration", "main", "migrate", "refuse_unmigrated"]
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,17 @@ _ESTIMATOR_PATHS = {
     "huber_mcp": "HuberMCPRegressor", "lad_lasso": "LADLassoRegressor"}
 
 
+def current_run(config: dict) -> dict:
+    """``config`` (a store's, as plain Python) with its ``run`` section in this version's keys,
+    changed in place and returned: ``run.fits_per_block`` gave way to ``run.block_seconds``
+    (tasks sized by time); the section never changed a result."""
+    run = config.get("run")
+    if isinstance(run, dict) and "fits_per_block" in run:
+        del run["fits_per_block"]
+        run.setdefault("block_seconds", 1.0)
+    return config
+
+
 def _config(stored: dict) -> dict:
     """A stored config of an earlier version in this version's layout. Before version 3 a method
     that did not name its solver had the pruning one (now ``"auto"``): it is named. Before
@@ -87,7 +98,7 @@ def _config(stored: dict) -> dict:
     from ..config import CLUSTER_SCHEMAS
     from ..methods import kind_of
 
-    config = json.loads(json.dumps(stored))
+    config = current_run(json.loads(json.dumps(stored)))
     for section in config["methods"].values():
         name = section["estimator"]
         if name in _ESTIMATOR_PATHS:

@@ -19,7 +19,7 @@ from .backfill import metric_values, new_metrics
 from .errors import StoreDamagedError, StoreMismatchError
 from .integrity import REPAIR_HINT, check_stored, open_dataset
 from .layout import CELL_DIMS, metadata_damage, metadata_message
-from .migrate import finish_interrupted_migration
+from .migrate import current_run, finish_interrupted_migration
 from .version import refuse_earlier
 
 __all__ = ["SWEEP_LIST", "open_results"]
@@ -131,7 +131,7 @@ def _with_new_metrics(ds):
     # method stands in as a plain one of the package, so no other package is imported
     plain = {"estimator": "mccard_dist.models:LSARDRegressor", "params": {}, "grid": {}}
     config["methods"] = dict.fromkeys(config["methods"], plain)
-    spec = spec_from_dict(config)
+    spec = spec_from_dict(current_run(config))
     status = ds["status"].values
     coef = ds["coef"].values if "coef" in ds else None
     for metric in added:

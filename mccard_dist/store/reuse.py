@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import grid
-from ..records import STATUS_DONE, CellResult
+from ..records import STATUS_DONE, BlockResult, CellResult
 from .errors import StoreDamagedError
 from .integrity import check_stored, open_group
 from .layout import CONSOLIDATED, Layout
@@ -133,7 +133,9 @@ def _copy_method(store, spec, method_spec, read: dict | None) -> int:
              for c in grid.cells(spec) if c.method == method}
     done = [c for c, w in found.items() if None not in w and status[w] == STATUS_DONE]
     n = 0
-    for block in grid.make_blocks(spec, done):  # rectangles of done cells, in the new layout
+    finished = []
+    # rectangles of done cells, in the new layout
+    for block in grid.make_blocks(spec, done, tile=store.tile):
         results = []
         for cell in block.cells:
             w = found[cell]
@@ -141,6 +143,11 @@ def _copy_method(store, spec, method_spec, read: dict | None) -> int:
             cv = None if scores is None else scores[w][:n_candidates]
             coef = None if coefs is None else coefs[w].copy()
             results.append(CellResult(cell.index, STATUS_DONE, "", values, cv, coef))
-        store.write_block(block, results)
+        finished.append((block, BlockResult.of(block.shape, results)))
         n += len(results)
+        if len(finished) == 32:  # written a few at a time: memory stays flat
+            store.write_blocks(finished)
+            finished = []
+    if finished:
+        store.write_blocks(finished)
     return n

@@ -9,8 +9,11 @@ blocks done and the others pending. Only the driver writes. The variables are li
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime as _dt
+import functools
+import itertools
 import json
 import logging
 import re
@@ -23,7 +26,7 @@ from . import integrity
 from ..config import ExperimentSpec
 from ..errors import StoreAccessError
 from ..lock import INNER_LOCK
-from ..records import STATUS_FAILED, STATUS_PENDING, CellResult, done_cell_values
+from ..records import STATUS_FAILED, STATUS_PENDING, BlockResult, done_cell_values
 from .backfill import metric_values, new_metrics
 from .errors import StoreDamagedError, StoreMismatchError
 from .integrity import open_group
@@ -36,6 +39,53 @@ __all__ = ["ResultsStore", "consolidate", "now", "template"]
 
 
 log = logging.getLogger(__name__)
+
+
+class _Loop:
+    """An event loop in a thread of its own, on which the writer awaits zarr's asynchronous
+    writes: the caller's thread may run a loop of its own (a notebook's)."""
+
+    def __init__(self):
+        import threading
+
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, name="mccard-store-io",
+                         daemon=True).start()
+
+    def run(self, coroutine):
+        """Run ``coroutine`` on the loop and return its result (or raise its exception)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+
+@functools.cache
+def _io() -> _Loop:
+    return _Loop()
+
+
+async def _gather(coroutines):
+    await asyncio.gather(*coroutines)
+
+
+def _turns(finished: list, arrays: dict) -> list[list]:
+    """``finished`` blocks in turns in which no two share a chunk of any of ``arrays``."""
+    turns: list[tuple[list, set]] = []
+    for pair in finished:
+        region = pair[0].region
+        keys = set()
+        for name, array in arrays.items():
+            spans = [range(r if isinstance(r, int) else r.start,
+                           (r + 1 if isinstance(r, int) else r.stop)) for r in region]
+            keys.update((name, *index) for index in itertools.product(*(
+                range(span.start // c, (span.stop - 1) // c + 1)
+                for span, c in zip(spans, array.chunks))))
+        for pairs, taken in turns:
+            if not keys & taken:
+                pairs.append(pair)
+                taken |= keys
+                break
+        else:
+            turns.append(([pair], keys))
+    return [pairs for pairs, _ in turns]
 
 
 def _here():
@@ -184,6 +234,7 @@ class ResultsStore:
         self._layout = Layout(spec)
         #: the driver's :class:`~mccard_dist.lock.StoreLock`: checked before each write
         self.lock = None
+        self._async_arrays = None
         self._n_candidates = {m.name: len(grid.cv_candidates(m)) for m in spec.methods}
 
     # -- opening ---------------------------------------------------------------------------------
@@ -235,6 +286,7 @@ class ResultsStore:
         restored, lost = _restore_missing_arrays(self.path, self.spec)
         if restored:
             self._group = open_group(self.path, mode="r+")
+            self._async_arrays = None
         cv_methods = {i for i, m in enumerate(self.spec.methods) if self._n_candidates[m.name]}
         # what a done cell holds, as the store records it (and its readers read it)
         required = done_cell_values(bool(int(self._group.attrs["selection_scored"])))
@@ -275,57 +327,85 @@ class ResultsStore:
         """The status array ``(model, tau, psi, seed)``."""
         return np.asarray(self._group["status"][...])
 
+    def todo(self, retry_failed: bool = False) -> np.ndarray:
+        """The boolean ``(model, tau, psi, seed)`` array of the cells a run computes: those not
+        yet done (and failed ones too when ``retry_failed``)."""
+        return _to_compute(self.status(), retry_failed)
+
     def pending_cells(self, retry_failed: bool = False) -> list[grid.Cell]:
         """Cells not yet done (and failed ones too when ``retry_failed``), in grid order."""
-        todo = _to_compute(self.status(), retry_failed)
+        todo = self.todo(retry_failed)
         return [c for c in grid.cells(self.spec) if todo[c.index]]
 
     # -- writing ---------------------------------------------------------------------------------
-    def write_block(self, block: grid.Block, results: list[CellResult]) -> None:
-        """Write the results of one block into its region; the block's status goes last."""
-        mi, ti, ps, ss = block.region
-        n_psi, n_seed = ps.stop - ps.start, ss.stop - ss.start
-        if len(results) != n_psi * n_seed or len(block.cells) != len(results):
-            raise ValueError(f"block {block.key}: {len(results)} results for a region of "
-                             f"{n_psi} x {n_seed} cells")
-        pos = {}
-        for res in results:
-            m, t, p, s = res.index
-            if m != mi or t != ti or not (ps.start <= p < ps.stop and ss.start <= s < ss.stop):
-                raise ValueError(f"block {block.key}: result for cell {res.index} lies outside "
-                                 f"its region {block.region}")
-            pos[(p - ps.start, s - ss.start)] = res
-        if len(pos) != len(results):
-            raise ValueError(f"block {block.key}: duplicate cells in the results")
+    @property
+    def tile(self) -> tuple[int, int]:
+        """``(psi values, seeds)`` of the store's per-cell chunks: blocks stay inside one, so
+        that each write touches one chunk of each variable."""
+        return tuple(self._group["status"].chunks[2:4])
+
+    def write_block(self, block: grid.Block, result: BlockResult) -> None:
+        """Write the results of one block into its region (:meth:`write_blocks`)."""
+        self.write_blocks([(block, result)])
+
+    def write_blocks(self, finished: list[tuple[grid.Block, BlockResult]]) -> None:
+        """Write the results of finished blocks, each into its region: every variable of every
+        block at once (zarr's asynchronous writes), then ``cell_seconds`` (a lost status is
+        rebuilt from it), then ``status``, so that a block counts as done only once all else of
+        it is in; blocks that share a chunk of a variable in turns (two writes of one chunk at
+        once would each rewrite it with its own part)."""
+        for block, result in finished:
+            for name, values in result.values.items():
+                if np.shape(values) != block.shape:
+                    raise ValueError(f"block {block.key}: {name} has the shape "
+                                     f"{np.shape(values)}, its region {block.shape}")
         if self.lock is not None:
             self.lock.check_held()
-        import zarr
+        arrays = self._arrays()
+        first = [name for name in arrays if name not in ("cell_seconds", "status")]
+        with self._writing():
+            for turn in _turns(finished, arrays):
+                for names in (first, ["cell_seconds"], ["status"]):
+                    _io().run(_gather(arrays[name].setitem(block.region, self._values(
+                        name, arrays[name].shape, block, result))
+                        for block, result in turn for name in names
+                        if name != "cv_score" or self._n_candidates[block.method]))
 
-        g = self._group
+    def _arrays(self) -> dict:
+        """The store's zarr arrays of per-cell results, opened once, asynchronously."""
+        if self._async_arrays is None:
+            from .integrity import verified_store
 
-        def write(name, value_of, fill=np.nan, dtype=float):
-            values = np.full((n_psi, n_seed) + g[name].shape[4:], fill, dtype=dtype)
-            for (p, s), res in pos.items():
-                value = value_of(res)
-                if value is not None:  # cv_score: a method's candidates come first
-                    values[(p, s) + tuple(slice(n) for n in np.shape(value))] = value
-            g[name][block.region] = values
+            async def opened():
+                import zarr.api.asynchronous as zarr_async
 
-        def scalar(name):
-            write(name, lambda res: res.scalars.get(name, np.nan))
+                group = await zarr_async.open_group(verified_store(self.path, False),
+                                                    mode="r+", zarr_format=2)
+                names = [*self._layout.cell_variables(), "cv_score", "coef", "error", "status"]
+                held = [name for name in names if name in self._group]
+                found = await asyncio.gather(*(group.getitem(name) for name in held))
+                # every chunk written, even one of fill values (integrity.WRITES_EVERY_CHUNK)
+                return {name: array.with_config({"write_empty_chunks": True})
+                        for name, array in zip(held, found)}
 
-        with zarr.config.set({"array.write_empty_chunks": True}), self._writing():
-            for name in self._layout.cell_variables():
-                if name != "cell_seconds":
-                    scalar(name)
-            if self._n_candidates[block.method]:
-                write("cv_score", lambda res: res.cv_score)
-            if "coef" in g:
-                write("coef", lambda res: res.coef)
-            write("error", lambda res: res.error, "", object)
-            scalar("cell_seconds")  # next to last: a lost status is rebuilt from it
-            # last: the block counts as done only once all else is in
-            write("status", lambda res: res.status, 0, np.int8)
+            self._async_arrays = _io().run(opened())
+        return self._async_arrays
+
+    def _values(self, name: str, shape: tuple, block: grid.Block, result: BlockResult):
+        """What ``block``'s region of the variable ``name`` (of ``shape``) gets from ``result``:
+        its values, NaN (or "" for ``error``) where it has none, ``cv_score`` past a method's
+        candidates NaN."""
+        region = block.shape + tuple(shape[4:])
+        if name == "cv_score" or name == "coef":
+            given = result.cv_score if name == "cv_score" else result.coef
+            values = np.full(region, np.nan)
+            if given is not None:
+                values[tuple(slice(n) for n in given.shape)] = given
+            return values
+        if name in result.values:
+            return result.values[name]
+        return np.full(region, "" if name == "error" else np.nan,
+                       dtype=object if name == "error" else np.float64)
 
     @contextlib.contextmanager
     def _writing(self):

@@ -1,0 +1,8 @@
+"""Run an experiment grid on a Dask cluster into its results store (the only Dask-aware room
+besides :mod:`mccard_dist.cluster`): :mod:`.run` drives a run (checks, the store, the cluster, its
+record), :mod:`.work` makes and sizes its units of work, :mod:`.drain` keeps them running and
+collects their results."""
+
+from .run import Interrupted, RunReport, run_experiment, run_serial
+
+__all__ = ["Interrupted", "RunReport", "run_experiment", "run_serial"]

@@ -1,0 +1,125 @@
+"""Keeping a run's tasks in flight and collecting their results as they finish."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from ..cluster import Completed
+
+__all__ = ["STALL_SECONDS", "drain"]
+
+log = logging.getLogger("mccard_dist.runner")
+
+
+def drain(spec, client, tasks, report, stop_after_blocks, max_in_flight, show_progress) -> None:
+    """Run ``tasks`` (:class:`~mccard_dist.runner.work.BlockTasks` or ``FitTasks``): keep at
+    most ``max_in_flight`` items of ``tasks.queue`` running (``tasks.submit(item)``: its
+    future), hand each result to ``tasks.handle(item, result, error, then)`` as it finishes
+    (``error``: what the task raised, else None; ``then(item)`` submits a follow-up task outside
+    the queue's slots), and after each batch of finished tasks (those finished by the time the
+    first is collected) submit their successors, then let ``tasks.flush(limit)`` write what
+    finished (at most ``limit`` blocks; it returns the cells written). Stops, cancelling the
+    rest, once ``stop_after_blocks`` blocks are written."""
+    from tqdm.auto import tqdm
+
+    in_flight = {}
+    stall = _StallWatch(client, in_flight)
+    futures = Completed(client, spec.cluster, waiting=stall.check)
+
+    def add(item, queued: bool):
+        future = tasks.submit(item)
+        in_flight[future] = (item, queued)
+        futures.add(future)
+
+    def submit_next() -> bool:
+        item = next(tasks.queue, None)
+        if item is None:
+            return False
+        add(item, True)
+        return True
+
+    with tqdm(total=tasks.total, unit="cell", desc="cells", disable=not show_progress,
+              smoothing=0.1) as bar:
+        t0 = time.perf_counter()
+        for _ in range(max_in_flight):
+            if not submit_next():
+                break
+        for batch in futures:
+            stall.finished()
+            freed = 0
+            for future in batch:
+                item, queued = in_flight.pop(future)
+                try:
+                    result, error = future.result(), None
+                except Exception as exc:  # noqa: BLE001 - lost workers etc.: its cells stay pending
+                    result, error = None, exc
+                tasks.handle(item, result, error, lambda follow: add(follow, False))
+                future.release()
+                freed += queued
+            for _ in range(freed):  # workers busy while the driver writes
+                submit_next()
+            limit = (None if stop_after_blocks is None
+                     else max(stop_after_blocks - report.n_blocks_written, 0))
+            bar.update(tasks.flush(limit))
+            rate = report.n_cells_written / max(time.perf_counter() - t0, 1e-9)
+            bar.set_postfix(cells_per_s=f"{rate:.0f}", failed=report.n_failed_cells)
+            if stop_after_blocks is not None and report.n_blocks_written >= stop_after_blocks:
+                report.stopped_early = True
+                for other in list(in_flight):
+                    other.cancel()
+                break
+
+
+#: a run in which no task has finished for this long (seconds; or for four times the longest
+#: wait between two finished tasks so far) logs which tasks wait on which worker
+STALL_SECONDS = 120.0
+
+
+class _StallWatch:
+    """One warning per stall (no task finished for :data:`STALL_SECONDS`, or four times the
+    longest wait so far): which of the run's tasks (``in_flight``: its futures) each worker
+    holds, and when the scheduler last heard from it (a stopped worker sends nothing)."""
+
+    def __init__(self, client, in_flight: dict):
+        self.client, self.in_flight = client, in_flight
+        self.since, self.longest, self.said = time.monotonic(), 0.0, False
+
+    def finished(self) -> None:
+        now = time.monotonic()
+        self.longest = max(self.longest, now - self.since)
+        self.since, self.said = now, False
+
+    def check(self) -> None:
+        waited = time.monotonic() - self.since
+        if self.said or waited < max(STALL_SECONDS, 4 * self.longest):
+            return
+        self.said = True
+        try:
+            where = _holders(self.client.processing(), self.client.scheduler_info(
+                n_workers=-1).get("workers", {}), self.in_flight, time.time())
+        except Exception as exc:  # noqa: BLE001 - a scheduler that does not answer
+            where = f"the scheduler did not say which worker holds them ({exc})"
+        log.warning("no task has finished for %.0f s: %s", waited, where)
+
+
+def _holders(processing: dict, workers: dict, in_flight: dict, now: float) -> str:
+    """Which of ``in_flight``'s tasks each worker runs (``processing``: the scheduler's keys per
+    worker address; ``workers``: its records of them), a task named by its key without the
+    run's token (``block-<hash>-<id>-mcc_ard/t0/p0/s0-1`` -> ``block mcc_ard/t0/p0/s0-1``)."""
+    ours = {future.key for future in in_flight}
+    parts, held = [], set()
+    for address, keys in sorted(processing.items()):
+        mine = [key for key in keys if key in ours]
+        held.update(mine)
+        if mine:
+            info = workers.get(address, {})
+            heard = ("" if info.get("last_seen") is None else
+                     f", last heard from {max(now - info['last_seen'], 0):.0f} s ago")
+            names = ", ".join(" ".join(str(k).split("-", 3)[::3]) for k in mine[:4])
+            more = f" and {len(mine) - 4} more" if len(mine) > 4 else ""
+            parts.append(f"worker {info.get('name', '?')} ({address}{heard}) holds {names}{more}")
+    if len(ours) > len(held):
+        parts.append(f"{len(ours) - len(held)} task(s) wait for a worker")
+    return "; ".join(parts) + ("; a stopped or overloaded worker holds the run until it resumes "
+                               "or Dask's distributed.scheduler.worker-ttl drops it")

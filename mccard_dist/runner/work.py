@@ -1,0 +1,184 @@
+"""A run's units of work: blocks of cells sized by the time they take (``run.unit=cell``), or one
+task per K-fold fit followed by one per cell for its choice and final fit (``run.unit=fit``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import grid
+from ..grid import cell_block, cv_candidates, cv_units
+from ..records import STATUS_FAILED, BlockResult
+from ..tasks import cv_fit, finish_cell, run_block
+
+__all__ = ["BLOCK_VALUES", "BlockTasks", "FitTasks", "Sizes", "write"]
+
+#: values (float64) a block's results hold at most, coefficients and CV scores included
+BLOCK_VALUES = 2**21
+
+
+class Sizes:
+    """Cells per block, by method (``sizes(method)``): as many as take about ``seconds`` of a
+    worker's time, from the seconds per cell of the method's last finished block; one until a
+    block of it has finished (or with ``seconds`` 0), at most :data:`GROWTH` times its largest
+    finished block and ``limit``."""
+
+    #: how much larger than the method's largest finished block a new one may be
+    GROWTH = 8
+
+    def __init__(self, seconds: float, limit: int):
+        self.seconds, self.limit = seconds, max(1, limit)
+        self.per_cell: dict[str, float] = {}
+        self.largest: dict[str, int] = {}
+
+    @classmethod
+    def of(cls, spec) -> Sizes:
+        """The sizes of ``spec``'s run: ``run.block_seconds``, and at most :data:`BLOCK_VALUES`
+        values of results a block."""
+        n_candidates = max((len(cv_candidates(m)) for m in spec.methods), default=0)
+        per_cell = (spec.data.n_features if spec.run.save_coef else 0) \
+            + n_candidates * spec.cv.n_columns + 32
+        return cls(spec.run.block_seconds, BLOCK_VALUES // per_cell)
+
+    def __call__(self, method: str) -> int:
+        if self.seconds <= 0 or method not in self.per_cell:
+            return 1
+        wanted = self.seconds / max(self.per_cell[method], 1e-9)
+        return int(max(1, min(wanted, self.GROWTH * self.largest[method], self.limit)))
+
+    def observe(self, method: str, n_cells: int, seconds: float) -> None:
+        """A finished block of ``method``: ``n_cells`` cells in ``seconds``."""
+        self.per_cell[method] = seconds / max(n_cells, 1)
+        self.largest[method] = max(self.largest.get(method, 0), n_cells)
+
+
+def write(store, finished: list[tuple[grid.Block, BlockResult]], report) -> int:
+    """Write finished blocks into the store and count them in the run's report; returns the
+    cells written."""
+    if not finished:
+        return 0
+    store.write_blocks(finished)
+    n_cells = sum(len(block) for block, _ in finished)
+    report.n_blocks_written += len(finished)
+    report.n_cells_written += n_cells
+    report.n_failed_cells += sum(int((result.values["status"] == STATUS_FAILED).sum())
+                                 for _, result in finished)
+    return n_cells
+
+
+class BlockTasks:
+    """``run.unit=cell``: a task per block of cells (:func:`~mccard_dist.grid.blocks`, sized by
+    :class:`Sizes`), written as they come in."""
+
+    def __init__(self, spec, client, store, todo, report, source, token):
+        self.spec, self.client, self.store, self.report = spec, client, store, report
+        self.source, self.token = source, token
+        self.sizes = Sizes.of(spec)
+        self.queue = grid.blocks(spec, todo, self.sizes, store.tile)
+        self.total = int(todo.sum())
+        self.finished: list = []
+
+    def submit(self, block):
+        self.report.n_blocks += 1
+        return self.client.submit(run_block, self.spec, block, self.source,
+                                  key=f"block-{self.token}-{block.key}",
+                                  retries=self.spec.run.retries)
+
+    def handle(self, block, result, error, then) -> None:
+        if error is not None:  # the block stays pending
+            self.report.block_errors.append((block.key, f"{type(error).__name__}: {error}"))
+            return
+        self.sizes.observe(block.method, len(block), result.seconds)
+        self.finished.append((block, result))
+
+    def flush(self, limit: int | None = None) -> int:
+        finished, self.finished = self.finished[:limit], []
+        return write(self.store, finished, self.report)
+
+
+@dataclass
+class _CellProgress:
+    """One cell's K-fold fits under ``run.unit=fit``; ``broken``: a task of it failed (it stays
+    pending)."""
+
+    scores: np.ndarray
+    fits_left: int
+    failures: int = 0
+    seconds: float = 0.0
+    broken: bool = False
+
+    @classmethod
+    def of(cls, spec, cell, units):
+        n_candidates = len(cv_candidates(spec.method(cell.method)))
+        return cls(np.full((n_candidates, spec.cv.n_folds), np.nan),
+                   len(units) * spec.cv.n_folds)
+
+
+class FitTasks:
+    """``run.unit=fit``: a task per K-fold fit of every cell to run; once a cell's fits are in,
+    its choice and final fit run as one more task, ahead of the queued fits, and the cell is
+    written on its own."""
+
+    def __init__(self, spec, client, store, todo, report, source, token):
+        self.spec, self.client, self.store, self.report = spec, client, store, report
+        self.source, self.token = source, token
+        self.cells = [cell for block in grid.blocks(spec, todo, lambda _: 1, store.tile)
+                      for cell in block.cells]
+        self.units = {m.name: cv_units(m, spec.cv) for m in spec.methods}
+        self.progress = {c.key: _CellProgress.of(spec, c, self.units[c.method])
+                         for c in self.cells}
+        self.queue = self._fits()
+        self.total = len(self.cells)
+        self.finished: list = []
+
+    def _fits(self):
+        """The fits in cell order; a cell without candidates goes straight to its final fit."""
+        for cell in self.cells:
+            units = self.units[cell.method]
+            if not units:
+                yield ("finish", cell)
+                continue
+            for k in range(len(units)):
+                for f in range(self.spec.cv.n_folds):
+                    yield ("fit", cell, k, f)
+
+    def submit(self, item):
+        kind, cell = item[0], item[1]
+        if kind == "fit":
+            _, _, k, f = item
+            return self.client.submit(cv_fit, self.spec, cell, k, f, self.source,
+                                      key=f"fit-{self.token}-{cell.key}-u{k}-f{f}",
+                                      retries=self.spec.run.retries)
+        # ahead of the queued fits, so finished cells are written early
+        p = self.progress[cell.key]
+        self.report.n_blocks += 1
+        return self.client.submit(finish_cell, self.spec, cell,
+                                  p.scores if p.scores.size else None, p.failures, p.seconds,
+                                  self.source, priority=1, key=f"cell-{self.token}-{cell.key}",
+                                  retries=self.spec.run.retries)
+
+    def handle(self, item, result, error, then) -> None:
+        kind, cell = item[0], item[1]
+        p = self.progress[cell.key]
+        if error is not None:  # the cell stays pending
+            if not p.broken:
+                p.broken = True
+                self.report.block_errors.append((cell.key, f"{type(error).__name__}: {error}"))
+            return
+        if kind == "fit" and not p.broken:
+            _, _, k, f = item
+            unit_scores, failed, spent = result
+            p.scores[list(self.units[cell.method][k]), f] = unit_scores
+            p.failures += int(failed)
+            p.seconds += spent
+            p.fits_left -= 1
+            if p.fits_left == 0:
+                then(("finish", cell))
+        elif kind == "finish":
+            block = cell_block(self.spec, cell)
+            self.finished.append((block, BlockResult.of(block.shape, [result])))
+
+    def flush(self, limit: int | None = None) -> int:
+        finished, self.finished = self.finished[:limit], []
+        return write(self.store, finished, self.report)
