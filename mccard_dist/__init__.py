@@ -26,6 +26,7 @@ _HOMES = {
     "resolve_relevance_update": "models",
     "resolve_solver": "models",
     "open_results": "store",
+    "compose": "app", "run": "app",
 }
 
 __all__ = sorted(_HOMES)

@@ -1,8 +1,10 @@
 """Command-line entry points: ``mccard-run`` (Hydra) and ``mccard-report`` (argparse).
 
-``@hydra.main`` is a thin shell: the composed config is validated into an
+``@hydra.main`` is a thin shell, as Hydra users know it (its launchers, sweepers, callbacks and
+flags work): the command line's mistakes are said first (:mod:`mccard_dist.overrides`), Hydra
+composes the config once, and the composed config is validated into an
 :class:`~mccard_dist.config.ExperimentSpec` (bad values stop here, before any cluster starts) and
-handed to :func:`run_from_spec`. Examples::
+handed to :func:`run_from_spec`, the plain function :func:`mccard_dist.run` calls too. Examples::
 
     mccard-run experiment=smoke cluster.n_workers=2
     mccard-run -m experiment=quick data.n_features=500,1000   # one store per job
@@ -14,7 +16,7 @@ import logging
 import sys
 from pathlib import Path
 
-__all__ = ["report", "run", "run_from_spec"]
+__all__ = ["JobFailed", "report", "run", "run_from_spec"]
 
 log = logging.getLogger("mccard_dist")
 
@@ -55,6 +57,22 @@ BUG_HINT = ("this is a bug in mccard-dist, not a problem with your input: please
             "the traceback above and the command line")
 
 
+class JobFailed(Exception):
+    """A job of a sweep that ended without its results: its one line says why. Raised, not
+    exited, so that Hydra's launchers run the sweep's other jobs and then say the first."""
+
+
+def _failed(line: str) -> BaseException:
+    """What ends a run that did not get its results: the exit with its line, or in a sweep a
+    :class:`JobFailed` (the line also in the run folder's log)."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    line = _logged(line)
+    sweep = HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
+    return JobFailed(line) if sweep else SystemExit(line)
+
+
 def _main(cfg) -> str:
     from .config import from_dictconfig
     from .errors import UsageError
@@ -62,22 +80,55 @@ def _main(cfg) -> str:
     spec = None
     try:
         spec = from_dictconfig(cfg)  # names the bad key, before any cluster starts
+        _said_unused_method_settings(spec)
         import distributed  # noqa: F401 - its logging setup first, then the level below
 
         # Dask's own INFO chatter (connections, nannies) stays out of the run log
         logging.getLogger("distributed").setLevel(logging.WARNING)
         report = run_from_spec(spec)
     except UsageError as exc:
-        raise SystemExit(f"error: {exc}") from None
-    except KeyboardInterrupt as exc:
-        raise SystemExit(_interrupted(spec, exc)) from None
+        raise _failed(f"error: {exc}") from None
+    except KeyboardInterrupt as exc:  # stops a sweep's other jobs too
+        raise SystemExit(_logged(_interrupted(spec, exc))) from None
     except Exception:
         log.exception("unexpected error")
-        raise SystemExit(f"error: {BUG_HINT}") from None
+        raise _failed(f"error: {BUG_HINT}") from None
     if not report.complete:
-        raise SystemExit(f"{len(report.block_errors)} block(s) did not finish; rerun the same "
-                         "command to resume")
+        raise _failed(f"{len(report.block_errors)} block(s) did not finish; rerun the same "
+                      "command to resume")
     return str(Path(report.store_path).resolve())
+
+
+def _logged(line: str) -> str:
+    """``line`` as the run ends with it: also written to the log files of the run's folder
+    (Hydra's ``cli.log``), which the terminal does not see twice (the line is printed once, by
+    the exit); in a sweep, naming the job and what it sweeps."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
+        job = HydraConfig.get().job
+        line = f"job {job.num} ({' '.join(HydraConfig.get().overrides.task)}): {line}"
+    record = log.makeRecord(log.name, logging.ERROR, __file__, 0, line, None, None)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler):
+            handler.handle(record)
+    return line
+
+
+def _said_unused_method_settings(spec) -> None:
+    """Warn of each override of a method the experiment does not run: it has no effect."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from .overrides import method_of
+
+    if not HydraConfig.initialized():
+        return
+    for override in HydraConfig.get().overrides.task:
+        method = method_of(override)
+        if method is not None and method not in spec.method_names:
+            log.warning("%s has no effect: %s is not in experiment.methods (%s); add it there "
+                        "to run it", override, method, ", ".join(spec.method_names))
 
 
 def _interrupted(spec, exc: BaseException) -> str:
@@ -165,8 +216,8 @@ def help_text(config_dir: Path | None = None) -> str:
     """What ``mccard-run --help`` prints: the tool, its config groups and methods, examples."""
     from omegaconf import OmegaConf
 
+    from .app import search_folders
     from .config import config_dir as default_dir
-    from .hydra_guard import search_folders
 
     config_dir = default_dir() if config_dir is None else config_dir
     folders = search_folders(config_dir)
@@ -221,17 +272,19 @@ def help_text(config_dir: Path | None = None) -> str:
 
 
 def run() -> None:
-    """Console entry point ``mccard-run``: the command line is checked
-    (:func:`mccard_dist.hydra_guard.check_overrides`) before Hydra's main gets it."""
-    from .hydra_guard import (check_overrides, hydra_argv, hydra_error, parse_args,
-                              register_schemas, search_folders)
+    """Console entry point ``mccard-run``: the command line's mistakes said in one line
+    (:mod:`mccard_dist.overrides`), then Hydra's main, with the config folder and the shipped one
+    (``--config-dir``) searched in that order."""
+    import os
 
+    from .app import hydra_error, register_schemas, search_folders
     from .config import config_dir
+    from .overrides import hydra_argv, parse_args, problem
 
     folder = config_dir()
     if not folder.is_dir():
-        sys.exit(f"config directory {folder} not found; set MCCARD_CONFIG_DIR to the "
-                 "project's conf/ directory")
+        sys.exit(f"error: config directory {folder} not found; set MCCARD_CONFIG_DIR to a "
+                 "folder of configs of your own (or unset it)")
     try:
         args = parse_args(sys.argv[1:])
     except ValueError as exc:
@@ -239,23 +292,29 @@ def run() -> None:
     if args.help:  # our page: nothing is composed
         print(help_text(folder))
         return
-    problem = check_overrides(sys.argv[1:], folder)
-    if problem is not None:
-        sys.exit(f"error: {problem}")
+    import hydra
+
+    if args.version:
+        import importlib.metadata
+
+        print(f"mccard-dist {importlib.metadata.version('mccard-dist')} (Hydra "
+              f"{hydra.__version__})")
+        return
+    said = problem(args, search_folders(folder))
+    if said is not None:
+        sys.exit(f"error: {said}")
     sys.argv[1:] = hydra_argv(args)
     for shipped in search_folders(folder)[1:]:  # searched after one's own folder
         sys.argv[1:1] = ["--config-dir", str(shipped.resolve())]
-    import os
-
-    import hydra
-
     register_schemas(folder)
     main = hydra.main(version_base="1.3", config_path=str(folder), config_name="config")(_main)
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors, to be said in one line here
     try:
         main()
+    except JobFailed as exc:
+        sys.exit(str(exc))
     except Exception as exc:  # noqa: BLE001 - _main handles its own; these are Hydra's
-        sys.exit(f"error: {hydra_error(exc)}")
+        sys.exit(f"error: {hydra_error(exc, search_folders(folder))}")
 
 
 def _open_store(path):

@@ -18,7 +18,6 @@ import functools  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
-from hydra import compose as _hydra_compose  # noqa: E402
 from hydra.core.global_hydra import GlobalHydra  # noqa: E402
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
@@ -85,12 +84,11 @@ def _compose_cached(overrides):
 
 
 def _compose(overrides, return_hydra_config):
-    from mccard_dist.hydra_guard import initialize_config_path
+    from mccard_dist.app import compose_config
 
     GlobalHydra.instance().clear()  # in case another test left Hydra initialised
-    with initialize_config_path(CONF_DIR):  # the schemas and method files that conf/ names
-        return _hydra_compose("config", overrides=list(overrides),
-                              return_hydra_config=return_hydra_config)
+    return compose_config(overrides=list(overrides), config_dir=CONF_DIR,
+                          return_hydra_config=return_hydra_config)
 
 
 @pytest.fixture(scope="session")
@@ -103,16 +101,13 @@ def refusal(overrides) -> str:
     """The one-line message a bad command line gets: from composition (a wrong type or a key
     the schema does not have, as ``mccard-run`` prints it) or from validation of the composed
     config. Fails if the config is accepted."""
-    from hydra.errors import HydraException
-
-    from mccard_dist.config import ConfigError, composition_message, from_dictconfig
+    from mccard_dist.config import ConfigError, from_dictconfig
+    from mccard_dist.errors import UsageError
 
     try:
         cfg = compose_config(overrides)
-    except HydraException as exc:
-        message = composition_message(exc)
-        assert message is not None, f"not a schema error: {exc}"
-        return message
+    except UsageError as exc:
+        return str(exc)
     try:
         from_dictconfig(cfg)
     except ConfigError as exc:

@@ -475,11 +475,11 @@ def test_unknown_top_level_keys_are_refused(compose, override, message):
 def test_a_grid_key_hydra_cannot_set_is_named(overrides, message):
     """A name not in a method's grid, or a method not in the config: Hydra cannot set the key
     (a grid's names are open, so the schema does not say which); the message asks about both."""
-    from hydra.errors import HydraException
+    from mccard_dist.errors import UsageError
 
-    with pytest.raises(HydraException) as info:
+    with pytest.raises(UsageError) as info:
         compose_config(["experiment=smoke", *overrides])
-    assert composition_message(info.value) == message
+    assert str(info.value) == message
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -515,11 +515,11 @@ def test_a_grid_key_hydra_cannot_set_is_named(overrides, message):
 def test_the_schema_refuses_while_composing_with_the_same_messages(overrides, message):
     """Hydra checks the overrides against the registered schemas; the message a user gets is
     the one the same value gets in a plain config."""
-    from hydra.errors import HydraException
+    from mccard_dist.errors import UsageError
 
-    with pytest.raises(HydraException) as info:
+    with pytest.raises(UsageError) as info:
         compose_config(["experiment=smoke", *overrides])
-    assert composition_message(info.value) == message
+    assert str(info.value) == message
 
 
 @pytest.mark.slow

@@ -20,9 +20,10 @@ LAYERS = {
     "grid": 3, "method_cv": 3,  # any method file as one CV estimator (config and models)
     "tasks": 4, "store": 4, "cluster": 4,
     "runner": 5, "analysis": 5,
-    "hydra_guard": 5,  # the check of the command line, used by cli
-    "cli": 6, "bench": 6,
-    "__init__": 7,
+    "overrides": 5,  # the command line's mistakes, said before Hydra starts
+    "app": 6,  # compose and run: the plain functions under the command
+    "cli": 7, "bench": 7,
+    "__init__": 8,
 }
 
 

@@ -23,21 +23,16 @@ import numpy as np
 def compose(experiment: str, n_seeds: int | None):
     """The composed config of ``experiment=EXPERIMENT`` (with ``n_seeds`` seeds from 0), as a
     dict (every method file's, selected or not) and as the validated spec."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
-    from mccard_dist.config import config_dir, spec_from_dict
-    from mccard_dist.hydra_guard import register_schemas
+    import mccard_dist
+    from mccard_dist.config import spec_from_dict
 
-    overrides = [f"experiment={experiment}"]
+    overrides = []
     if n_seeds is not None:
         overrides.append(f"experiment.seeds={{start: 0, count: {n_seeds}}}")
-    register_schemas()
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
-        cfg = hydra_compose("config", overrides)
+    cfg = mccard_dist.compose(experiment, overrides, return_hydra_config=True)
+    cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
     config = OmegaConf.to_container(cfg, resolve=True)
     return config, spec_from_dict(config)
 

@@ -37,17 +37,11 @@ def one_thread():
 def compose_spec(overrides, root=None, name=None):
     """The validated spec of ``conf/`` composed with these Hydra overrides (and, with ``root``,
     the store ``root/name.zarr`` and no progress bar)."""
-    from hydra import compose
-    from omegaconf import OmegaConf
-
-    from ..config import config_dir, spec_from_dict
-    from ..hydra_guard import initialize_config_path
+    from ..app import compose
 
     if root is not None:
         overrides = [*overrides, f"store.path={root}/{name}.zarr", "run.progress=false"]
-    with initialize_config_path(config_dir()):
-        cfg = compose("config", list(overrides))
-    return spec_from_dict(OmegaConf.to_container(cfg, resolve=True))
+    return compose(overrides=list(overrides))
 
 
 def timed_fit(model, X, y, ignore=Warning) -> float:

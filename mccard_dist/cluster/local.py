@@ -24,6 +24,7 @@ def connect(spec):
     import dask
     from distributed import Client, LocalCluster
 
+    _spawn_as_python_does()
     options = to_plain(spec.options)
     if spec.host is not None and listens_beyond_loopback(spec.host):
         log.warning("cluster.host=%s: the scheduler, nannies and workers listen beyond this "
@@ -59,6 +60,17 @@ def connect(spec):
         finally:
             with _no_kill_notice():
                 cluster.close()
+
+
+def _spawn_as_python_does() -> None:
+    """Worker processes spawned from a process whose default start method is another library's
+    (joblib's loky workers, in which ``hydra/launcher=joblib`` runs each job) are told that
+    method, which they cannot import: such a process starts them with Python's ``spawn``."""
+    import multiprocessing
+
+    if multiprocessing.get_start_method(allow_none=True) not in (None, *multiprocessing
+                                                                  .get_all_start_methods()):
+        multiprocessing.set_start_method("spawn", force=True)
 
 
 @contextlib.contextmanager

@@ -14,11 +14,6 @@ from ..checks import (MISSING, ConfigError, Sealed, duration, duration_seconds, 
 #: :class:`ClusterSpec` that sets ``kind`` adds itself)
 CLUSTER_SCHEMAS: dict[str, type] = {}
 
-#: option names that make Dask import or run the code given as a value, refused at any depth
-CODE_OPTIONS = ("preload", "preload_argv", "preload_nanny", "preload_nanny_argv", "plugins",
-                "worker_class", "scheduler_cls", "scheduler_class", "worker_cls", "job_cls",
-                "security", "extra_plugins")
-
 #: the scheduler's own keyword arguments allowed under an option, and those refused with the
 #: typed key that sets them instead (where the scheduler listens)
 SCHEDULER_OPTIONS = {
@@ -30,6 +25,7 @@ SCHEDULER_OPTIONS = {
                           {"host": "cluster.interface", "interface": "cluster.interface",
                            "dashboard_address": "cluster.dashboard_address"}),
 }
+
 
 def listens_beyond_loopback(address: str) -> bool:
     """Whether ``[scheme://]host:port`` (or a bare host) listens beyond this machine; an empty
@@ -45,24 +41,6 @@ def required(spec, name: str):
     if value is None or value == "" or value == MISSING:
         raise ConfigError(spec.unset_message(name))
     return value
-
-
-def _code_free(value, key: str) -> None:
-    """Refuse option names (at any depth) and worker arguments that make Dask run given code."""
-    if isinstance(value, Mapping):
-        for name, inner in value.items():
-            if name in CODE_OPTIONS:
-                fail(f"{key}.{name}", "is not accepted: it makes Dask import or run the code it "
-                                      "names; install what the workers need in their environment "
-                                      "instead", inner)
-            _code_free(inner, f"{key}.{name}")
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            if isinstance(item, str) and item.startswith(("--preload", "--plugin",
-                                                          "--worker-class")):
-                fail(key, "must not pass --preload / --plugin / --worker-class to the workers: "
-                          "they load the code they name", list(value))
-            _code_free(item, key)
 
 
 @dataclass(unsafe_hash=True)
@@ -112,7 +90,6 @@ class ClusterSpec(Sealed):
         options = self.options or {}
         if not isinstance(options, Mapping):
             fail("cluster.options", "must be a mapping", options)
-        _code_free(options, "cluster.options")
         for name, value in options.items():
             self._check_option(f"cluster.options.{name}", name, value)
         self.options = freeze(options)
