@@ -12,6 +12,7 @@ one's own adds to the shipped ones or replaces the one of its name. Example::
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 __all__ = ["compose", "compose_config", "hydra_error", "register_schemas", "run",
@@ -30,6 +31,10 @@ def search_folders(config_dir: Path) -> tuple[Path, ...]:
 #: the name under which the shipped ``config.yaml`` is in Hydra's ConfigStore (a name of its own:
 #: one a config file has would make the node that file's schema)
 SHIPPED_PRIMARY = "mccard_config"
+
+
+#: the method files of one's own already said to replace a shipped one (once a process)
+_SAID: set = set()
 
 
 def register_schemas(config_dir: Path | None = None) -> None:
@@ -51,8 +56,16 @@ def register_schemas(config_dir: Path | None = None) -> None:
     for group, name, node in schemas():
         store.store(group=group, name=name, node=node)
     folders = search_folders(config_dir or default_dir())
+    files = method_files(folders)
     store.store(name="mccard_methods", node={"defaults": [{f"method@methods.{n}": n}
-                                                          for n in method_files(folders)]})
+                                                          for n in files]})
+    shipped = method_files(folders[-1:])
+    for name, file in files.items():
+        if name in shipped and file != shipped[name] and file not in _SAID:
+            _SAID.add(file)
+            logging.getLogger("mccard_dist").warning(
+                "%s replaces the shipped method %s (%s): its results are labelled %s, not as "
+                "the paper's", file, name, shipped[name], name)
     store.store(name=SHIPPED_PRIMARY, node=OmegaConf.load(folders[-1] / "config.yaml"))
 
 

@@ -138,7 +138,7 @@ class MethodCV(SearchCV):
             grid = spec.grid.get(axis)
             if isinstance(grid, str):
                 continue
-            side = grid_edge(spec.estimator, axis, grid, float(value), empty,
+            side = grid_edge(spec.kind, axis, grid, float(value), empty,
                              partial(self._losses, mean, axis))
             if side in ("low", "high"):
                 warnings.warn(

@@ -249,16 +249,16 @@ SPARSER_UPWARDS = ("alpha_ratio",)
 FLAT_PER_DECADE = 0.01
 
 
-def grid_edge(estimator: str | None, axis: str, grid, value: float, empty: bool | None = None,
-              losses=None) -> str | None:
+def grid_edge(kind: MethodKind | None, axis: str, grid, value: float,
+              empty: bool | None = None, losses=None) -> str | None:
     """Where the CV's choice ``value`` lies on the grid ``grid`` (the values of ``axis``, three or
-    more) of a method of ``estimator``: None inside it (or for a shorter grid); ``"low"`` or
+    more) of a method of ``kind`` (None: one that declares nothing): None inside it (or for a
+    shorter grid); ``"low"`` or
     ``"high"`` at its smallest or largest value, where a wider grid might choose beyond it;
     ``"settled"`` at an edge no wider grid can change: the parameter's own bound
     (:attr:`MethodKind.bounds`), or the largest value of a grid along which models only get
     sparser (:data:`SPARSER_UPWARDS`, :attr:`MethodKind.sparser_upwards`) when the fit kept no
-    feature (``empty``); the estimator's declarations are read for this package's classes only
-    (a store names the estimator, and reading one imports no other package); ``"flat"`` at an edge
+    feature (``empty``); ``"flat"`` at an edge
     where the mean CV loss differs from the next grid value's by less than
     :data:`FLAT_PER_DECADE` of it per decade (positive grids; ``losses(neighbour)``: the mean
     CV losses at the choice and at the grid value ``neighbour``, the other grid values as
@@ -272,12 +272,6 @@ def grid_edge(estimator: str | None, axis: str, grid, value: float, empty: bool 
         side, neighbour = "high", steps[-2]
     else:
         return None
-    kind = None
-    if estimator is not None and estimator.startswith("mccard_dist."):
-        try:
-            kind = kind_of(estimator)
-        except (ImportError, AttributeError, TypeError):
-            kind = None
     lowest, highest = next(((lo, hi) for name, lo, hi in (kind.bounds if kind else ())
                             if name == axis), (None, None))
     sparser = axis in SPARSER_UPWARDS or (kind is not None and axis in kind.sparser_upwards)

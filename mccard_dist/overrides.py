@@ -82,6 +82,31 @@ def problem(args, folders: tuple[Path, ...]) -> str | None:
         said = _group_problem(override, folders)
         if said is not None:
             return said
+    return _methods_problem(parsed, folders)
+
+
+def _methods_problem(parsed, folders) -> str | None:
+    """A method that ``experiment.methods`` lists on the command line (each value of a sweep)
+    and that neither a method file of ``folders`` nor the command line (``+method@methods.X``)
+    gives, as the spec says it."""
+    from .config import method_files, unknown_method
+
+    known = list(method_files(folders))
+    known += [str(o.package).split(".", 1)[1] for o in parsed
+              if str(o.package or "").startswith("methods.")]
+    for override in parsed:
+        if str(override.key_or_group) != "experiment.methods" or override.is_delete():
+            continue
+        try:
+            values = (list(override.sweep_iterator()) if override.is_sweep_override()
+                      else [override.value()])
+        except Exception:  # noqa: BLE001 - a sweep Hydra expands itself: composition checks it
+            return None
+        for value in values:
+            if isinstance(value, list):
+                for name in value:
+                    if isinstance(name, str) and name not in known:
+                        return unknown_method(name, sorted(set(known)), value)
     return None
 
 

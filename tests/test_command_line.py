@@ -180,3 +180,40 @@ def test_hydra_gets_the_flags_before_the_overrides():
         "run.progress=false"]
     assert hydra_argv(parse_args(["--config-d", "/x", "--multi"])) == [
         "--multirun", "--config-dir", "/x"]
+
+
+@pytest.mark.slow  # two small runs
+@pytest.mark.parametrize("launcher", ["submitit_local", "joblib"])
+def test_hydras_local_launchers_run_each_sweep_job_in_a_process_of_its_own(tmp_path, launcher):
+    """Each job of the sweep in a process of its own, with its own Dask run (a LocalCluster
+    started from inside joblib's loky workers too), a store each; a job whose value is refused
+    fails alone and the command exits non-zero after the others ran."""
+    pytest.importorskip({"submitit_local": "hydra_plugins.hydra_submitit_launcher",
+                         "joblib": "hydra_plugins.hydra_joblib_launcher"}[launcher])
+    proc = mccard_run_process(tmp_path, "-m", f"hydra/launcher={launcher}", "experiment=smoke",
+                              "experiment.methods=[ls_ard]", "experiment.seeds.count=1,2",
+                              "cluster.n_workers=1", "run.progress=false")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    stores = sorted((tmp_path / "results").glob("smoke-*.zarr"))
+    assert len(stores) == 2 and "all stores as one dataset" in proc.stdout
+    proc = mccard_run_process(tmp_path, "-m", f"hydra/launcher={launcher}", "experiment=smoke",
+                              "experiment.methods=[ls_ard]", "experiment.seeds.count=0,3",
+                              "cluster.n_workers=1", "run.progress=false")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "job 0 (experiment=smoke experiment.methods=[ls_ard] experiment.seeds.count=0 "
+        "cluster.n_workers=1 run.progress=False): error: experiment.seeds.count: must be >= 1, "
+        "got 0")
+    assert len(list((tmp_path / "results").glob("smoke-*.zarr"))) == 3  # the job of 3 seeds ran
+    assert not list((tmp_path / "results").glob("*.lock"))
+
+
+def test_a_misspelt_method_of_the_command_line_is_said_before_hydra_starts(mccard_run):
+    message, reached = mccard_run("experiment=smoke", "experiment.methods=[mcc_ard,mcc_ardd]")
+    assert not reached and message.startswith(
+        "error: experiment.methods: unknown method 'mcc_ardd'; known methods are ")
+    assert message.endswith("; did you mean mcc_ard?, got ['mcc_ard', 'mcc_ardd']")
+    message, reached = mccard_run("-m", "experiment.methods=[ls_ard],[ls_ardd]")
+    assert not reached and "unknown method 'ls_ardd'" in message
+    # a method the command line adds from a method file is one
+    assert mccard_run("+method@methods.mine=ls_ard", "experiment.methods=[mine]") == (None, True)

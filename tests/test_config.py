@@ -6,6 +6,7 @@ import pickle
 from pathlib import Path
 
 import pytest
+from conftest import CONF_DIR as CONF
 from conftest import compose_config, refusal
 from omegaconf import OmegaConf
 
@@ -465,16 +466,17 @@ def test_unknown_top_level_keys_are_refused(compose, override, message):
 
 @pytest.mark.slow  # composes twice
 @pytest.mark.parametrize("overrides, message", [
-    (["methods.mcc_ard.grid.kernel_widths=[1]"], "methods.mcc_ard.grid.kernel_widths: no such "
-     "key: is mcc_ard one of the config's methods, and kernel_widths a name of its grid (its "
-     "method config lists them under grid)?"),
+    (["methods.mcc_ard.grid.kernel_widths=[1]"], "methods.mcc_ard.grid.kernel_widths: "
+     f"{CONF / 'method' / 'mcc_ard.yaml'} gives mcc_ard no grid axis kernel_widths; did you mean "
+     "methods.mcc_ard.grid.kernel_width?"),
     (["methods.mcc_ardd.grid.kernel_width=[1]"], "methods.mcc_ardd.grid.kernel_width: no such "
      "key: is mcc_ardd one of the config's methods, and kernel_width a name of its grid (its "
      "method config lists them under grid)?"),
 ])
 def test_a_grid_key_hydra_cannot_set_is_named(overrides, message):
-    """A name not in a method's grid, or a method not in the config: Hydra cannot set the key
-    (a grid's names are open, so the schema does not say which); the message asks about both."""
+    """A name not in a method's grid (the closest of its method file's), or a method not in the
+    config: Hydra cannot set the key (a grid's names are open, so the schema does not say
+    which)."""
     from mccard_dist.errors import UsageError
 
     with pytest.raises(UsageError) as info:

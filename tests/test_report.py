@@ -461,3 +461,21 @@ def test_chosen_h_cells_are_written_without_exponents(store):
     fig = fig_chosen_kernel_width(ds)
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
     assert "170" in texts and not any("e+" in t for t in texts)
+
+
+def test_a_store_too_large_to_load_is_reported_from_its_lazy_arrays_alike(store, tmp_path,
+                                                                       monkeypatch):
+    """A store whose per-cell values exceed what open_results loads (a million cells) stays
+    lazy, read a chunk at a time by the report's reductions: the same report, claims and
+    --versus table as the loaded store gives."""
+    from mccard_dist.analysis.compare import versus_report
+    from mccard_dist.store import reader
+
+    loaded = open_results(store)
+    monkeypatch.setattr(reader, "LOADED_BYTES", 0)
+    lazy = open_results(store)
+    assert lazy["r"].chunks is not None and loaded["r"].chunks is None
+    texts = [analysis.write_report(ds, tmp_path / name).path.read_text()
+             for name, ds in (("loaded", loaded), ("lazy", lazy))]
+    assert texts[0] == texts[1]
+    assert versus_report(lazy, "mcc_ard") == versus_report(loaded, "mcc_ard")

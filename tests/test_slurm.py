@@ -403,3 +403,28 @@ def test_cluster_pbs_runs_through_dask_jobqueue(pbs, tmp_path, smoke_reference):
     # qsub named the worker job's output after it: the workers ran as a (PBS-wrapped) batch job
     worker_logs = read_outputs(tmp_path, "tmp*.sh.e*")
     assert worker_logs.count("Threads:                          1") == 2, worker_logs
+
+
+@pytest.mark.slurm
+@pytest.mark.slow
+def test_hydras_submitit_launcher_runs_one_slurm_job_per_sweep_value(slurm, tmp_path):
+    """``hydra/launcher=submitit_slurm``, as Hydra users know it: each value of the sweep is a
+    SLURM job of its own, running its own driver and LocalCluster inside the job, into a store
+    of its own; the command waits for them and prints the sweep's stores."""
+    name = slurm("submitit")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mccard_dist.cli", "-m", "hydra/launcher=submitit_slurm",
+         f"hydra.launcher.name={name}", "hydra.launcher.timeout_min=10",
+         "hydra.launcher.cpus_per_task=1", "hydra.launcher.mem_gb=1", "experiment=smoke",
+         "experiment.methods=[mcc_ard,ls_ard]", "data.n_features=40,50", "cluster.n_workers=1",
+         "run.progress=false"],
+        cwd=tmp_path, env=job_env(), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
+    stores = sorted((tmp_path / "results").glob("smoke-*.zarr"))
+    assert sorted(xr.open_zarr(s).sizes["feature"] for s in stores) == [40, 50]
+    assert all((xr.open_zarr(s)["status"] == 1).all() for s in stores)
+    jobs = subprocess.run(["sacct", "-n", "-X", f"--name={name}", "-o", "JobID,State"],
+                          capture_output=True, text=True, timeout=30).stdout.split("\n")
+    jobs = [line.split() for line in jobs if line.strip()]
+    assert len(jobs) == 2 and all(state == "COMPLETED" for _, state in jobs), jobs
+    assert "all stores as one dataset" in proc.stdout

@@ -6,7 +6,8 @@ A regressor of your own runs through the same grid, CV, store and report as the 
 one method file names its class by import path, gives its fixed ``params`` and a CV ``grid`` over
 its constructor's parameters, and an experiment selects it by the file's name. Here the class is
 defined in this script, so it is importable only in this process (``__main__:TrimmedRidge``): the
-grid runs in process with :func:`mccard_dist.runner.run_serial`. A class in a package of your own
+grid runs with :func:`mccard_dist.run` on a Dask client of threads in this process. A class in a
+package of your own
 (``mylab.robust:TrimmedRidge``) runs with ``mccard-run`` on any cluster, as
 :doc:`../user_guide/own_method` shows.
 """
@@ -15,15 +16,12 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from hydra import compose
+from distributed import Client
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import Ridge
 
 import mccard_dist
 from mccard_dist.analysis.compare import versus_report
-from mccard_dist.config import from_dictconfig
-from mccard_dist.hydra_guard import initialize_config_path
-from mccard_dist.runner import run_serial
 
 
 class TrimmedRidge(RegressorMixin, BaseEstimator):
@@ -83,14 +81,14 @@ run:
 """)
 
 # %%
-# The config is composed as ``mccard-run`` composes it (the config folder first, then the shipped
-# one) and the grid runs in this process. In a shell, with the class in a package:
+# :func:`mccard_dist.compose` gives the experiment as ``mccard-run`` composes it (the config
+# folder first, then the shipped one), validated; :func:`mccard_dist.run` runs it on the client
+# given, here one worker thread of this process. In a shell, with the class in a package:
 # ``MCCARD_CONFIG_DIR=conf mccard-run experiment=own``.
-with initialize_config_path(conf):
-    cfg = compose("config", overrides=["experiment=own", f"store.path={work / 'own.zarr'}"])
-spec = from_dictconfig(cfg)
-print(spec.method("trimmed_ridge"))
-report = run_serial(spec)
+overrides = [f"store.path={work / 'own.zarr'}"]
+print(mccard_dist.compose("own", overrides, config_dir=conf).method("trimmed_ridge"))
+with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+    report = mccard_dist.run("own", overrides, client=client, config_dir=conf)
 print(f"{report.n_cells} cells in {report.seconds:.1f} s")
 
 # %%

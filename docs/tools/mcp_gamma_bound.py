@@ -25,13 +25,13 @@ def compose(experiment: str, n_seeds: int | None):
     dict (every method file's, selected or not) and as the validated spec."""
     from omegaconf import OmegaConf
 
-    import mccard_dist
+    from mccard_dist.app import compose_config
     from mccard_dist.config import spec_from_dict
 
     overrides = []
     if n_seeds is not None:
         overrides.append(f"experiment.seeds={{start: 0, count: {n_seeds}}}")
-    cfg = mccard_dist.compose(experiment, overrides, return_hydra_config=True)
+    cfg = compose_config(experiment, overrides, return_hydra_config=True)
     cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
     config = OmegaConf.to_container(cfg, resolve=True)
     return config, spec_from_dict(config)

@@ -11,8 +11,8 @@ import numpy as np
 
 from .compare import paired_interval
 from .markup import Paragraph, Strong, Table, markdown
-from .values import (_NAMES, ROLES, MissingCells, StoreCells, _num, metric_label, n_relevant,
-                     scenario)
+from .values import (_NAMES, ROLES, MissingCells, StoreCells, _config, _num, metric_label,
+                     n_relevant, scenario)
 
 HOLDS, BETTER, FAILS = "holds", "better than claimed", "does not hold"
 NO_DATA, NOT_IN_GRID = "not enough seeds", "not in this grid"
@@ -237,9 +237,15 @@ def with_roles(ds, roles):
     """The store with methods renamed to the roles the claims are about: ``roles`` maps a role
     (``mcc_ard``, ``mcc_ard_proper``, ``ls_ard``, ``mcc_l1``) to a method of the store, e.g.
     ``{"mcc_ard": "mcc_ard_auto"}``; a role not in ``roles`` keeps its own method. Only the
-    roles' methods are kept."""
+    roles' methods are kept, and a role only where its method's estimator is the role's
+    shipped one (a method file of one's own named ``ls_ard`` plays no LS-ARD)."""
+    from ..config import shipped_estimators
+
     names = [str(m) for m in ds["model"].values]
-    keep = [(role, roles.get(role, role)) for role in ROLES if roles.get(role, role) in names]
+    stored = _config(ds).get("methods", {})
+    keep = [(role, roles.get(role, role)) for role in ROLES if roles.get(role, role) in names
+            and stored.get(roles.get(role, role), {}).get("estimator", shipped_estimators()[role])
+            == shipped_estimators()[role]]
     view = ds.sel({"model": [m for _, m in keep]})
     return view.assign_coords(model=np.array([r for r, _ in keep], dtype=str))
 

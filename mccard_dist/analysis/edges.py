@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..config import shipped_kind
 from ..methods import grid_edge
 from .markup import Code, Strong, Table, markdown
 from .values import _config, _grid, cell_values
@@ -68,7 +69,7 @@ def grid_edges(ds) -> list[GridEdges]:
     out = []
     for name in (str(m) for m in ds["model"].values):
         config = methods.get(name) or {}
-        estimator = config.get("estimator")
+        kind = shipped_kind(config.get("estimator"))  # a store's names: looked up, not imported
         kept_none = (None if empty is None else
                      empty.sel(model=name).transpose("tau", "psi", "seed").values.ravel())
         for axis, grid in _grid(config).items():
@@ -80,7 +81,7 @@ def grid_edges(ds) -> list[GridEdges]:
             finite = np.isfinite(values) & ~repeat
             losses = _losses(ds, name, config, axis) if "cv_score" in ds else None
             count = Counter(
-                grid_edge(estimator, axis, grid, float(values[cell]),
+                grid_edge(kind, axis, grid, float(values[cell]),
                           None if kept_none is None else bool(kept_none[cell]),
                           None if losses is None else functools.partial(losses, cell))
                 for cell in np.flatnonzero(finite))

@@ -74,13 +74,13 @@ def _done(ds):
 
 
 def cell_values(ds, name):
-    """Per-cell values of ``name``, loaded, NaN wherever the cell is not finished; the undefined
-    ``r`` of a finished cell whose fit kept no feature (a constant prediction) is
-    :data:`UNDEFINED_R`."""
+    """Per-cell values of ``name`` (lazy where the store's are), NaN wherever the cell is not
+    finished; the undefined ``r`` of a finished cell whose fit kept no feature (a constant
+    prediction) is :data:`UNDEFINED_R`."""
     import xarray as xr
 
     done = _done(ds)
-    values = ds[name].load().astype(float)
+    values = ds[name].astype(float)
     if name == "r":
         values = xr.where(done & values.isnull() & _constant_prediction(ds), UNDEFINED_R,
                           values)
@@ -91,7 +91,7 @@ def _constant_prediction(ds):
     """Cells whose fit kept no feature (so their prediction is the intercept, a constant)."""
     if "n_selected" not in ds:
         return True
-    return ds["n_selected"].load() == 0
+    return ds["n_selected"] == 0
 
 
 def summarize(ds):
@@ -111,13 +111,13 @@ def summarize(ds):
             values = cell_values(ds, name)
             out[f"{name}_mean"] = values.mean("seed", skipna=True)
             out[f"{name}_std"] = values.std("seed", ddof=1, skipna=True)
-    out["n_done"] = (status == STATUS_DONE).sum("seed")
-    out["n_failed"] = (status == STATUS_FAILED).sum("seed")
-    out["n_pending"] = (status == STATUS_PENDING).sum("seed")
-    if "r" in ds:
-        out["n_r_undefined"] = ((status == STATUS_DONE) & ds["r"].load().isnull()
-                                & _constant_prediction(ds)).sum("seed")
-    return xr.Dataset(out)
+        out["n_done"] = (status == STATUS_DONE).sum("seed")
+        out["n_failed"] = (status == STATUS_FAILED).sum("seed")
+        out["n_pending"] = (status == STATUS_PENDING).sum("seed")
+        if "r" in ds:
+            out["n_r_undefined"] = ((status == STATUS_DONE) & ds["r"].isnull()
+                                    & _constant_prediction(ds)).sum("seed")
+        return xr.Dataset(out).compute()  # every reduction in one pass over the chunks
 
 
 def summary_table(ds, metrics=None) -> str:
@@ -244,27 +244,24 @@ _KNOWN_METHODS = {
 ROLES = ("mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1")
 #: their labels in the claims' text
 _NAMES = {m: _KNOWN_METHODS[m][0] for m in ROLES}
-#: colours of other methods (tab10 orange, brown, pink, gray, olive, cyan)
-_SPARE_COLORS = ("#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
-_SPARE_MARKERS = ("v", "P", "X", "*", "<", ">")
+#: colours and markers of other methods, none a known method's (tab20's light hues)
+_SPARE_COLORS = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
+                 "#dbdb8d", "#9edae5")
+_SPARE_MARKERS = ("d", "H", "8", "x", "+", "1", "2", "3", "4")
 
 
 def method_label(config: dict | None) -> str | None:
     """What a method is, from its stored config: the estimator (and likelihood), then ``auto width``
-    for a width set inside the fit and ``sequential solver`` for that solver; None for another
-    package's estimator (reading a store imports none) or a class that declares no label."""
+    for a width set inside the fit and ``sequential solver`` for that solver; None for an
+    estimator no shipped method file names (reading a store imports nothing it names) or a
+    class that declares no label."""
+    from ..config import shipped_kind
+
     if not isinstance(config, dict):
         return None
     params = config.get("params") or {}
-    estimator = str(config.get("estimator"))
-    if not estimator.startswith("mccard_dist."):  # reading a store imports no other package
-        return None
-    from ..methods import kind_of
-
-    try:
-        label = kind_of(estimator).label
-    except (ImportError, AttributeError, TypeError):
-        return None
+    kind = shipped_kind(str(config.get("estimator")))
+    label = kind.label if kind is not None else None
     if label is None:
         return None
     if params.get("likelihood") == "proper":
@@ -276,16 +273,29 @@ def method_label(config: dict | None) -> str | None:
     return label
 
 
+def is_shipped(method: str, ds=None) -> bool:
+    """Whether ``method`` is one of the known methods (:data:`_KNOWN_METHODS`) and, in the store
+    ``ds``, computed by the estimator of the shipped method file of its name (a method file of
+    one's own with a shipped name is another method)."""
+    from ..config import shipped_estimators
+
+    if method not in _KNOWN_METHODS:
+        return False
+    stored = _config(ds).get("methods", {}).get(method) if ds is not None else None
+    return stored is None or stored.get("estimator") == shipped_estimators().get(method)
+
+
 def method_style(method: str, methods=(), ds=None) -> dict:
     """``{"label", "color", "marker"}`` of a method: colours and markers fixed for the shipped
-    methods, spare ones for others in the order they appear in ``methods``. With ``ds`` (the
+    methods (:func:`is_shipped`), spare ones, none a shipped method's, for others in the order
+    they appear in ``methods``. With ``ds`` (the
     store), the label says what the method is from its stored config (:func:`method_label`), so
     ``methods.mcc_ard.grid.kernel_width=auto`` is not labelled as the K-fold MCC-ARD."""
     label = method_label(_config(ds).get("methods", {}).get(method)) if ds is not None else None
-    if method in _KNOWN_METHODS:
+    if is_shipped(method, ds):
         known, color, marker = _KNOWN_METHODS[method]
         return {"label": label or known, "color": color, "marker": marker}
-    others = [m for m in methods if m not in _KNOWN_METHODS]
+    others = [m for m in methods if not is_shipped(m, ds)]
     i = others.index(method) if method in others else 0
     return {"label": label or method, "color": _SPARE_COLORS[i % len(_SPARE_COLORS)],
             "marker": _SPARE_MARKERS[i % len(_SPARE_MARKERS)]}

@@ -31,10 +31,16 @@ SUBCOMMANDS = {
     "estimators": ("per-estimator fit time on the paper's data", bench_estimators, {
         "--repeats": {"type": int, "default": 3, "help": "seeds per psi value"},
         "--n-features": {"type": int, "default": 1000, "help": "D of the paper's data"}}),
-    "pipeline": ("fits/s of the pipeline and the driver's memory per cell", bench_pipeline, {
-        "--seeds": {"type": int, "default": 8, "help": "seeds of the timed grid (x 4 psi)"},
-        "--cells": {"type": int, "default": 10_000,
-                    "help": "cells of the driver-memory grid (0: skip it)"}}),
+    "pipeline": ("cells/s of the framework on a grid of an estimator that costs nothing, with "
+                 "each cell's CPU in the workers and the driver, the driver's memory and the "
+                 "store's files; this tree against another checkout", bench_pipeline, {
+        "--cells": {"type": int, "default": 20_000, "help": "cells of the grid (1 tau x 2 psi)"},
+        "--workers": {"type": int, "default": 2, "help": "one-thread LocalCluster workers"},
+        "--baseline": {"default": None, "metavar": "TREE",
+                       "help": "a checkout of another version (e.g. git worktree add TREE "
+                               "COMMIT), run the same way side by side"},
+        "--baseline-cells": {"type": int, "default": None,
+                             "help": "cells of the baseline's grid (default: --cells)"}}),
     "paper": ("projected core-hours of the paper experiment, current configuration against "
               "plain K-fold", _paper, {
         "--seeds": {"type": int, "default": 1, "help": "seeds of the slice (every psi, tau)"},

@@ -1,92 +1,142 @@
-"""``bench pipeline``: fits/s of the pipeline against an in-process loop, and the driver's memory
-over a grid of many cells."""
+"""``bench pipeline``: the framework's own cost per cell. A grid of an estimator that costs nothing
+(fitted in microseconds on 20 x 10 data) runs through ``run_experiment`` on a LocalCluster of
+one-thread workers, so what it measures is the pipeline: each cell's data and evaluation, the
+tasks, the driver's writes. Each tree (this package, and another checkout given as a baseline,
+e.g. a worktree of an earlier commit) runs in a process of its own: cells per second, the CPU a
+cell costs in the workers and in the driver (the scheduler runs there too), the driver's memory
+and the store's files."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import tempfile
-from unittest import mock
+import textwrap
+from pathlib import Path
 
-from .common import compose_spec, local_client
+__all__ = ["bench_pipeline"]
+
+#: the estimator that costs nothing, as a user's package
+INSTANT = '''
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+__version__ = "1.0"
+class Instant(RegressorMixin, BaseEstimator):
+    """A regressor that costs nothing: its first feature, and the mean of y."""
+    def __init__(self, alpha=1.0):
+        self.alpha = alpha
+    def fit(self, X, y):
+        self.coef_ = np.zeros(np.shape(X)[1]); self.coef_[0] = 1.0
+        self.intercept_ = float(np.mean(y))
+        return self
+    def predict(self, X):
+        return np.asarray(X, float) @ self.coef_ + self.intercept_
+'''
+
+#: run in a process of its own with the tree to measure first on its path; prints one JSON line
+CHILD = '''
+import json, resource, sys, threading, time
+from pathlib import Path
+
+def rss_kib():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+import mccard_dist
+from mccard_dist.cluster import connect
+from mccard_dist.runner import run_experiment
+overrides = json.loads(sys.argv[1])
+if hasattr(mccard_dist, "compose"):
+    spec = mccard_dist.compose(overrides=overrides)
+else:  # a tree from before mccard_dist.compose
+    from mccard_dist.bench.common import _compose_spec
+    spec = _compose_spec(overrides)
+with connect(spec.cluster) as client:
+    client.run(lambda: None)  # workers up before the clock starts
+    workers0 = sum(client.run(cpu).values())
+    samples, done = [], threading.Event()
+    def sample():
+        while not done.wait(0.25):
+            samples.append((time.perf_counter(), rss_kib()))
+    sampler = threading.Thread(target=sample, daemon=True)
+    rss0, cpu0, t0 = rss_kib(), cpu(), time.perf_counter()
+    sampler.start()
+    report = run_experiment(spec, client=client, progress=False)
+    wall, driver = time.perf_counter() - t0, cpu() - cpu0
+    done.set()
+    sampler.join()
+    workers = sum(client.run(cpu).values()) - workers0
+later = [(t, kib) for t, kib in samples if t - t0 > 0.2 * wall]
+growth = ((later[-1][1] - later[0][1]) / max(report.n_cells_written * (later[-1][0] - later[0][0])
+                                              / wall, 1) if len(later) > 1 else float("nan"))
+store = Path(report.store_path)
+print(json.dumps({"cells": report.n_cells_written, "wall": wall, "driver": driver,
+                  "workers": workers, "rss0": rss0, "rss_max": max([k for _, k in samples] + [rss0]),
+                  "rss_end": (samples or [(0, rss0)])[-1][1], "growth": growth,
+                  "files": sum(1 for p in store.rglob("*") if p.is_file()),
+                  "complete": report.complete}))
+'''
 
 
-def _pipeline_spec(root, name, seeds):
-    return compose_spec(["experiment=smoke", "experiment.methods=[mcc_ard,ls_ard]",
-                          "data.n_train=100", "data.n_test=100", "data.n_features=300",
-                          "data.n_relevant=10", "experiment.psi=[0.0,0.1,0.2,0.3]",
-                          f"experiment.seeds.count={seeds}",
-                          "methods.mcc_ard.grid.kernel_width=[0.1,1.0,10.0]", "cv.n_folds=3"],
-                         root, name)
+def _measure(tree: Path | None, cells: int, workers: int, root: Path, name: str) -> dict:
+    """One tree's run of ``cells`` no-cost cells (1 tau x 2 psi), in a process of its own."""
+    import os
+
+    pkg, conf = root / "pkg", root / "conf"
+    (pkg / "mccard_bench_instant").mkdir(parents=True, exist_ok=True)
+    (pkg / "mccard_bench_instant" / "__init__.py").write_text(INSTANT)
+    (conf / "method").mkdir(parents=True, exist_ok=True)
+    (conf / "method" / "instant.yaml").write_text("estimator: mccard_bench_instant:Instant\n")
+    overrides = ["experiment=smoke", "experiment.methods=[instant]", "data.n_train=20",
+                 "data.n_test=10", "data.n_features=10", "data.n_relevant=2",
+                 f"experiment.seeds.count={-(-cells // 2)}", f"cluster.n_workers={workers}",
+                 "run.progress=false", f"store.path={root / name}.zarr"]
+    path = [str(pkg), *([str(tree)] if tree is not None else []),
+            os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p),
+           "MCCARD_CONFIG_DIR": str(conf), "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(CHILD), json.dumps(overrides)],
+                          env=env, capture_output=True, text=True, check=False, cwd=root)
+    if done.returncode:
+        raise RuntimeError(f"the run of {tree or 'this tree'} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _rss_kib() -> int:
-    """This process's resident memory (kB), from /proc."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise RuntimeError("no VmRSS in /proc/self/status")
-
-
-def bench_driver_memory(cells=10_000, out=sys.stdout):
-    """The driver's resident memory over ``cells`` tiny LS-ARD cells on 2 LocalCluster workers
-    (the scheduler runs in the driver), sampled after each block is written; its growth per cell
-    is the least-squares slope after the first tenth of the cells (the warm-up)."""
-    import numpy as np
-
-    from ..cluster import connect
-    from ..runner import run_experiment
-    from ..store import writer
-
-    seeds = -(-cells // 2)  # 1 tau x 2 psi
-    samples = []
-    write_block = writer.ResultsStore.write_block
-
-    def sampled(store, block, results):
-        write_block(store, block, results)
-        samples.append((len(results), _rss_kib()))
-
-    with tempfile.TemporaryDirectory(prefix="mccard-bench-", ignore_cleanup_errors=True) as root:
-        spec = compose_spec(["experiment=smoke", "experiment.methods=[ls_ard]",
-                              "data.n_train=20", "data.n_test=10", "data.n_features=10",
-                              "data.n_relevant=2", f"experiment.seeds.count={seeds}",
-                              "run.fits_per_block=20", "cluster.n_workers=2"], root, "memory")
-        with (mock.patch.object(writer.ResultsStore, "write_block", sampled),
-              connect(spec.cluster) as client):
-            report = run_experiment(spec, client=client, progress=False)
-    written = np.cumsum([n for n, _ in samples])
-    rss = np.array([kib for _, kib in samples], dtype=float)
-    later = written > written[-1] / 10
-    slope = np.polyfit(written[later], rss[later], 1)[0]
-    print(f"driver memory over {int(written[-1])} cells ({len(samples)} blocks, "
-          f"{report.seconds:.0f} s; LS-ARD on 20 x 10, 2 LocalCluster workers): RSS "
-          f"{rss[0] / 1024:.1f} MiB after the first block, {rss.max() / 1024:.1f} MiB at most, "
-          f"{rss[-1] / 1024:.1f} MiB at the end; growth {slope:.3f} kB per cell after the first "
-          f"{int(written[later][0])} cells", file=out)
-    return slope
-
-
-def bench_pipeline(seeds=8, cells=10_000, out=sys.stdout):
-    """Fits/s of the pipeline (LocalCluster, 1 and 2 workers) against an in-process serial loop
-    over the same blocks, then :func:`bench_driver_memory` over ``cells`` cells (0: skipped)."""
-    from ..grid import block_fits, cells as all_cells, make_blocks
-    from ..runner import run_experiment, run_serial
-
-    with tempfile.TemporaryDirectory(prefix="mccard-bench-", ignore_cleanup_errors=True) as root:
-        spec = _pipeline_spec(root, "serial", seeds)
-        blocks = make_blocks(spec, all_cells(spec))
-        n_fits = sum(block_fits(spec, b) for b in blocks)
-        print(f"grid: {len(all_cells(spec))} cells, {len(blocks)} blocks, {n_fits} fits "
-              f"(N=100, D=300, MCC-ARD 3 widths x 3 folds + LS-ARD)", file=out)
-        rates = {"serial (in process)": n_fits / run_serial(spec).seconds}
-        for n_workers in (1, 2):
-            with local_client(n_workers, "4GiB", dashboard_address=None) as client:
-                run_spec = _pipeline_spec(root, f"dask{n_workers}", seeds)
-                report = run_experiment(run_spec, client=client, progress=False)
-                rates[f"LocalCluster, {n_workers} worker(s)"] = n_fits / report.seconds
-    base = rates["serial (in process)"]
-    print(f"{'run':32s} {'fits/s':>8s} {'vs serial':>9s}", file=out)
-    for name, rate in rates.items():
-        print(f"{name:32s} {rate:8.1f} {rate / base:8.2f}x", file=out)
-    slope = bench_driver_memory(cells, out) if cells else None
-    return rates, slope
+def bench_pipeline(cells: int = 20_000, workers: int = 2, baseline: str | None = None,
+                   baseline_cells: int | None = None, out=sys.stdout) -> dict:
+    """Cells per second of the no-cost estimator over ``cells`` cells on ``workers`` one-thread
+    LocalCluster workers, with each cell's CPU in the workers and the driver, the driver's memory
+    (at the start, at most, at the end, and its growth per cell after the first fifth of the run)
+    and the store's files; for this package and, with ``baseline``, the checkout at that path
+    (over ``baseline_cells``, by default as many), side by side."""
+    trees = {"this tree": None}
+    if baseline is not None:
+        trees[f"baseline {baseline}"] = Path(baseline).resolve()
+    rows = {}
+    with tempfile.TemporaryDirectory(prefix="mccard-bench-", ignore_cleanup_errors=True) as tmp:
+        for i, (label, tree) in enumerate(trees.items()):
+            n = cells if tree is None or baseline_cells is None else baseline_cells
+            rows[label] = _measure(tree, n, workers, Path(tmp), f"tree{i}")
+    print(f"the no-cost estimator on 20 x 10 data, 1 tau x 2 psi, {workers} one-thread "
+          "LocalCluster workers (started before the clock); CPU per cell in the workers and in "
+          "the driver (its scheduler included)", file=out)
+    print(f"{'tree':<44} {'cells':>8} {'wall s':>8} {'cells/s':>8} {'worker ms':>9} "
+          f"{'driver ms':>9} {'RSS MiB start/max/end':>22} {'kB/cell':>8} {'files':>6}", file=out)
+    for label, r in rows.items():
+        n = max(r["cells"], 1)
+        rss = f"{r['rss0'] / 1024:.0f}/{r['rss_max'] / 1024:.0f}/{r['rss_end'] / 1024:.0f}"
+        print(f"{label[:44]:<44} {r['cells']:>8} {r['wall']:>8.1f} {r['cells'] / r['wall']:>8.0f} "
+              f"{1000 * r['workers'] / n:>9.3f} {1000 * r['driver'] / n:>9.3f} {rss:>22} "
+              f"{r['growth']:>8.3f} {r['files']:>6}", file=out)
+    if len(rows) == 2:
+        ours, base = rows.values()
+        print(f"cells/s, this tree / baseline: "
+              f"{(ours['cells'] / ours['wall']) / (base['cells'] / base['wall']):.1f}x", file=out)
+    return rows

@@ -335,10 +335,7 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
             fail("experiment.methods", f"must be a list of method names, got {name!r} in it",
                  listed)
         if name not in methods:  # a misspelt name, refused at once
-            close = difflib.get_close_matches(name, list(methods), n=1)
-            fail("experiment.methods", f"unknown method {name!r}; known methods are "
-                 f"{', '.join(methods)}" + (f"; did you mean {close[0]}?" if close else ""),
-                 listed)
+            raise ConfigError(unknown_method(name, list(methods), listed))
     selected = set(listed) if isinstance(listed, list) else set()
     for name, method in methods.items():  # each method file once per process
         estimator = method.get("estimator") if isinstance(method, dict) else None
@@ -359,6 +356,14 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
         return OmegaConf.to_object(OmegaConf.merge(root, d))
     except OmegaConfBaseException as exc:
         raise ConfigError(_one_line(exc) or (str(exc).splitlines() or ["config"])[0]) from None
+
+
+def unknown_method(name: str, known: list[str], listed) -> str:
+    """The message for ``experiment.methods`` (``listed``) naming a method ``name`` that the
+    config's ``known`` methods do not include."""
+    close = difflib.get_close_matches(name, known, n=1)
+    return (f"experiment.methods: unknown method {name!r}; known methods are {', '.join(known)}"
+            + (f"; did you mean {close[0]}?" if close else "") + f", got {listed!r}")
 
 
 @dataclass
@@ -429,6 +434,24 @@ def _default_widths() -> list[float]:
     from ..defaults import DEFAULT_KERNEL_WIDTHS
 
     return list(DEFAULT_KERNEL_WIDTHS)
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_estimators() -> dict[str, str]:
+    """``{method: estimator}`` of the shipped method files, read as text (nothing imported)."""
+    import yaml
+
+    return {name: str((yaml.safe_load(file.read_text()) or {}).get("estimator"))
+            for name, file in method_files(config_path(environ={})).items()}
+
+
+def shipped_kind(estimator):
+    """The kind (:func:`mccard_dist.methods.kind_of`) of ``estimator`` where it is the estimator
+    of a shipped method file, matched as text; None for any other: what a store names is
+    looked up, never imported."""
+    from ..methods import kind_of
+
+    return kind_of(estimator) if estimator in set(shipped_estimators().values()) else None
 
 
 def method_files(folders) -> dict[str, Path]:

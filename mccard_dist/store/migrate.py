@@ -95,15 +95,19 @@ def _config(stored: dict) -> dict:
     """A stored config of an earlier version in this version's layout. Before version 3 a method
     that did not name its solver had the pruning one (now ``"auto"``): it is named. Before
     version 4 a method named its estimator by a registry name: it is named by import path."""
-    from ..config import CLUSTER_SCHEMAS
-    from ..methods import kind_of
+    from ..config import CLUSTER_SCHEMAS, shipped_kind
 
     config = current_run(json.loads(json.dumps(stored)))
-    for section in config["methods"].values():
+    for method, section in config["methods"].items():
         name = section["estimator"]
         if name in _ESTIMATOR_PATHS:
             section["estimator"] = f"mccard_dist.models:{_ESTIMATOR_PATHS[name]}"
-        kind = kind_of(section["estimator"])
+        kind = shipped_kind(section["estimator"])  # what a store names is never imported
+        if kind is None:
+            raise StoreVersionError(
+                f"the store names {name!r} as the estimator of {method}, which no store of an "
+                "earlier version of mccard-dist names (they name the package's own): it cannot "
+                "be migrated")
         if kind.solver_params and kind.solver_params[0] not in (section.get("params") or {}):
             section["params"] = {**(section.get("params") or {}),
                                  kind.solver_params[0]: "pruning"}

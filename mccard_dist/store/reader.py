@@ -25,14 +25,20 @@ from .version import refuse_earlier
 __all__ = ["SWEEP_LIST", "open_results"]
 
 
+#: the per-cell variables of a store are loaded by :func:`open_results` up to this size
+LOADED_BYTES = 2**26
+
+
 def open_results(path, mask: bool = True):
     """Open a results store for analysis.
 
     With ``mask`` (default), every per-cell variable (and ``cv_score``, ``coef``) is NaN where the
     cell is not done (pending or failed); ``status`` and ``error`` are kept as written, and
     ``status_name`` gives "pending" / "done" / "failed". The per-cell variables (dims ``model,
-    tau, psi, seed`` only: a few MB even for the paper's grid) are loaded, so
-    ``ds["r"].mean("seed")`` gives numbers; ``cv_score`` and ``coef`` stay lazy (dask).
+    tau, psi, seed`` only) are loaded where they take up to :data:`LOADED_BYTES` (the paper's
+    grid: 4 MB), so ``ds["r"].mean("seed")`` gives numbers; beyond, and ``cv_score`` and
+    ``coef`` always, they stay lazy (dask: a store of a million cells is read a chunk of up to
+    10,000 cells at a time; ``.compute()`` or ``.values`` gives the numbers).
 
     The methods of ``experiment.methods`` lie along the dimension ``model``: select one with
     ``ds.sel(model="mcc_ard")``. (A dimension named ``method`` would collide with the ``method``
@@ -104,10 +110,12 @@ def open_results(path, mask: bool = True):
         for name in ds.data_vars:
             if name not in ("status", "error"):
                 ds[name] = ds[name].where(done)
-    cell_dims = {"model", "tau", "psi", "seed"}
-    for name in list(ds.data_vars):
-        if set(ds[name].dims) <= cell_dims:
+    per_cell = [name for name in ds.data_vars if set(ds[name].dims) <= set(CELL_DIMS)]
+    if sum(ds[name].nbytes for name in per_cell) <= LOADED_BYTES:
+        for name in per_cell:
             ds[name] = load(name)
+    else:
+        ds["status"] = load("status")
     for name in list(ds.coords):  # the candidates' values: small
         if name not in ds.dims:
             ds.coords[name] = load(name)

@@ -108,9 +108,11 @@ SUBCOMMANDS = {
         "--cells": {"default": "0.1:2,0.3:5,0.9:10", "help": "psi:tau pairs"},
         "--seeds": {"default": "300,301", "help": "comma-separated seeds"},
         "--widths": {"default": "0.1,0.3,1,3", "help": "comma-separated kernel widths"}}),
-    "startup": ("seconds of mccard-run --help and of two refusals, against the interpreter's "
-                "start", bench_startup, {"--repeats": {"type": int, "default": 5,
-                                                       "help": "runs of each command"}}),
+    "startup": ("seconds of mccard-run --help and of a refusal, against the interpreter's start; "
+                "this tree against another checkout", bench_startup, {
+        "--repeats": {"type": int, "default": 5, "help": "runs of each command"},
+        "--tree": {"default": None, "metavar": "TREE",
+                   "help": "a checkout of another version, run side by side"}}),
     "default": ("MCCARDRegressor() as shipped against the pruning solver with MacKay's update, "
                 "paired on the same fits at shapes beyond the paper's", bench_default, {
         "--shapes": {"default": "300x5000,300x10000,1000x10000,1000x3000,3000x1000",
