@@ -24,7 +24,8 @@ if TYPE_CHECKING:  # the grid reads specs; it needs no config code at run time
 
 __all__ = ["CELLS_PER_CHUNK", "GRID_VERSION", "Block", "Cell", "block_fits", "blocks",
            "candidate_values", "cell_block", "cell_tile", "cells", "chosen_names", "coords",
-           "cv_candidates", "cv_units", "diff_descriptions", "fits_per_cell", "flatten_keys",
+           "cv_candidates", "cv_units", "description_hash", "diff_descriptions", "fits_per_cell",
+           "flatten_keys",
            "grid_description", "grid_hash", "make_blocks", "resolve_unit", "todo_mask"]
 
 #: Bumped when the meaning of a grid description or the store's layout changes (stores of an
@@ -318,8 +319,12 @@ def _method_description(method: MethodSpec) -> dict:
 
 def grid_hash(spec: ExperimentSpec) -> str:
     """SHA-256 hex digest of the canonical JSON (sorted keys) of :func:`grid_description`."""
-    text = json.dumps(grid_description(spec), sort_keys=True, separators=(",", ":"),
-                      allow_nan=False)
+    return description_hash(grid_description(spec))
+
+
+def description_hash(description: dict) -> str:
+    """SHA-256 hex digest of the canonical JSON (sorted keys) of a grid description."""
+    text = json.dumps(description, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

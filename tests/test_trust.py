@@ -21,7 +21,10 @@ MARKER_MODULE = "mccard_test_marker"
 @pytest.fixture
 def forged(smoke_spec, tmp_path):
     """A store whose every estimator names a module that leaves a mark when imported (one
-    outside the package, one inside it whose import runs a command line), and the marker."""
+    outside the package, one inside it whose import runs a command line), its grid hash made
+    anew from the forged description, and the marker."""
+    from mccard_dist.grid import description_hash
+
     spec = smoke_spec("experiment.methods=[mcc_ard,ls_ard]", "data.n_features=20")
     run_serial(spec)
     path = spec.store.path
@@ -38,6 +41,7 @@ def forged(smoke_spec, tmp_path):
             for method, estimator in names.items():
                 value["methods"][method]["estimator"] = estimator
             attrs[key] = json.dumps(value, sort_keys=True)
+        attrs["grid_hash"] = description_hash(json.loads(attrs["grid_description"]))
         meta_path.write_text(json.dumps(meta))
     return path, marker, tmp_path
 
@@ -93,3 +97,39 @@ def test_a_store_of_an_earlier_version_beside_a_run_imports_nothing_it_names(for
     finally:
         sys.path.remove(str(tmp_path))
     assert not marker.exists()
+
+
+def test_a_store_whose_description_is_not_its_hashs_is_refused(smoke_spec):
+    """A description edited by hand (another estimator than the cells were computed by) no
+    longer hashes to the store's grid hash: no reader or resume takes it at its word."""
+    from mccard_dist import open_results
+    from mccard_dist.store import ResultsStore, StoreDamagedError
+
+    spec = smoke_spec("experiment.methods=[mcc_ard,ls_ard]", "data.n_features=20")
+    run_serial(spec)
+    path = spec.store.path
+    for name in (".zattrs", ".zmetadata"):
+        meta_path = Path(path) / name
+        meta = json.loads(meta_path.read_text())
+        attrs = meta if name == ".zattrs" else meta["metadata"][".zattrs"]
+        description = json.loads(attrs["grid_description"])
+        description["methods"]["ls_ard"]["estimator"] = "sklearn.linear_model:Ridge"
+        attrs["grid_description"] = json.dumps(description, sort_keys=True)
+        meta_path.write_text(json.dumps(meta))
+    with pytest.raises(StoreDamagedError, match="its grid description is not the one its grid "
+                                                "hash"):
+        open_results(path)
+    with pytest.raises(StoreDamagedError, match="edited or damaged"):
+        ResultsStore.check_compatible(Path(path), spec)
+
+
+def test_a_store_path_inside_another_store_is_refused(smoke_spec, tmp_path):
+    from mccard_dist.errors import StoreAccessError
+
+    spec = smoke_spec("experiment.methods=[ls_ard]", "data.n_features=20")
+    run_serial(spec)
+    for inner in ("store.zarr/sub", "store.zarr/r"):
+        inside = smoke_spec("experiment.methods=[ls_ard]", "data.n_features=20", name=inner)
+        assert str(inside.store.path).startswith(str(spec.store.path) + "/")
+        with pytest.raises(StoreAccessError, match="lies inside the results store"):
+            run_serial(inside)

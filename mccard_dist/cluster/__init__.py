@@ -15,11 +15,13 @@ import logging
 import queue
 import time
 
+from ..errors import ClusterError
 from .common import BLAS_ENV, MALLOC_ENV, no_workers
 from .jobqueue import job_script, jobqueue_kwargs
 
-__all__ = ["BLAS_ENV", "MALLOC_ENV", "Completed", "backend", "broadcast", "connect",
-           "job_script", "jobqueue_kwargs", "preflight"]
+__all__ = ["ASK_SECONDS", "BLAS_ENV", "MALLOC_ENV", "Completed", "ask", "backend", "broadcast",
+           "connect", "job_script", "jobqueue_kwargs", "lost_scheduler", "preflight",
+           "scheduler_lost"]
 
 log = logging.getLogger(__name__)
 
@@ -53,13 +55,40 @@ def connect(spec):
         yield client
 
 
-# -- waiting for tasks: never on a cluster without workers -----------------------------------------
+# -- waiting for tasks: never on a cluster without workers, or without its scheduler -------------
+#: seconds a question to the scheduler waits for its answer
+ASK_SECONDS = 10.0
+
+
+def ask(client, question: str, **kwargs):
+    """The scheduler's answer to ``question`` (one of its handlers: ``identity``,
+    ``processing``, ``events``), waiting at most :data:`ASK_SECONDS` (a TimeoutError else)."""
+    return client.sync(getattr(client.scheduler, question), callback_timeout=ASK_SECONDS,
+                       **kwargs)
+
+
+def lost_scheduler(client, why: str) -> ClusterError:
+    """The refusal once the run's scheduler has gone away (``why``: how it was seen)."""
+    address = getattr(getattr(client, "scheduler", None), "address", None) or "its address"
+    return ClusterError(
+        f"lost the scheduler at {address} ({why}): the blocks finished before are in the store; "
+        "start the scheduler (or its cluster) again and rerun the same command to resume")
+
+
+def scheduler_lost(client) -> bool:
+    """Whether the client has lost its scheduler for good (it closed after failing to
+    reconnect)."""
+    return getattr(client, "status", "running") in ("closing", "closed")
+
+
 class Completed:
     """Futures in the order they finish, as :class:`distributed.as_completed` (``add`` them,
     iterate: a batch at a time, the first to finish and every other finished by then), but a
     :class:`ClusterError` once the cluster has had no worker for ``spec.no_worker_timeout``
-    (asked after ``check_every`` seconds without a finished future); ``waiting()``, if given,
-    is called after each such check."""
+    (asked after ``check_every`` seconds without a finished future), or once the scheduler has
+    gone (the client closed) or not answered for as long (a warning after 3 x
+    :data:`ASK_SECONDS` of silence, or half that time); ``waiting()``, if given, is called after
+    each check."""
 
     def __init__(self, client, spec, check_every: float = 2.0, waiting=None):
         self._client = client
@@ -70,6 +99,8 @@ class Completed:
         self._finished = queue.SimpleQueue()  # filled by Dask's callback thread
         self._n_pending = 0  # added and not yet yielded
         self._idle_since = None  # when the cluster was first seen without workers
+        self._silent_since = None  # when the scheduler first did not answer
+        self._said_silent = False
 
     def add(self, future) -> None:
         self._n_pending += 1
@@ -89,16 +120,34 @@ class Completed:
                     batch.append(self._finished.get_nowait())
                 except queue.Empty:
                     break
+            if scheduler_lost(self._client):  # its futures were cancelled with it
+                raise lost_scheduler(self._client, "the connection closed")
             self._n_pending -= len(batch)
             self._idle_since = None
             yield batch
 
     def _check_workers(self) -> None:
-        try:
-            n_workers = len(self._client.nthreads())
-        except OSError:  # the scheduler is gone: no workers either
-            n_workers = 0
+        if scheduler_lost(self._client):
+            raise lost_scheduler(self._client, "the connection closed")
         now = time.monotonic()
+        try:
+            n_workers = len(self._client.nthreads(callback_timeout=ASK_SECONDS))
+        except (TimeoutError, OSError) as exc:  # a scheduler stopped (SIGSTOP), a host gone
+            if scheduler_lost(self._client):
+                raise lost_scheduler(self._client, "the connection closed") from None
+            self._silent_since = self._silent_since or now - ASK_SECONDS
+            silent = now - self._silent_since
+            if silent >= self._limit:
+                raise lost_scheduler(self._client, f"it has not answered for {silent:.0f} s, "
+                                     "cluster.no_worker_timeout") from None
+            if silent >= min(3 * ASK_SECONDS, self._limit / 2) and not self._said_silent:
+                self._said_silent = True
+                log.warning("the scheduler at %s has not answered for %.0f s (%s); the run "
+                            "stops once it has been silent for %s (cluster.no_worker_timeout)",
+                            self._client.scheduler.address, silent,
+                            type(exc).__name__, self._spec.no_worker_timeout)
+            return
+        self._silent_since, self._said_silent = None, False
         if n_workers:
             self._idle_since = None
         elif self._idle_since is None:

@@ -13,8 +13,8 @@ from functools import partial
 from typing import Any
 
 from ..methods import AUTO_WIDTH, ESTIMATOR_RE, kind_of
-from .checks import (MISSING, NAME_RE, ConfigError, Sealed, fail, freeze, integer, known, one_of,
-                     present, real, real_list, text, to_plain, unique)
+from .checks import (MISSING, NAME_RE, ConfigError, Sealed, duration, fail, freeze, integer,
+                     known, one_of, present, real, real_list, text, to_plain, unique)
 from .data import MIN_SAMPLES
 
 CV_SCORES = ("mae", "medae", "rmse", "correntropy")
@@ -317,7 +317,10 @@ class RunSpec(Sealed):
     has finished and said what a cell costs; 0: one cell each); ``fit``: one CV fit, the cell's
     choice and final fit following as one more task (K-fold CV without racing); ``auto``:
     ``fit`` when the cells to run are fewer than :data:`FIT_UNIT_CELLS_PER_WORKER` per worker
-    and the CV allows it. ``blocks_per_worker`` bounds the tasks in flight either way. ``allow_mixed_versions``: resume
+    and the CV allows it. ``blocks_per_worker`` bounds the tasks in flight either way.
+    ``cell_timeout`` (a duration, None: off): a task that has run longer than that, plus twice
+    what its cells were expected to take, is stopped (its worker restarted) and its cells tried
+    one at a time; a cell that alone runs longer is recorded as failed. ``allow_mixed_versions``: resume
     a store whose cells were computed by other code or numerical libraries (refused otherwise,
     :mod:`mccard_dist.store.version`); the run record notes what differs."""
 
@@ -329,12 +332,21 @@ class RunSpec(Sealed):
     progress: bool = MISSING
     unit: str | None = "auto"
     allow_mixed_versions: bool = False
+    cell_timeout: Any = None
 
     SECTION = "run"
     RULES = {"unit": partial(one_of, options=RUN_UNITS, default="auto"),
+             "cell_timeout": partial(duration, minimum=1.0),
              "block_seconds": partial(real, low=0.0),
              "blocks_per_worker": partial(integer, minimum=1),
              "retries": partial(integer, minimum=0)}
+
+    @property
+    def cell_timeout_seconds(self) -> float | None:
+        """``cell_timeout`` in seconds (None: off)."""
+        from .checks import duration_seconds
+
+        return None if self.cell_timeout is None else duration_seconds(self.cell_timeout)
 
 
 @dataclass(unsafe_hash=True)

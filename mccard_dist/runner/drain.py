@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 import time
 
-from ..cluster import Completed
+from ..cluster import ASK_SECONDS, Completed, ask, lost_scheduler
 
-__all__ = ["STALL_SECONDS", "drain"]
+__all__ = ["CHECK_SECONDS", "STALL_SECONDS", "drain"]
 
 log = logging.getLogger("mccard_dist.runner")
 
@@ -19,13 +19,21 @@ def drain(spec, client, tasks, report, stop_after_blocks, max_in_flight, show_pr
     (``error``: what the task raised, else None; ``then(item)`` submits a follow-up task outside
     the queue's slots), and after each batch of finished tasks (those finished by the time the
     first is collected) submit their successors, then let ``tasks.flush(limit)`` write what
-    finished (at most ``limit`` blocks; it returns the cells written). Stops, cancelling the
-    rest, once ``stop_after_blocks`` blocks are written."""
+    finished (at most ``limit`` blocks; it returns the cells written). With
+    ``run.cell_timeout``, a task that has run longer than ``tasks.limit(item)`` is stopped
+    (:class:`_Deadlines`). Stops, cancelling the rest, once ``stop_after_blocks`` blocks are
+    written."""
     from tqdm.auto import tqdm
 
     in_flight = {}
     stall = _StallWatch(client, in_flight)
-    futures = Completed(client, spec.cluster, waiting=stall.check)
+    deadlines = _Deadlines(client, tasks, in_flight, spec.run.cell_timeout_seconds)
+
+    def waiting():
+        stall.check()
+        deadlines.check()
+
+    futures = Completed(client, spec.cluster, waiting=waiting)
 
     def add(item, queued: bool):
         future = tasks.submit(item)
@@ -47,18 +55,24 @@ def drain(spec, client, tasks, report, stop_after_blocks, max_in_flight, show_pr
                 break
         for batch in futures:
             stall.finished()
-            freed = 0
             for future in batch:
-                item, queued = in_flight.pop(future)
+                item, _ = in_flight.pop(future)
                 try:
-                    result, error = future.result(), None
+                    result = future.result(timeout=spec.cluster.no_worker_timeout_seconds)
+                    error = None
+                except TimeoutError:  # finished, but its result cannot be had
+                    raise lost_scheduler(client, "the result of a finished task did not come "
+                                         f"within {spec.cluster.no_worker_timeout}, "
+                                         "cluster.no_worker_timeout") from None
                 except Exception as exc:  # noqa: BLE001 - lost workers etc.: its cells stay pending
                     result, error = None, exc
                 tasks.handle(item, result, error, lambda follow: add(follow, False))
                 future.release()
-                freed += queued
-            for _ in range(freed):  # workers busy while the driver writes
-                submit_next()
+            # the freed slots refilled, workers busy while the driver writes
+            while sum(queued for _, queued in in_flight.values()) < max_in_flight:
+                if not submit_next():
+                    break
+            deadlines.check()
             limit = (None if stop_after_blocks is None
                      else max(stop_after_blocks - report.n_blocks_written, 0))
             bar.update(tasks.flush(limit))
@@ -96,8 +110,9 @@ class _StallWatch:
             return
         self.said = True
         try:
-            where = _holders(self.client.processing(), self.client.scheduler_info(
-                n_workers=-1).get("workers", {}), self.in_flight, time.time())
+            where = _holders(ask(self.client, "processing"),
+                             ask(self.client, "identity", n_workers=-1).get("workers", {}),
+                             self.in_flight, time.time())
         except Exception as exc:  # noqa: BLE001 - a scheduler that does not answer
             where = f"the scheduler did not say which worker holds them ({exc})"
         log.warning("no task has finished for %.0f s: %s", waited, where)
@@ -121,5 +136,53 @@ def _holders(processing: dict, workers: dict, in_flight: dict, now: float) -> st
             parts.append(f"worker {info.get('name', '?')} ({address}{heard}) holds {names}{more}")
     if len(ours) > len(held):
         parts.append(f"{len(ours) - len(held)} task(s) wait for a worker")
-    return "; ".join(parts) + ("; a stopped or overloaded worker holds the run until it resumes "
-                               "or Dask's distributed.scheduler.worker-ttl drops it")
+    return "; ".join(parts) + ("; a worker heard from lately runs a long task (run.cell_timeout "
+                               "stops a cell that runs too long), a stopped or overloaded one "
+                               "holds the run until it resumes or Dask's "
+                               "distributed.scheduler.worker-ttl drops it")
+
+
+#: seconds between two looks at what the workers execute (``run.cell_timeout``)
+CHECK_SECONDS = 2.0
+
+
+def _executing(dask_worker) -> list[str]:
+    """On a worker: the keys of the tasks it executes now."""
+    return [str(task.key) for task in dask_worker.state.executing]
+
+
+class _Deadlines:
+    """``run.cell_timeout`` (``seconds``; None: off): a task that has been executing on its
+    worker for longer than ``tasks.limit(item)`` is told to the tasks
+    (``tasks.timed_out(item, seconds)``), cancelled, and its worker restarted, which stops the
+    fit that holds it; its cancellation then comes back as its result."""
+
+    def __init__(self, client, tasks, in_flight: dict, seconds: float | None):
+        self.client, self.tasks, self.in_flight, self.seconds = client, tasks, in_flight, seconds
+        self.started: dict = {}  # key -> (when first seen executing, where)
+        self.last = 0.0
+
+    def check(self) -> None:
+        now = time.monotonic()
+        if self.seconds is None or now - self.last < CHECK_SECONDS:
+            return
+        self.last = now
+        try:
+            executing = self.client.run(_executing, on_error="ignore",
+                                        callback_timeout=ASK_SECONDS)
+        except Exception:  # noqa: BLE001 - a scheduler that does not answer: said elsewhere
+            return
+        for address, keys in executing.items():
+            for key in keys if isinstance(keys, list) else ():
+                self.started.setdefault(key, (now, address))
+        for future, (item, _) in list(self.in_flight.items()):
+            seen = self.started.get(future.key)
+            if seen is not None and now - seen[0] > self.tasks.limit(item):
+                self.started.pop(future.key)
+                self.tasks.timed_out(item, now - seen[0])
+                future.cancel()
+                try:
+                    self.client.restart_workers([seen[1]], timeout=60, raise_for_error=False)
+                except Exception as exc:  # noqa: BLE001 - the worker is beyond a restart
+                    log.warning("the worker %s that ran %s could not be restarted (%s)",
+                                seen[1], future.key, exc)

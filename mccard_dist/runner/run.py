@@ -125,10 +125,25 @@ def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunRep
                                     "pending")
             else:
                 outcome["ended"] = "finished"
-    for key, message in report.block_errors:
-        log.error("block %s did not finish (%s); its cells stay pending: rerun to resume", key,
-                  message)
+    _said_block_errors(report.block_errors)
     return report
+
+
+def _said_block_errors(errors: list[tuple[str, str]]) -> None:
+    """The blocks left pending, a line for each reason: the first blocks it stopped, and for a
+    module the workers cannot import, where to install it."""
+    by_reason: dict[str, list[str]] = {}
+    for key, message in errors:
+        by_reason.setdefault(message, []).append(key)
+    for message, keys in by_reason.items():
+        which = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+        if message.startswith("ModuleNotFoundError"):
+            log.error("%d block(s) did not finish (%s): the workers cannot import what the "
+                      "driver can; install it where they run (blocks %s)", len(keys), message,
+                      which)
+        else:
+            log.error("%d block(s) did not finish (%s); their cells stay pending: rerun to "
+                      "resume (blocks %s)", len(keys), message, which)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -189,7 +204,9 @@ def run_serial(spec: ExperimentSpec, store_path=None) -> RunReport:
     baseline."""
     spec.check_data()
     refuse_unmigrated(spec)
-    with StoreLock(store_path if store_path is not None else default_store_path(spec)) as lock:
+    path = store_path if store_path is not None else default_store_path(spec)
+    check_writable(path)
+    with StoreLock(path) as lock:
         start = time.perf_counter()
         store = ResultsStore.open_or_create(spec, store_path)
         lock.hold_store()

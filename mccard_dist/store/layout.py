@@ -127,7 +127,8 @@ def store_path(spec: ExperimentSpec) -> Path:
 
 def check_writable(path: Path, key: str = "store",
                    fix: str = "set store.root (or store.path) to a writable folder") -> None:
-    """Refuse a store location this process cannot write, before anything is created.
+    """Refuse a store location this process cannot write, or one inside another results store
+    (whose repairs would take it for damage), before anything is created.
 
     A probe file is created and removed in the store (if it exists) or in its nearest existing
     parent folder: permission bits, read-only file systems and paths through a file all fail
@@ -136,6 +137,11 @@ def check_writable(path: Path, key: str = "store",
     import tempfile
 
     path = Path(path)
+    inside = next((p for p in path.resolve().parents if (p / ".zgroup").is_file()
+                   and "grid_hash" in (_json_object(p / ".zattrs") or ())), None)
+    if inside is not None:
+        raise StoreAccessError(f"{key}: {path} lies inside the results store {inside}; choose a "
+                               "path outside it")
     target = path if path.exists() else next(p for p in path.parents if p.exists())
     what = "store" if target == path and key == "store" else "folder"
     if not target.is_dir():

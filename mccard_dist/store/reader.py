@@ -20,7 +20,7 @@ from .errors import StoreDamagedError, StoreMismatchError
 from .integrity import REPAIR_HINT, check_stored, open_dataset
 from .layout import CELL_DIMS, metadata_damage, metadata_message
 from .migrate import current_run, finish_interrupted_migration
-from .version import refuse_earlier
+from .version import refuse_earlier, refuse_forged
 
 __all__ = ["SWEEP_LIST", "open_results"]
 
@@ -87,6 +87,7 @@ def open_results(path, mask: bool = True):
         raise StoreMismatchError(f"{path} is not a results store (no .zmetadata/.zattrs of "
                                  "mccard-dist); give a store written by mccard-run")
     refuse_earlier(path, ds.attrs)
+    refuse_forged(path, ds.attrs)
     gone = sorted(n for n in ds.variables if not Path(path, str(n), ".zarray").is_file())
     if gone:  # zarr would read every chunk of them as the fill value, without a word
         raise StoreDamagedError(

@@ -25,7 +25,7 @@ from ..records import STATUS_DONE, BlockResult, CellResult
 from .errors import StoreDamagedError
 from .integrity import check_stored, open_group
 from .layout import CONSOLIDATED, Layout
-from .version import version_differences
+from .version import refuse_forged, version_differences
 
 __all__ = ["fill_from_siblings"]
 
@@ -56,6 +56,7 @@ def _sources(store, spec) -> list[tuple[Path, object, dict]]:
         try:
             group = open_group(path)
             attrs = group.attrs.asdict()
+            refuse_forged(path, attrs)
             if (version_differences(attrs)
                     or int(attrs.get("save_coef", -1)) != int(spec.run.save_coef)):
                 continue

@@ -23,12 +23,13 @@ import json
 from pathlib import Path
 
 from ..errors import UsageError
-from ..grid import GRID_VERSION, diff_descriptions, grid_description, grid_hash
+from ..grid import (GRID_VERSION, description_hash, diff_descriptions, grid_description,
+                    grid_hash)
 from .errors import StoreMismatchError
 
 __all__ = ["NUMERICAL", "StoreVersionError", "code_fingerprint", "package_versions",
-           "refuse_earlier", "refuse_mixed", "refuse_other_grid", "store_version",
-           "version_differences"]
+           "refuse_earlier", "refuse_forged", "refuse_mixed", "refuse_other_grid",
+           "store_version", "version_differences"]
 
 #: subpackages that never run inside a cell (reports, benchmarks): not part of the fingerprint
 _NOT_COMPUTING = ("analysis", "bench")
@@ -84,10 +85,28 @@ def refuse_earlier(path, attrs) -> None:
             "to this version (its results are kept)")
 
 
+def refuse_forged(path, attrs) -> None:
+    """Refuse a store whose grid description is not the one its grid hash was made of: edited
+    by hand, or damaged, it says nothing true of the cells (what computed them, on which data)."""
+    from .errors import StoreDamagedError
+
+    try:
+        same = description_hash(json.loads(attrs["grid_description"])) == attrs["grid_hash"]
+    except (KeyError, TypeError, ValueError):
+        same = False
+    if not same:
+        raise StoreDamagedError(
+            f"store {path}: its grid description is not the one its grid hash (its name's) was "
+            "made of: edited or damaged, it cannot say what computed its cells; move it away "
+            "(or delete it) and rerun the experiment's command to compute them anew")
+
+
 def refuse_other_grid(path, attrs, spec) -> None:
-    """Refuse a store of an earlier version (:func:`refuse_earlier`), of another grid (saying
-    what differs) or written with another ``run.save_coef``."""
+    """Refuse a store of an earlier version (:func:`refuse_earlier`), one whose description is
+    not its hash's (:func:`refuse_forged`), of another grid (saying what differs) or written
+    with another ``run.save_coef``."""
     refuse_earlier(path, attrs)
+    refuse_forged(path, attrs)
     if attrs["grid_hash"] != grid_hash(spec):
         diffs = diff_descriptions(json.loads(attrs["grid_description"]), grid_description(spec))
         detail = "\n  ".join(diffs) if diffs else "(grid version differs)"
