@@ -235,8 +235,10 @@ def help_text(config_dir: Path | None = None) -> str:
                 found.setdefault(path.stem, path)
         return [found[name] for name in sorted(found)]
 
-    out = ["mccard-run: fit robust sparse regression methods (MCC-ARD and its baselines) over a grid",
-           "of contamination settings on a Dask cluster, into a labelled xarray/zarr results store.",
+    out = ["mccard-run: fit robust sparse regression methods (MCC-ARD and its baselines) over a "
+           "grid",
+           "of contamination settings on a Dask cluster, into a labelled xarray/zarr results "
+           "store.",
            "Rerunning the same command resumes the same store.",
            "",
            "usage: mccard-run [-m] [GROUP=OPTION] [KEY=VALUE ...]   (Hydra overrides; -m sweeps",

@@ -1,7 +1,8 @@
 """The record of one cell: what a worker returns and the store lays out.
 
 Used by name everywhere (tasks, store, runner, analysis, cli): the status codes, the scalar
-results, :class:`CellResult` and a block's :class:`BlockResult`. No imports from the rest of the package.
+results, :class:`CellResult` and a block's :class:`BlockResult`. No imports from the rest of
+the package.
 """
 
 from __future__ import annotations

@@ -111,13 +111,13 @@ def test_a_setting_of_a_method_the_experiment_does_not_run_is_named_from_its_ove
 
 @pytest.mark.slow  # a subprocess, as a user types it
 def test_a_refusal_is_one_line_and_written_to_the_runs_log(tmp_path):
-    """A bad value found in the composed config (a misspelt method): one line on the terminal,
-    the same line in the run folder's log, and the exit code says it failed."""
-    proc = mccard_run_process(tmp_path, "experiment=smoke", "experiment.methods=[mcc_ardd]")
+    """A bad value found in the composed config: one line on the terminal, the same line in the
+    run folder's log, and the exit code says it failed."""
+    proc = mccard_run_process(tmp_path, "experiment=smoke", "experiment.psi=[0.2,1.5]")
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert lines[-1].startswith("error: experiment.methods: unknown method 'mcc_ardd'")
-    assert lines[-1].endswith("got ['mcc_ardd']") and "did you mean mcc_ard?" in lines[-1]
+    assert lines == ["error: experiment.psi: values must be in [0, 1] (bad value 1.5), got "
+                     "[0.2, 1.5]"]
     (log,) = tmp_path.glob("outputs/smoke/*/cli.log")
     assert lines[-1] in log.read_text()
 

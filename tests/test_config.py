@@ -378,21 +378,21 @@ def test_messages_say_what_to_change(smoke_dict):
         spec_from_dict(bad(smoke_dict, "cluster.queue", "short"))
 
 
-def test_unselected_methods_are_validated_like_selected_ones(smoke_dict):
+def test_a_method_the_experiment_does_not_select_is_not_validated_nor_imported(smoke_dict):
+    """A run checks the methods it selects; another's settings cannot stop it (a command line
+    that sets one is told it has no effect, tests/test_command_line.py)."""
     d = bad(smoke_dict, "methods.mcc_ard_proper.grid.kernel_width", [])
     d["experiment"]["methods"] = ["mcc_ard"]
-    with pytest.raises(ConfigError, match=r"^methods\.mcc_ard_proper\.grid\.kernel_width: "
-                                          "must not be empty"):
-        spec_from_dict(d)
+    d["methods"]["mine"] = {"estimator": "no_such_package.sub:Cls", "params": {}, "grid": {}}
+    assert spec_from_dict(d).method_names == ("mcc_ard",)
 
 
 @pytest.mark.parametrize("overrides, needle", [
-    (["+methods.mcc_ard._target_=os.system"], "methods.mcc_ard._target_: unknown key"),
     (["methods.lasso.alpha_ratio=[0.1]"],
      "methods.lasso.alpha_ratio: unknown key(s); known keys are estimator, params, grid; did you "
      "mean methods.lasso.grid.alpha_ratio?"),
 ])
-def test_keys_of_an_unselected_method_are_checked(overrides, needle):
+def test_keys_of_an_unselected_method_are_checked_by_the_schema(overrides, needle):
     from conftest import refusal
 
     message = refusal(["experiment=smoke", "experiment.methods=[ls_ard]", *overrides])
@@ -413,7 +413,8 @@ def test_a_key_guessed_under_a_method_says_where_it_belongs(override, hint):
 def test_a_penalty_ratio_that_keeps_no_feature_is_refused(method):
     from conftest import refusal
 
-    message = refusal(["experiment=smoke", f"methods.{method}.grid.alpha_ratio=[0.5,5]"])
+    message = refusal(["experiment=smoke", f"experiment.methods=[{method}]",
+                       f"methods.{method}.grid.alpha_ratio=[0.5,5]"])
     assert message.startswith(f"methods.{method}.grid.alpha_ratio: values must be < 1: "
                               "alpha_ratio is a fraction of alpha_max")
 

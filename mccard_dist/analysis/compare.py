@@ -11,6 +11,7 @@ from scipy import stats
 
 from .markup import Code, Paragraph, Strong, Table, markdown
 from .. import metrics as _metrics
+from ..config import shipped_kind
 from .values import (_auto_width_methods, _config, _grid, _num, cell_values, metric_label,
                      shown_metrics)
 
@@ -178,25 +179,12 @@ def comparison_table(rows: list[Comparison], base_name="base", other_name="other
     return "\n".join(lines)
 
 
-def _package_kind(estimator):
-    """The kind of a stored method's estimator where it is one of this package's classes, else
-    None: reading a store imports no other package's code."""
-    from ..methods import kind_of
-
-    if not str(estimator).startswith("mccard_dist."):
-        return None
-    try:
-        return kind_of(estimator)
-    except (ImportError, AttributeError, TypeError):
-        return None
-
-
 def width_pairs(ds) -> list[tuple[str, str]]:
     """``(kfold_method, auto_method)`` pairs of the store: the same estimator and parameters
     (but the one that only says how a width grid is fitted, the kind's ``path_param``), the
     kernel width chosen by CV over a grid in the first and set inside the fit in the second."""
     def params(c):
-        kind = _package_kind(c.get("estimator"))
+        kind = shipped_kind(c.get("estimator"))
         skip = kind.path_param if kind else None
         return {k: v for k, v in (c.get("params") or {}).items() if k != skip}
 
@@ -237,7 +225,7 @@ def solver_pairs(ds) -> list[tuple[str, str]]:
     solver, rest = {}, {}
     for name in names:
         c = config.get(name, {})
-        kind = _package_kind(c.get("estimator"))
+        kind = shipped_kind(c.get("estimator"))
         params = c.get("params") or {}
         solver[name] = kind.solver(params) if kind else None
         skip = kind.solver_params if kind else ()
@@ -377,22 +365,11 @@ def versus_markdown(rows: list[BlockComparison], labels=None, level: float = 0.9
     return markdown(blocks)
 
 
-def side_by_side(ds, tau: float, psi: float,
-                 metrics=("r", "f1", "n_selected", "cell_seconds")) -> list[tuple]:
-    """``(method, n_seeds, mean of each metric over seeds)`` at one (tau, psi), over the seeds
-    every method finished."""
-    values = {m: cell_values(ds, m).sel(tau=tau, psi=psi).transpose("model", "seed").values
-              for m in metrics if m in ds}
-    complete = np.all([np.all(np.isfinite(v), axis=0) for v in values.values()], axis=0)
-    return [(str(method), int(complete.sum()),
-             *(float(v[i][complete].mean()) for v in values.values()))
-            for i, method in enumerate(ds["model"].values)]
-
-
 def versus_report(ds, base: str, level: float = 0.95) -> str:
     """Markdown: each method's means over the store's finished cells (r, RMSE, F1, features
     kept, seconds per cell, on one core), :func:`versus` of ``base`` against every other method,
-    and how often each CV grid's edge was chosen (:func:`~mccard_dist.analysis.edges.grid_edges`)."""
+    and how often each CV grid's edge was chosen
+    (:func:`~mccard_dist.analysis.edges.grid_edges`)."""
     from .edges import grid_edges, grid_edges_markdown
     from .values import method_style
 
@@ -418,19 +395,3 @@ def versus_report(ds, base: str, level: float = 0.95) -> str:
         markdown([Paragraph(Strong("CV grid edges"))]),
         grid_edges_markdown(grid_edges(ds)),
     ])
-
-
-def side_by_side_markdown(ds, tau: float, psi: float) -> str:
-    """:func:`side_by_side` as a table: each method's mean test r, F1, features kept and
-    seconds per cell (CV and final fit, one core) at one (tau, psi)."""
-    from .values import method_style
-
-    methods = [str(m) for m in ds["model"].values]
-    rows = side_by_side(ds, tau, psi)
-    header = ("estimator", "r", "F1", "features", "s per cell")
-    lines = [(method_style(m, methods, ds)["label"], f"{r:.3f}", f"{f1:.2f}", f"{n:.1f}",
-              f"{sec:.1f}") for m, _, r, f1, n, sec in rows]
-    seeds = {n for _, n, *_ in rows}
-    return markdown([Table(header, lines, "lrrrr")]) + (
-        f"\n\ntau = {tau:g}, psi = {psi:g}: mean over {min(seeds)} seeds (test r, F1 of the "
-        f"selected features, features kept; CV and final fit per cell, one core).")

@@ -9,8 +9,8 @@ own. Counted apart: edge choices a wider grid cannot change (``n_settled``: a va
 parameter's own bound (an estimator's ``bounds``), or the largest value of a grid along which
 models only get sparser (``methods.SPARSER_UPWARDS``, an estimator's ``sparser_upwards``), with
 no feature selected: for a penalty, and for MCC-ARD's width, as ``q^2 / s`` falls with
-``1/h``), and edge choices where the CV curve is flat (``n_flat``: the mean loss within ``methods.FLAT_PER_DECADE`` per decade of its neighbour's on
-the grid; positive grids).
+``1/h``), and edge choices where the CV curve is flat (``n_flat``: the mean loss within
+``methods.FLAT_PER_DECADE`` per decade of its neighbour's on the grid; positive grids).
 """
 
 from __future__ import annotations

@@ -34,15 +34,11 @@ def _same(values, value) -> np.ndarray:
 
 def _standardised_width(ds, method) -> bool:
     """Whether the method's width is in units of standardised y (its class's ``width_unit``, for
-    this package's classes: reading a store imports no other package)."""
-    from ..methods import kind_of
+    the shipped estimators: a store's names are looked up, never imported)."""
+    from ..config import shipped_kind
 
-    estimator = str((_config(ds).get("methods", {}).get(method) or {}).get("estimator"))
-    try:
-        return estimator.startswith("mccard_dist.") and "standardised" in kind_of(
-            estimator).width_unit
-    except (ImportError, AttributeError, TypeError):
-        return False
+    kind = shipped_kind(str((_config(ds).get("methods", {}).get(method) or {}).get("estimator")))
+    return kind is not None and "standardised" in kind.width_unit
 
 
 def _method_grid(ds, method) -> list[float]:

@@ -77,7 +77,8 @@ growth = ((later[-1][1] - later[0][1]) / max(report.n_cells_written * (later[-1]
                                               / wall, 1) if len(later) > 1 else float("nan"))
 store = Path(report.store_path)
 print(json.dumps({"cells": report.n_cells_written, "wall": wall, "driver": driver,
-                  "workers": workers, "rss0": rss0, "rss_max": max([k for _, k in samples] + [rss0]),
+                  "workers": workers, "rss0": rss0,
+                  "rss_max": max([k for _, k in samples] + [rss0]),
                   "rss_end": (samples or [(0, rss0)])[-1][1], "growth": growth,
                   "files": sum(1 for p in store.rglob("*") if p.is_file()),
                   "complete": report.complete}))

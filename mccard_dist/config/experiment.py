@@ -7,7 +7,6 @@ from __future__ import annotations
 import difflib
 import functools
 import importlib.util
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -337,12 +336,6 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
         if name not in methods:  # a misspelt name, refused at once
             raise ConfigError(unknown_method(name, list(methods), listed))
     selected = set(listed) if isinstance(listed, list) else set()
-    for name, method in methods.items():  # each method file once per process
-        estimator = method.get("estimator") if isinstance(method, dict) else None
-        if isinstance(estimator, str) and not estimator.startswith("mccard_dist."):
-            continue  # another package's, imported only when an experiment selects it
-        if name not in selected:
-            _check_method(str(name), json.dumps(method, sort_keys=True, default=str))
     d = {**d, "methods": {name: m for name, m in methods.items() if name in selected}}
     schemas = {"experiment": ExperimentSection, "cv": CVSpec, "run": RunSpec,
                "store": StoreSpec, "data": _schema_of("data", d["data"]),
@@ -364,29 +357,6 @@ def unknown_method(name: str, known: list[str], listed) -> str:
     close = difflib.get_close_matches(name, known, n=1)
     return (f"experiment.methods: unknown method {name!r}; known methods are {', '.join(known)}"
             + (f"; did you mean {close[0]}?" if close else "") + f", got {listed!r}")
-
-
-@dataclass
-class _Methods:
-    """The ``methods`` section alone: a method the experiment does not select is checked in it,
-    with the keys and messages it has in the whole config."""
-
-    methods: dict[str, MethodSpec] = MISSING
-
-
-@functools.lru_cache(maxsize=256)
-def _check_method(name: str, method: str) -> None:
-    """Check the method ``name`` given as JSON (a method file and its overrides): once per
-    process for each content, as every config names every method file."""
-    from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
-
-    try:
-        merged = OmegaConf.merge(OmegaConf.structured(_Methods),
-                                 {"methods": {name: json.loads(method)}})
-        OmegaConf.to_object(merged).methods[name].checked(name)
-    except OmegaConfBaseException as exc:
-        raise ConfigError(_one_line(exc) or (str(exc).splitlines() or ["config"])[0]) from None
 
 
 def from_dictconfig(cfg) -> ExperimentSpec:

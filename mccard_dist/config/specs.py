@@ -142,8 +142,9 @@ def _kind(key: str, estimator):
         kind = kind_of(estimator)
         kind.param_names()
     except Exception as exc:  # noqa: BLE001 - any failure to import is the user's path or package
-        fail(key, f"cannot be used ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
-                  "check the path and that its package is installed", estimator)
+        said = str(exc).splitlines()[0] if str(exc) else ""
+        fail(key, f"cannot be used ({type(exc).__name__}: {said}); check the path and that its "
+                  "package is installed", estimator)
     if not callable(getattr(kind.cls, "fit", None)) or not callable(getattr(kind.cls, "predict",
                                                                                None)):
         fail(key, "is not a regressor: it needs fit(X, y) and predict(X)", estimator)
@@ -216,7 +217,8 @@ def _params(key: str, kind, params, grid) -> dict:
     if unknown:
         fail(key, f"{', '.join(unknown)} not accepted by {kind.cls.__name__}; accepted: "
                   f"{', '.join(accepted)}", dict(params))
-    from_grid = sorted(set(params) & {*kind.grid_names(grid), *("alpha",) * bool(kind.penalty_name)})
+    from_grid = sorted(set(params) & {*kind.grid_names(grid),
+                                      *("alpha",) * bool(kind.penalty_name)})
     if from_grid:
         fail(key, f"{', '.join(from_grid)} must not be set here: it comes from the CV grid "
                   f"({key.rsplit('.', 1)[0]}.grid)", dict(params))
@@ -320,9 +322,10 @@ class RunSpec(Sealed):
     and the CV allows it. ``blocks_per_worker`` bounds the tasks in flight either way.
     ``cell_timeout`` (a duration, None: off): a task that has run longer than that, plus twice
     what its cells were expected to take, is stopped (its worker restarted) and its cells tried
-    one at a time; a cell that alone runs longer is recorded as failed. ``allow_mixed_versions``: resume
-    a store whose cells were computed by other code or numerical libraries (refused otherwise,
-    :mod:`mccard_dist.store.version`); the run record notes what differs."""
+    one at a time; a cell that alone runs longer is recorded as failed.
+    ``allow_mixed_versions``: resume a store whose cells were computed by other code or
+    numerical libraries (refused otherwise, :mod:`mccard_dist.store.version`); the run record
+    notes what differs."""
 
     block_seconds: float = MISSING
     blocks_per_worker: int = MISSING

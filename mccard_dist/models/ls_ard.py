@@ -107,7 +107,8 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
     """
 
     #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
-    mccard_method = {"label": "LS-ARD", "alo": True, "solver_params": ("solver", "form", "relevance_update")}
+    mccard_method = {"label": "LS-ARD", "alo": True,
+                     "solver_params": ("solver", "form", "relevance_update")}
 
     _parameter_constraints = {
         "max_iter": [AT_LEAST_ONE],

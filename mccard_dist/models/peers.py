@@ -265,7 +265,8 @@ class HuberMCPRegressor(_HuberPenalised):
     """
 
     #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
-    mccard_method = {"label": "Huber + MCP", "width_param": "epsilon", "penalty_name": "alpha_ratio",
+    mccard_method = {"label": "Huber + MCP", "width_param": "epsilon",
+                     "penalty_name": "alpha_ratio",
                      "penalty_scale": "mccard_dist.models:huber_alpha_max", "requires": "skglm"}
 
     _parameter_constraints = {**_HuberPenalised._parameter_constraints,

@@ -33,6 +33,6 @@ def _stop_zarr_io() -> None:
 
 
 # zarr registers its exit handler when imported; handlers run last-registered first
-import zarr.core.sync  # noqa: F401
+import zarr.core.sync  # noqa: E402, F401
 
 atexit.register(_stop_zarr_io)

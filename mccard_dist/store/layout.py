@@ -2,7 +2,8 @@
 
 - per cell, dims ``(model, tau, psi, seed)``: ``status`` (int8: 0 pending, 1 done, 2 failed),
   ``error`` (text), the float64 :data:`~mccard_dist.metrics.METRICS` and
-  :data:`~mccard_dist.records.SCALARS` (NaN where not available), with ``chosen_<name>`` for each name of the methods' grids (the final fit's value);
+  :data:`~mccard_dist.records.SCALARS` (NaN where not available), with ``chosen_<name>`` for
+  each name of the methods' grids (the final fit's value);
 - ``cv_score`` (+ ``candidate, fold``): each method's CV candidates in the order of
   :func:`mccard_dist.grid.cv_candidates`, their values in coordinates on ``(model, candidate)``
   named as the grids name them (NaN where a method has no such name or fewer candidates);

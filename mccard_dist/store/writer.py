@@ -447,8 +447,8 @@ class ResultsStore:
         code fingerprint and package versions computing its cells; ``started``: now by default);
         returns the record's ``id``. With cells left to compute, code or numerical libraries
         other than the store's cells so far are refused unless ``run.allow_mixed_versions``, and
-        then the record notes what differs (``mixed_versions``). A previous record still ``running`` is marked as ended
-        unrecorded, with the cells finished since it started."""
+        then the record notes what differs (``mixed_versions``). A previous record still
+        ``running`` is marked as ended unrecorded, with the cells finished since it started."""
         import os
         import socket
         import uuid
