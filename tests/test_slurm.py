@@ -423,8 +423,14 @@ def test_hydras_submitit_launcher_runs_one_slurm_job_per_sweep_value(slurm, tmp_
     stores = sorted((tmp_path / "results").glob("smoke-*.zarr"))
     assert sorted(xr.open_zarr(s).sizes["feature"] for s in stores) == [40, 50]
     assert all((xr.open_zarr(s)["status"] == 1).all() for s in stores)
-    jobs = subprocess.run(["sacct", "-n", "-X", f"--name={name}", "-o", "JobID,State"],
-                          capture_output=True, text=True, timeout=30).stdout.split("\n")
-    jobs = [line.split() for line in jobs if line.strip()]
-    assert len(jobs) == 2 and all(state == "COMPLETED" for _, state in jobs), jobs
+    deadline = time.monotonic() + 60  # the tasks end once their results are written
+    while True:
+        shown = subprocess.run(["scontrol", "show", "job", "-o"], capture_output=True, text=True,
+                               timeout=30).stdout.splitlines()
+        jobs = [re.search(r"JobState=(\S+)", line).group(1) for line in shown
+                if f"JobName={name} " in line]
+        if not {"RUNNING", "COMPLETING"} & set(jobs) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert jobs == ["COMPLETED", "COMPLETED"], shown  # an array job's two tasks, one per value
     assert "all stores as one dataset" in proc.stdout
