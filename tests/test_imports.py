@@ -22,6 +22,7 @@ LAYERS = {
     "runner": 5, "analysis": 5,
     "overrides": 5,  # the command line's mistakes, said before Hydra starts
     "app": 6,  # compose and run: the plain functions under the command
+    "sweep": 6,  # Hydra's callback: which job of a sweep wrote which store
     "cli": 7, "bench": 7,
     "__init__": 8,
 }
