@@ -109,7 +109,7 @@ def test_a_cell_that_never_returns_fails_once_past_cell_timeout(user):
     from mccard_dist.cluster import connect
     from mccard_dist.runner import run_experiment
 
-    spec = _spec(user, "experiment.methods=[hang]", "run.cell_timeout=3s",
+    spec = _spec(user, "experiment.methods=[hang]", "run.cell_timeout=10s",
                  "cluster.n_workers=2")
     start = time.monotonic()
     with connect(spec.cluster) as client:
@@ -117,7 +117,7 @@ def test_a_cell_that_never_returns_fails_once_past_cell_timeout(user):
         assert len(client.nthreads()) == 2
     status, errors = _errors(spec.store.path)
     assert list(status) == [1, 1, 2, 1, 1, 1] and report.complete
-    assert errors[2].startswith("CellTimeout: the cell ran for ") and "run.cell_timeout (3s)" in \
+    assert errors[2].startswith("CellTimeout: the cell ran for ") and "run.cell_timeout (10s)" in \
         errors[2]
     assert time.monotonic() - start < 240
 

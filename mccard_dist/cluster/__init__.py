@@ -19,7 +19,8 @@ from ..errors import ClusterError
 from .common import BLAS_ENV, MALLOC_ENV, no_workers
 from .jobqueue import job_script, jobqueue_kwargs
 
-__all__ = ["ASK_SECONDS", "BLAS_ENV", "MALLOC_ENV", "Completed", "ask", "backend", "broadcast",
+__all__ = ["ASK_SECONDS", "BLAS_ENV", "MALLOC_ENV", "Completed", "Silence", "ask", "backend",
+           "broadcast",
            "connect", "job_script", "jobqueue_kwargs", "lost_scheduler", "preflight",
            "scheduler_lost"]
 
@@ -81,14 +82,41 @@ def scheduler_lost(client) -> bool:
     return getattr(client, "status", "running") in ("closing", "closed")
 
 
+class Silence:
+    """How long the scheduler has not answered: :meth:`unanswered` after a question that timed
+    out warns once it has been silent for 3 x :data:`ASK_SECONDS` (or half the limit) and raises
+    once it has been for ``spec.no_worker_timeout``; :meth:`heard` after an answer."""
+
+    def __init__(self, client, spec):
+        self.client, self.spec = client, spec
+        self.since, self.said = None, False
+
+    def heard(self) -> None:
+        self.since, self.said = None, False
+
+    def unanswered(self, waited: float = ASK_SECONDS) -> None:
+        if scheduler_lost(self.client):
+            raise lost_scheduler(self.client, "the connection closed")
+        now = time.monotonic()
+        self.since = self.since or now - waited
+        silent, limit = now - self.since, self.spec.no_worker_timeout_seconds
+        if silent >= limit:
+            raise lost_scheduler(self.client, f"it has not answered for {silent:.0f} s, "
+                                 "cluster.no_worker_timeout")
+        if silent >= min(3 * ASK_SECONDS, limit / 2) and not self.said:
+            self.said = True
+            log.warning("the scheduler at %s has not answered for %.0f s; the run stops once it "
+                        "has been silent for %s (cluster.no_worker_timeout)",
+                        self.client.scheduler.address, silent, self.spec.no_worker_timeout)
+
+
 class Completed:
     """Futures in the order they finish, as :class:`distributed.as_completed` (``add`` them,
     iterate: a batch at a time, the first to finish and every other finished by then), but a
     :class:`ClusterError` once the cluster has had no worker for ``spec.no_worker_timeout``
     (asked after ``check_every`` seconds without a finished future), or once the scheduler has
-    gone (the client closed) or not answered for as long (a warning after 3 x
-    :data:`ASK_SECONDS` of silence, or half that time); ``waiting()``, if given, is called after
-    each check."""
+    gone (the client closed) or not answered for as long (:class:`Silence`, which :meth:`result`
+    shares); ``waiting()``, if given, is called after each check."""
 
     def __init__(self, client, spec, check_every: float = 2.0, waiting=None):
         self._client = client
@@ -99,8 +127,7 @@ class Completed:
         self._finished = queue.SimpleQueue()  # filled by Dask's callback thread
         self._n_pending = 0  # added and not yet yielded
         self._idle_since = None  # when the cluster was first seen without workers
-        self._silent_since = None  # when the scheduler first did not answer
-        self._said_silent = False
+        self.silence = Silence(client, spec)
 
     def add(self, future) -> None:
         self._n_pending += 1
@@ -126,28 +153,28 @@ class Completed:
             self._idle_since = None
             yield batch
 
+    def result(self, future):
+        """A finished future's result (or the exception it raises), fetched as the scheduler
+        answers: a silent one is said and, past the limit, refused (:class:`Silence`)."""
+        while True:
+            try:
+                result = future.result(timeout=ASK_SECONDS)
+            except TimeoutError:
+                self.silence.unanswered()
+                continue
+            self.silence.heard()
+            return result
+
     def _check_workers(self) -> None:
         if scheduler_lost(self._client):
             raise lost_scheduler(self._client, "the connection closed")
-        now = time.monotonic()
         try:
             n_workers = len(self._client.nthreads(callback_timeout=ASK_SECONDS))
-        except (TimeoutError, OSError) as exc:  # a scheduler stopped (SIGSTOP), a host gone
-            if scheduler_lost(self._client):
-                raise lost_scheduler(self._client, "the connection closed") from None
-            self._silent_since = self._silent_since or now - ASK_SECONDS
-            silent = now - self._silent_since
-            if silent >= self._limit:
-                raise lost_scheduler(self._client, f"it has not answered for {silent:.0f} s, "
-                                     "cluster.no_worker_timeout") from None
-            if silent >= min(3 * ASK_SECONDS, self._limit / 2) and not self._said_silent:
-                self._said_silent = True
-                log.warning("the scheduler at %s has not answered for %.0f s (%s); the run "
-                            "stops once it has been silent for %s (cluster.no_worker_timeout)",
-                            self._client.scheduler.address, silent,
-                            type(exc).__name__, self._spec.no_worker_timeout)
+        except (TimeoutError, OSError):  # a scheduler stopped (SIGSTOP), a host gone
+            self.silence.unanswered()
             return
-        self._silent_since, self._said_silent = None, False
+        self.silence.heard()
+        now = time.monotonic()
         if n_workers:
             self._idle_since = None
         elif self._idle_since is None:

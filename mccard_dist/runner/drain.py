@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import time
 
-from ..cluster import ASK_SECONDS, Completed, ask, lost_scheduler
+from ..cluster import ASK_SECONDS, Completed, ask
+from ..errors import ClusterError
 
 __all__ = ["CHECK_SECONDS", "STALL_SECONDS", "drain"]
 
@@ -58,13 +59,10 @@ def drain(spec, client, tasks, report, stop_after_blocks, max_in_flight, show_pr
             for future in batch:
                 item, _ = in_flight.pop(future)
                 try:
-                    result = future.result(timeout=spec.cluster.no_worker_timeout_seconds)
-                    error = None
-                except TimeoutError:  # finished, but its result cannot be had
-                    raise lost_scheduler(client, "the result of a finished task did not come "
-                                         f"within {spec.cluster.no_worker_timeout}, "
-                                         "cluster.no_worker_timeout") from None
+                    result, error = futures.result(future), None
                 except Exception as exc:  # noqa: BLE001 - lost workers etc.: its cells stay pending
+                    if isinstance(exc, ClusterError):  # the scheduler went away: the run ends
+                        raise
                     result, error = None, exc
                 tasks.handle(item, result, error, lambda follow: add(follow, False))
                 future.release()
