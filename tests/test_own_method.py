@@ -208,3 +208,31 @@ def test_methodcv_runs_a_method_of_ones_own_folder(user, monkeypatch):
     assert model.score(X, y) > 0.9
     sys.modules.pop("mylab", None)
     sys.modules.pop("mylab.robust", None)
+
+
+def test_a_method_file_with_a_shipped_name_is_said_to_replace_it_and_reported_by_its_name(user):
+    """``method/ls_ard.yaml`` of one's own folder replaces the shipped LS-ARD: the run says so in
+    its first line, and the report calls it ``ls_ard``, not the paper's LS-ARD, nor checks the
+    paper's claims about LS-ARD against it."""
+    env, tmp = user
+    conf = Path(env["MCCARD_CONFIG_DIR"])
+    (conf / "method" / "ls_ard.yaml").write_text("estimator: mylab.robust:TrimmedRidge\n"
+                                                  "grid:\n  alpha: [1.0]\n")
+    store = tmp / "clash.zarr"
+    done = _run(env, tmp, "experiment=smoke", "experiment.methods=[mcc_ard,ls_ard]",
+                "experiment.seeds.count=1", "run.progress=false", f"store.path={store}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = [line for line in (done.stdout + done.stderr).splitlines() if "replaces" in line]
+    assert len(said) == 1 and f"{conf / 'method' / 'ls_ard.yaml'} replaces the shipped method " \
+        "ls_ard" in said[0], said
+    report = subprocess.run(["mccard-report", str(store), "--out", str(tmp / "rep")], env=env,
+                            cwd=tmp, capture_output=True, text=True, timeout=240)
+    assert report.returncode == 0, report.stderr[-2000:]
+    text = (tmp / "rep" / "report.md").read_text()
+    assert "LS-ARD (`ls_ard`)" not in text and "`ls_ard`" in text
+    from mccard_dist import open_results
+    from mccard_dist.analysis.claims import NOT_IN_GRID, check_claims
+
+    parts = [part for claim in check_claims(open_results(store)) for part in claim.parts
+             if "LS-ARD" in part.quantity]
+    assert parts and all(part.verdict == NOT_IN_GRID for part in parts)

@@ -299,8 +299,7 @@ def check_claims(ds, level: float = 0.95, similar_tolerance: float = SIMILAR_TOL
         note = (f"the claims are about the paper's problem; this store's data differ "
                 f"({scenario(ds)})")
         return [ClaimResult(c, _STATEMENTS[c], NOT_APPLICABLE, (), note) for c in _STATEMENTS]
-    if roles:
-        ds = with_roles(ds, roles)
+    ds = with_roles(ds, roles or {})
     results = []
     for c, p in _claim_parts(StoreCells(ds), level, similar_tolerance, n_relevant(ds)).items():
         verdict, note = _overall(p)
