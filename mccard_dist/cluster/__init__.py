@@ -27,7 +27,7 @@ __all__ = ["ASK_SECONDS", "BLAS_ENV", "MALLOC_ENV", "Completed", "Silence", "ask
 log = logging.getLogger(__name__)
 
 #: recent messages Dask keeps per connection in the driver (each holds a task's spec and cells:
-#: Dask's 1,000 made the driver grow with every task)
+#: Dask's default keeps enough of them that the driver grows with every task)
 MESSAGE_LOG_LENGTH = 20
 
 

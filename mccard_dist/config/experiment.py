@@ -177,7 +177,7 @@ def _method_names() -> tuple[set, set]:
 @functools.lru_cache(maxsize=None)
 def _type_hints(cls) -> dict:
     """``get_type_hints(cls)``, evaluated once per class: each check of a config reads them
-    for every key, and evaluating the annotations is most of a check's time."""
+    for every key, and evaluating the annotations is costly."""
     return get_type_hints(cls)
 
 

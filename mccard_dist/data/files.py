@@ -32,9 +32,9 @@ FORMATS = {".npz": "npz", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"
 ARRAYS = ("X", "y", "X_test", "y_test", "coef_true")
 
 #: memory to read a file, refused unread if more than is available: per byte of a .csv file
-#: (parsing text takes up to 9 times the file's size) and per value of the other formats' arrays
+#: (parsing text takes several times the file's size) and per value of the other formats' arrays
 CSV_BYTES_PER_BYTE, BYTES_PER_VALUE = 10, 24
-#: the most columns of a .csv or .parquet file (parsing takes time per column: 2 s for these)
+#: the most columns of a .csv or .parquet file (parsing takes time per column)
 MAX_COLUMNS = 100_000
 #: the longest first line of a .csv file (the column names)
 HEADER_BYTES = 16 * 2**20
