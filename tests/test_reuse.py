@@ -96,6 +96,23 @@ def _set_attr(path, **attrs):
     zarr.consolidate_metadata(str(path))
 
 
+def test_cv_paths_counts_only_for_the_methods_it_routes(compose, tmp_path):
+    """A description keeps ``cv.paths`` only where a method fits paths (MCC-L1): a grid without
+    MCC-L1 takes MCC-ARD's and LS-ARD's cells from the store that had it, and ``cv.paths=none``
+    (another route for MCC-L1 only) reruns MCC-L1 alone."""
+    first = spec_at(compose, tmp_path)
+    run_serial(first)
+    without_l1 = spec_at(compose, tmp_path, "experiment.methods=[mcc_ard,ls_ard]")
+    assert store_path(without_l1) != store_path(first)
+    assert run_serial(without_l1).n_pending_before == 0
+    got = xr.open_zarr(store_path(without_l1))
+    want = xr.open_zarr(store_path(first)).sel(model=["mcc_ard", "ls_ard"])
+    for name in ("r", "rmse", "f1", "n_selected", "chosen_kernel_width", "coef"):
+        np.testing.assert_array_equal(got[name].values, want[name].values, err_msg=name)
+    no_paths = spec_at(compose, tmp_path, "cv.paths=none")
+    assert run_serial(no_paths).n_pending_before == cells_per_method(no_paths)  # mcc_l1's
+
+
 def test_a_store_given_its_own_path_is_computed_whole(compose, tmp_path):
     run_serial(spec_at(compose, tmp_path))
     changed = spec_at(compose, tmp_path, CHANGED_L1, f"store.path={tmp_path}/mine.zarr")

@@ -32,10 +32,21 @@ __all__ = ["fill_from_siblings"]
 log = logging.getLogger(__name__)
 
 
-def _same_computation(stored: dict, wanted: dict, method: str) -> bool:
-    keys = ("grid_version", "data", "cv")
-    return (all(stored.get(k) == wanted.get(k) for k in keys)
-            and stored.get("methods", {}).get(method) == wanted["methods"][method])
+def _same_computation(stored: dict, wanted: dict, method_spec, route: str) -> bool:
+    """Whether ``stored`` computed ``method_spec``'s cells as ``wanted`` does. ``cv.paths``
+    counts only through the route it gives this method (``route``, here): a description keeps
+    it only where some method of it fits paths, so a grid of methods that fit none takes their
+    cells from a store that also ran one (and back)."""
+    method = method_spec.name
+    if any(stored.get(k) != wanted.get(k) for k in ("grid_version", "data")) \
+            or stored.get("methods", {}).get(method) != wanted["methods"][method]:
+        return False
+    stored_cv, wanted_cv = dict(stored.get("cv", {})), dict(wanted.get("cv", {}))
+    paths = stored_cv.pop("paths", None)
+    wanted_cv.pop("paths", None)
+    stored_route = ("none" if paths is None or stored_cv.get("scheme", "kfold") != "kfold"
+                    else method_spec.kind.path_route(method_spec.params, method_spec.grid, paths))
+    return stored_cv == wanted_cv and stored_route == route
 
 
 #: what a sibling store that cannot be read raises while it is read: it is skipped
@@ -79,9 +90,9 @@ def fill_from_siblings(store, spec) -> dict[str, tuple[str, int]]:
     sources = _sources(store, spec)
     sound: dict[Path, bool] = {}
     for method_spec in spec.methods:
-        method = method_spec.name
+        method, route = method_spec.name, grid.path_route(method_spec, spec.cv)
         for path, group, stored, attrs in sources:
-            if not _same_computation(stored, new, method) or not sound.get(path, True):
+            if not _same_computation(stored, new, method_spec, route) or not sound.get(path, True):
                 continue
             try:
                 if path not in sound:
