@@ -121,6 +121,21 @@ class MethodKind:
         return getattr(importlib.import_module(top), "__version__", None)
 
     @property
+    def own_files(self) -> tuple[str, ...]:
+        """The source files of the estimator class and of the functions it declares (penalty
+        scale, path) that lie outside this package, e.g. a class of one's own folder (the
+        store's fingerprint hashes this package's computing modules, and these per method)."""
+        top = __name__.split(".")[0] + "."
+        files = set()
+        for obj in [self.cls] + [_load(ref) for ref in (self.penalty_scale, self.path) if ref]:
+            if not obj.__module__.startswith(top):
+                try:
+                    files.add(inspect.getsourcefile(obj))
+                except TypeError:  # compiled: its package's version stands for it
+                    pass
+        return tuple(sorted(f for f in files if f))
+
+    @property
     def penalty_is_ratio(self) -> bool:
         return self.penalty_name == "alpha_ratio"
 

@@ -236,3 +236,33 @@ def test_a_method_file_with_a_shipped_name_is_said_to_replace_it_and_reported_by
     parts = [part for claim in check_claims(open_results(store)) for part in claim.parts
              if "LS-ARD" in part.quantity]
     assert parts and all(part.verdict == NOT_IN_GRID for part in parts)
+
+
+def test_an_edit_of_ones_estimator_body_is_refused_by_name_a_docstring_is_not(user, monkeypatch):
+    """The store's fingerprint holds the hash of the file of one's estimator class: a resume after
+    a docstring edit goes on; after an edit of its code, with ``__version__`` unchanged, it is
+    refused in one line naming the method, and ``run.allow_mixed_versions=true`` goes on."""
+    from mccard_dist import compose
+    from mccard_dist.errors import UsageError
+    from mccard_dist.store import ResultsStore
+
+    env, tmp = user
+    monkeypatch.syspath_prepend(env["PYTHONPATH"])
+    monkeypatch.setenv("MCCARD_CONFIG_DIR", env["MCCARD_CONFIG_DIR"])
+    for name in ("mylab", "mylab.robust"):  # this test's package, not another test's
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    overrides = ["experiment.methods=[trimmed_ridge]", f"store.path={tmp / 'own.zarr'}"]
+    ResultsStore.open_or_create(compose("smoke", overrides))
+    source = Path(env["PYTHONPATH"]) / "mylab" / "robust.py"
+    text = source.read_text()
+    source.write_text(text.replace('"""Ridge regression', '"""Edited. Ridge regression', 1))
+    assert source.read_text() != text
+    ResultsStore.open_or_create(compose("smoke", overrides))
+    fitted = "self.n_features_in_ = X.shape[1]\n"
+    source.write_text(source.read_text().replace(fitted, fitted.replace("]", "] + 0"), 1))
+    with pytest.raises(UsageError) as info:
+        ResultsStore.open_or_create(compose("smoke", overrides))
+    said = str(info.value)
+    assert "\n" not in said and "trimmed_ridge's estimator code (mylab.robust:TrimmedRidge)" in said
+    assert "code fingerprint" not in said  # the package is as it was
+    ResultsStore.open_or_create(compose("smoke", [*overrides, "run.allow_mixed_versions=true"]))

@@ -13,7 +13,7 @@ from mccard_dist.config import from_dictconfig
 from mccard_dist.grid import cells
 from mccard_dist.runner import run_serial
 from mccard_dist.store import ResultsStore, store_path
-from mccard_dist.store.version import code_fingerprint
+from mccard_dist.store.version import code_fingerprint, fingerprint
 
 pytestmark = pytest.mark.slow  # runs small grids into stores
 
@@ -162,20 +162,6 @@ def test_a_store_records_the_code_that_made_it(compose, tmp_path):
     spec = spec_at(compose, tmp_path)
     run_serial(spec)
     attrs = xr.open_zarr(store_path(spec)).attrs
-    assert attrs["code"] == code_fingerprint()
-    assert len(attrs["code"]) == 64 and json.loads(attrs["grid_description"])["methods"]
-
-
-def test_the_fingerprint_covers_the_computing_code_only():
-    import mccard_dist.store.version as version
-
-    code_fingerprint.cache_clear()
-    base = code_fingerprint()
-    try:
-        version._NOT_COMPUTING = ("analysis", "bench", "models")
-        code_fingerprint.cache_clear()
-        assert code_fingerprint() != base  # the estimators are part of it
-    finally:
-        version._NOT_COMPUTING = ("analysis", "bench")
-        code_fingerprint.cache_clear()
-    assert code_fingerprint() == base
+    code = json.loads(attrs["code"])
+    assert code == fingerprint(spec.methods) == {"package": code_fingerprint(), "methods": {}}
+    assert len(code["package"]) == 64 and json.loads(attrs["grid_description"])["methods"]

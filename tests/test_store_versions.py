@@ -12,7 +12,7 @@ import zarr
 
 from mccard_dist.grid import grid_hash, make_blocks
 from mccard_dist.store import ResultsStore, StoreVersionError, package_versions
-from mccard_dist.store.version import code_fingerprint
+from mccard_dist.store.version import code_fingerprint, fingerprint
 from mccard_dist.tasks import run_block
 
 SMALL = ("experiment.methods=[ls_ard]", "data.n_features=40")
@@ -55,7 +55,7 @@ def test_an_allowed_mixed_resume_is_noted_in_its_run_record(smoke_spec):
     _made_elsewhere(spec.store.path, numpy="1.26.0")
     run_serial(spec)
     (run,) = ResultsStore(spec.store.path, spec).runs()
-    assert run["code"] == code_fingerprint() and run["versions"] == package_versions()
+    assert run["code"] == fingerprint(spec.methods) and run["versions"] == package_versions()
     assert run["mixed_versions"] == [
         f"code fingerprint 000000000000 (store) != {code_fingerprint()[:12]} (here)",
         f"numpy 1.26.0 (store) != {package_versions()['numpy']} (here)"]
@@ -68,7 +68,7 @@ def test_a_run_of_other_versions_recorded_in_a_store_counts_too(smoke_spec):
     store = ResultsStore.open_or_create(spec)
     group = zarr.open_group(str(store.path), mode="r+", zarr_format=2)
     other = {**package_versions(), "scipy": "1.0.0"}
-    group.attrs["runs"] = json.dumps([{"id": "x", "code": code_fingerprint(),
+    group.attrs["runs"] = json.dumps([{"id": "x", "code": fingerprint(spec.methods),
                                        "versions": other}])
     zarr.consolidate_metadata(str(store.path))
     with pytest.raises(StoreVersionError, match=r"scipy 1\.0\.0 \(store\) != "):
@@ -94,7 +94,7 @@ def test_each_run_record_carries_its_code_and_versions(smoke_spec):
     spec = smoke_spec(*SMALL)
     run_serial(spec)
     (run,) = ResultsStore(spec.store.path, spec).runs()
-    assert run["code"] == code_fingerprint() and run["versions"] == package_versions()
+    assert run["code"] == fingerprint(spec.methods) and run["versions"] == package_versions()
     assert "mixed_versions" not in run
 
 
@@ -116,3 +116,76 @@ def test_a_cv_key_at_its_default_changes_no_grid_hash(smoke_spec):
     assert grid_hash(with_repeats(1)) == grid_hash(spec)
     assert grid_hash(with_repeats(3)) != grid_hash(spec)
 
+
+
+RESUME = """
+import sys
+from mccard_dist import compose
+from mccard_dist.errors import UsageError
+from mccard_dist.store import ResultsStore
+
+spec = compose("smoke", ["experiment.methods=[ls_ard]", "store.path=" + sys.argv[1]])
+try:
+    ResultsStore.open_or_create(spec)
+except UsageError as exc:
+    print(exc)
+    sys.exit(3)
+print("opened")
+"""
+
+
+@pytest.mark.slow  # copies the package and opens a store in 5 subprocesses
+def test_what_computes_no_cell_or_is_no_code_refuses_no_resume(tmp_path):
+    """A copy of the package makes a store with every cell to compute; a docstring and a comment
+    of ``cli.py`` and ``models/mcc_ard.py``, and the body of ``cli.py``, edited in the copy, still
+    resume it; an edit of ``mcc_ard.py``'s body is refused in one line."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import mccard_dist
+
+    tree = tmp_path / "tree"
+    package = Path(mccard_dist.__file__).parent
+    shutil.copytree(package, tree / "mccard_dist", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(package.parent / "conf", tree / "conf")
+    (tmp_path / "resume.py").write_text(RESUME)
+    store = tmp_path / "s.zarr"
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+
+    def resume():
+        done = subprocess.run([sys.executable, str(tmp_path / "resume.py"), str(store)], env=env,
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode in (0, 3), done.stderr[-2000:]
+        return done.stdout.strip()
+
+    def edit(name, old, new):
+        path = tree / "mccard_dist" / name
+        text = path.read_text()
+        assert old in text
+        path.write_text(text.replace(old, new, 1))
+
+    assert resume() == "opened"
+    assert json.loads(zarr.open_group(str(store), mode="r").attrs["code"]) \
+        == {"package": code_fingerprint(), "methods": {}}  # the copy is this package
+    edit("cli.py", '"""', '"""An edited docstring. ')
+    edit("models/mcc_ard.py", '"""', '"""An edited docstring. ')
+    edit("models/mcc_ard.py", "\nimport ", "\n# an added comment\nimport ")
+    edit("cli.py", "\nimport ", "\nEDITED = 1\nimport ")
+    assert resume() == "opened"
+    edit("models/mcc_ard.py", "\nimport ", "\nEDITED = 1\nimport ")
+    said = resume()
+    assert "\n" not in said and said.startswith(f"the store {store} was computed by other code")
+    assert f"code fingerprint {code_fingerprint()[:12]} (store) != " in said
+
+
+def test_a_source_hash_is_of_the_code_not_its_docstrings_or_comments():
+    from mccard_dist.store.version import source_hash
+
+    plain = "def f(x):\n    return x + 1\n"
+    assert source_hash('"""Module."""\ndef f(x):\n    """Doc."""\n    # why\n    return x + 1\n') \
+        == source_hash(plain) == source_hash("def f(x):  # why\n\n    return (x + 1)\n")
+    assert source_hash("def f(x):\n    return x + 2\n") != source_hash(plain)
+    assert source_hash('def f(x):\n    y = "not a docstring"\n    return x + 1\n') \
+        != source_hash(plain)

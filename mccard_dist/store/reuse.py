@@ -3,12 +3,12 @@
 An override that changes one method makes a new store (its name carries the grid hash); when it
 is created, the finished cells of the methods left unchanged are copied from a store under the same
 root that made them by the same computation: the same code on the same numerical libraries (the
-rule a resume applies, :func:`~mccard_dist.store.version.version_differences`), the same method,
-data and CV description and the same ``save_coef``. Only a store named by its grid takes cells
-(one given its own ``store.path`` is computed whole). The cells done in the source are copied in
-the new grid's blocks of them (a grid with more seeds takes the seeds done beside it), each
-through :meth:`ResultsStore.write_block` (status last), so an interrupted copy leaves the rest
-pending.
+rule a resume applies, :func:`~mccard_dist.store.version.version_differences`, the method's own
+estimator code included), the same method, data and CV description and the same ``save_coef``.
+Only a store named by its grid takes cells (one given its own ``store.path`` is computed whole).
+The cells done in the source are copied in the new grid's blocks of them (a grid with more seeds
+takes the seeds done beside it), each through :meth:`ResultsStore.write_block` (status last), so
+an interrupted copy leaves the rest pending.
 A source is checked whole before a cell is taken from it; a damaged one is skipped with a warning.
 """
 
@@ -92,7 +92,8 @@ def fill_from_siblings(store, spec) -> dict[str, tuple[str, int]]:
     for method_spec in spec.methods:
         method, route = method_spec.name, grid.path_route(method_spec, spec.cv)
         for path, group, stored, attrs in sources:
-            if not _same_computation(stored, new, method_spec, route) or not sound.get(path, True):
+            if (not _same_computation(stored, new, method_spec, route) or not sound.get(path, True)
+                    or version_differences(attrs, [method_spec])):
                 continue
             try:
                 if path not in sound:

@@ -6,10 +6,15 @@ A store is refused when
   :data:`~mccard_dist.grid.GRID_VERSION` (:func:`refuse_earlier`; ``mccard-migrate`` converts it);
 - it was written by another grid (its ``grid_hash``) or with another ``run.save_coef``
   (:func:`refuse_other_grid`);
-- it would get cells computed by other code (:func:`code_fingerprint`) or other numerical
+- it would get cells computed by other code (:func:`fingerprint`: the package's modules that
+  compute a cell, and each method's estimator code outside the package) or other numerical
   libraries (:data:`NUMERICAL`) than its cells so far (:func:`version_differences`): a resume
   with cells to compute is refused unless ``run.allow_mixed_versions`` is set
   (:func:`refuse_mixed`), and reuse never takes cells from such a store.
+
+Code is compared by its syntax tree without docstrings (:func:`source_hash`): a docstring or a
+comment changes no fingerprint, nor does a module that computes no cell (the command line, the
+store, the cluster, the report).
 
 The writer, the reader, reuse and ``mccard-migrate`` import these rules; this module imports
 nothing else of the store.
@@ -17,6 +22,7 @@ nothing else of the store.
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
@@ -27,12 +33,13 @@ from ..grid import (GRID_VERSION, description_hash, diff_descriptions, grid_desc
                     grid_hash)
 from .errors import StoreMismatchError
 
-__all__ = ["NUMERICAL", "StoreVersionError", "code_fingerprint", "package_versions",
-           "refuse_earlier", "refuse_forged", "refuse_mixed", "refuse_other_grid",
-           "store_version", "version_differences"]
+__all__ = ["COMPUTING", "NUMERICAL", "StoreVersionError", "code_fingerprint", "fingerprint",
+           "package_versions", "refuse_earlier", "refuse_forged", "refuse_mixed",
+           "refuse_other_grid", "source_hash", "store_version", "version_differences"]
 
-#: subpackages that never run inside a cell (reports, benchmarks): not part of the fingerprint
-_NOT_COMPUTING = ("analysis", "bench")
+#: the package's modules and subpackages that compute a cell (a worker's task: the data, the
+#: estimators and their candidates, the metrics, the cell's record): its code fingerprint
+COMPUTING = ("data", "models", "grid.py", "methods.py", "metrics.py", "records.py", "tasks.py")
 
 #: the libraries whose versions shape a cell's numbers (its fits and metrics)
 NUMERICAL = ("numpy", "scipy", "scikit-learn")
@@ -56,18 +63,67 @@ def package_versions() -> dict:
     return out
 
 
+def source_hash(source: str) -> str:
+    """SHA-256 of Python ``source``'s syntax tree without its docstrings (comments, blank lines
+    and layout are not in the tree either)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)
+                and isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                      ast.AsyncFunctionDef))):
+            node.body = body[1:] or [ast.Pass()]
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
+
+
 @functools.cache
 def code_fingerprint() -> str:
-    """SHA-256 over the path and bytes of every ``.py`` file of the installed ``mccard_dist``
-    that can shape a result (all but :data:`_NOT_COMPUTING`)."""
+    """SHA-256 over the path and :func:`source_hash` of every module of :data:`COMPUTING` of
+    the installed ``mccard_dist``."""
     root = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
-        if path.relative_to(root).parts[0] in _NOT_COMPUTING:
-            continue
-        digest.update(str(path.relative_to(root)).encode())
-        digest.update(path.read_bytes())
+        if path.relative_to(root).parts[0] in COMPUTING:
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(source_hash(path.read_text(encoding="utf-8")).encode())
     return digest.hexdigest()
+
+
+def _own_code(method_spec) -> str | None:
+    """:func:`source_hash` of a method's estimator files outside this package
+    (:attr:`~mccard_dist.methods.MethodKind.own_files`), None where there are none."""
+    files = method_spec.kind.own_files
+    if not files:
+        return None
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(source_hash(Path(file).read_text(encoding="utf-8")).encode())
+    return digest.hexdigest()
+
+
+def fingerprint(methods=()) -> dict:
+    """What computes a store's cells: ``{"package": code_fingerprint(), "methods": {name:
+    hash}}``, with a hash of its own code for each of ``methods`` (method specs) whose estimator
+    lies outside this package (:func:`_own_code`), e.g. a class of the user's folder."""
+    own = {m.name: _own_code(m) for m in methods}
+    return {"package": code_fingerprint(),
+            "methods": {name: code for name, code in sorted(own.items()) if code}}
+
+
+def _parsed_code(code) -> dict:
+    """A stored fingerprint as :func:`fingerprint` returns it (a store's attribute holds its
+    JSON; a plain hex string is the package's part alone)."""
+    if isinstance(code, str) and code.startswith("{"):
+        try:
+            code = json.loads(code)
+        except ValueError:
+            return {"package": code, "methods": {}}
+    if isinstance(code, dict):
+        methods = code.get("methods")
+        return {"package": code.get("package"),
+                "methods": methods if isinstance(methods, dict) else {}}
+    return {"package": code, "methods": {}}
 
 
 def store_version(attrs) -> int:
@@ -140,24 +196,32 @@ def _computed_with(attrs) -> list[tuple[str | None, dict]]:
     return found
 
 
-def version_differences(attrs) -> list[str]:
+def version_differences(attrs, methods=()) -> list[str]:
     """What differs between the code and numerical libraries a store's cells were computed with
-    and this process's, e.g. ``"numpy 1.26.0 (store) != 2.4.6 (here)"``; empty when nothing does."""
-    here_code, here = code_fingerprint(), package_versions()
+    and this process's, e.g. ``"numpy 1.26.0 (store) != 2.4.6 (here)"``, the estimator code of
+    each of ``methods`` (method specs) included; empty when nothing does."""
+    here, versions_here = fingerprint(methods), package_versions()
     diffs: list[str] = []
     for code, versions in _computed_with(attrs):
-        if code != here_code:
-            diffs.append(f"code fingerprint {str(code)[:12]} (store) != {here_code[:12]} (here)")
-        diffs += [f"{name} {versions.get(name, 'unknown')} (store) != {here[name]} (here)"
-                  for name in NUMERICAL if versions.get(name) != here[name]]
+        stored = _parsed_code(code)
+        if stored["package"] != here["package"]:
+            diffs.append(f"code fingerprint {str(stored['package'])[:12]} (store) != "
+                         f"{here['package'][:12]} (here)")
+        for m in methods:
+            if stored["methods"].get(m.name) != here["methods"].get(m.name):
+                diffs.append(f"{m.name}'s estimator code ({m.estimator}) "
+                             f"{str(stored['methods'].get(m.name))[:12]} (store) != "
+                             f"{str(here['methods'].get(m.name))[:12]} (here)")
+        diffs += [f"{name} {versions.get(name, 'unknown')} (store) != {versions_here[name]} "
+                  "(here)" for name in NUMERICAL if versions.get(name) != versions_here[name]]
     return list(dict.fromkeys(diffs))
 
 
-def refuse_mixed(path, attrs, allow: bool) -> list[str]:
+def refuse_mixed(path, attrs, allow: bool, methods=()) -> list[str]:
     """Refuse to compute cells into the store at ``path`` with other code or numerical libraries
-    than its cells so far, unless ``allow`` (``run.allow_mixed_versions``); returns what differs
-    (empty when nothing does)."""
-    diffs = version_differences(attrs)
+    than its cells so far (the estimator code of ``methods`` included), unless ``allow``
+    (``run.allow_mixed_versions``); returns what differs (empty when nothing does)."""
+    diffs = version_differences(attrs, methods)
     if diffs and not allow:
         raise StoreVersionError(
             f"the store {path} was computed by other code or libraries ({'; '.join(diffs)}); "

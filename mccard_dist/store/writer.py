@@ -33,7 +33,7 @@ from .integrity import open_group
 from .layout import (CONSOLIDATED, Layout, metadata_damage, metadata_message,
                      metadata_repairable, store_path)
 from .reuse import fill_from_siblings
-from .version import code_fingerprint, package_versions, refuse_mixed, refuse_other_grid
+from .version import fingerprint, package_versions, refuse_mixed, refuse_other_grid
 
 __all__ = ["ResultsStore", "consolidate", "now", "template"]
 
@@ -215,7 +215,7 @@ def template(spec: ExperimentSpec, n_features: int | None = None,
         save_coef=int(spec.run.save_coef),
         selection_scored=int(spec.data.knows_true_coef if selection_scored is None
                              else selection_scored),
-        code=code_fingerprint(),
+        code=json.dumps(fingerprint(spec.methods), sort_keys=True),
         versions=json.dumps(package_versions(), sort_keys=True),
         created=now(),
         runs="[]",
@@ -320,7 +320,7 @@ class ResultsStore:
         except StoreDamagedError:  # rebuilt by the repair: cells may be left to compute
             computes = True
         if computes:
-            refuse_mixed(path, attrs, spec.run.allow_mixed_versions)
+            refuse_mixed(path, attrs, spec.run.allow_mixed_versions, spec.methods)
 
     # -- reading ---------------------------------------------------------------------------------
     def status(self) -> np.ndarray:
@@ -457,12 +457,12 @@ class ResultsStore:
             n_finished = self._n_finished()
             attrs = self._attrs()
             computes = _to_compute(self.status(), self.spec.run.retry_failed).any()
-        mixed = refuse_mixed(self.path, attrs, self.spec.run.allow_mixed_versions) if computes \
-            else []
+        mixed = (refuse_mixed(self.path, attrs, self.spec.run.allow_mixed_versions,
+                              self.spec.methods) if computes else [])
         record = {"id": uuid.uuid4().hex[:12], "started": started or now(), "finished": None,
                   "blocks": 0, "cells": 0, "ended": "running", "host": socket.gethostname(),
                   "pid": os.getpid(), "finished_cells_at_start": n_finished,
-                  "code": code_fingerprint(), "versions": package_versions(),
+                  "code": fingerprint(self.spec.methods), "versions": package_versions(),
                   **({"mixed_versions": mixed} if mixed else {})}
 
         def change(runs):
