@@ -89,7 +89,9 @@ def stores(command: list[str]) -> str:
             attrs = zarr.open_group(str(path), mode="r").attrs
             runs = json.loads(attrs.get("runs", "[]") or "[]")
             last = runs[-1].get("finished") if runs else None
-            code = attrs.get("code")
+            code = attrs.get("code") or ""
+            if code.startswith("{"):  # the package's part of a fingerprint with methods' own
+                code = json.loads(code).get("package") or ""
             out.append(f"store `{path.name}` created {attrs.get('created', '?')}"
                        + (f", last run finished {last}" if last else "")
                        + (f", code fingerprint `{code[:12]}`" if code else ""))
