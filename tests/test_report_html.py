@@ -226,3 +226,18 @@ def test_every_interval_is_drawn_inside_its_panel_over_the_marked_psi_rule(rende
             r'aria-roledescription="errorbar" transform="translate\(([-\d.e]+),', panel)]
         assert bars and all(0 < x < 520 for _, x in bars), bars  # 520: the panels' width
         assert panel.index('stroke="gray" stroke-dasharray="4,3"') < bars[0][0]
+
+
+def test_a_store_with_no_finished_cell_gets_a_page_that_says_so(compose, tmp_path):
+    """A run interrupted before its first block: the page is written, with its cells table (all
+    pending) and no figure."""
+    pytest.importorskip("altair")
+    from mccard_dist import compose as compose_spec
+    from mccard_dist.store import ResultsStore
+
+    path = tmp_path / "empty.zarr"
+    ResultsStore.open_or_create(compose_spec("smoke", [f"store.path={path}"]))
+    assert cli._report([str(path), "--out", str(tmp_path / "out"), "--html"]) in (None, 0)
+    text = (tmp_path / "out" / "report.html").read_text()
+    assert "No figures yet: the store has no finished cell." in text
+    assert "<h2>Cells</h2>" in text and 'id="figures"' not in text

@@ -184,8 +184,10 @@ def report_html(ds, claims, cells, store_path=None) -> str:
     require_html()
     config = _config(ds)
     name = config.get("experiment", {}).get("name", "?")
-    figure = chart(ds).to_html(fullhtml=False, inline=True, output_div="figures",
-                               embed_options={"renderer": "svg", "actions": False})
+    rows = records(ds)
+    figure = (chart(ds, rows).to_html(fullhtml=False, inline=True, output_div="figures",
+                                      embed_options={"renderer": "svg", "actions": False})
+              if rows else "<p>No figures yet: the store has no finished cell.</p>")
     where = f" — store <code>{html.escape(str(store_path))}</code>" if store_path else ""
     return "\n".join([
         "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
