@@ -23,7 +23,7 @@ log = logging.getLogger("mccard_dist")
 
 def run_from_spec(spec, *, stop_after_blocks=None):
     """Run ``spec`` into its store and log a summary table; returns the run report."""
-    from .analysis.edges import edge_warnings, grid_edges
+    from .analysis.edges import cv_failure_warnings, edge_warnings, grid_edges
     from .analysis.values import summary_table
     from .records import STATUS_DONE, STATUS_FAILED
     from .runner import run_experiment
@@ -46,7 +46,7 @@ def run_from_spec(spec, *, stop_after_blocks=None):
              report.store_path, n_done, report.n_cells, int((ds["status"] == STATUS_FAILED).sum()),
              report.n_blocks_written, report.seconds)
     print(summary_table(ds))
-    for line in edge_warnings(grid_edges(ds)):
+    for line in edge_warnings(grid_edges(ds)) + cv_failure_warnings(ds, report.cv_errors):
         log.warning(line)
     print(f"results: {report.store_path}  (xarray.open_zarr or mccard_dist.open_results)")
     return report

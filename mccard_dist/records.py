@@ -51,6 +51,7 @@ class CellResult:
     scalars: dict = field(default_factory=dict)
     cv_score: np.ndarray | None = None  # (n_candidates, n_folds), loss, NaN where a fit failed
     coef: np.ndarray | None = None
+    cv_error: str = ""  # the first failed CV fit's message (said by the run, not stored)
 
 
 @dataclass
@@ -60,12 +61,13 @@ class BlockResult:
     (``status`` int8, ``error`` text, the others float64, NaN where a cell has none);
     ``cv_score`` ``(psi, seed, candidate, fold)`` up to the method's candidates, ``coef``
     ``(psi, seed, feature)`` (None where no cell has them); ``seconds``: the worker's time for
-    the block."""
+    the block; ``cv_error``: the message of its cells' first failed CV fit (``""``: none)."""
 
     values: dict[str, np.ndarray]
     cv_score: np.ndarray | None = None
     coef: np.ndarray | None = None
     seconds: float = 0.0
+    cv_error: str = ""
 
     @classmethod
     def of(cls, shape: tuple[int, int], results: list[CellResult], seconds: float = 0.0):
@@ -79,7 +81,8 @@ class BlockResult:
         values["status"] = np.array([res.status for res in results], np.int8).reshape(shape)
         values["error"] = np.array([res.error for res in results], dtype=object).reshape(shape)
         return cls(values, _stacked(shape, [res.cv_score for res in results]),
-                   _stacked(shape, [res.coef for res in results]), seconds)
+                   _stacked(shape, [res.coef for res in results]), seconds,
+                   next((res.cv_error for res in results if res.cv_error), ""))
 
 
 def _stacked(shape: tuple[int, int], arrays: list) -> np.ndarray | None:

@@ -24,7 +24,7 @@ from sklearn.model_selection import KFold
 from .config import CVSpec, ExperimentSpec
 from .grid import Block, Cell, cv_candidates, cv_units
 from .metrics import Evaluation, scores_of
-from .models.search import FIT_ERRORS, Search, choose
+from .models.search import FIT_ERRORS, Search, choose, fit_error
 from .records import STATUS_DONE, STATUS_FAILED, BlockResult, CellResult
 
 __all__ = ["cv_fit", "cv_loss", "finish_cell", "kfold_scores", "run_block", "run_cell", "search"]
@@ -75,12 +75,12 @@ def search(spec, method, X) -> Search:
 
 def kfold_scores(spec, method, X, y, seed):
     """(n_candidates, n_folds) validation losses (NaN where a fit failed, or where ``cv.race``
-    dropped the candidate) and the failure count."""
+    dropped the candidate), the failure count and the first failure's message."""
     with _quiet():
-        scores, failed = search(spec, method, X).fold_scores(
+        scores, failed, error = search(spec, method, X).fold_scores(
             X, y, folds(len(y), spec.cv.n_folds, seed), functools.partial(_neg_loss, spec.cv),
             race=spec.cv.race)
-    return -scores, failed
+    return -scores, failed, error
 
 
 def _alo_order(method, candidates):
@@ -94,12 +94,13 @@ def _alo_order(method, candidates):
 
 def _select_alo(spec, method, X, y, candidates):
     """One fit per candidate on all the training data, scored on its approximate leave-one-out
-    residuals; the best is the final fit (``best``: None if every candidate failed or scored NaN).
+    residuals; the best is the final fit (``best``: None if every candidate failed or scored NaN);
+    returns the scores, the best, the failure count and the first failure's message.
     ``cv.path_stop`` skips a width's smaller penalties once one scores clearly worse."""
     scores = np.full((len(candidates), 1), np.nan)
     penalty_cache = {}
     best = None  # (score, index, estimator, seconds)
-    n_failures = 0
+    n_failures, first = 0, ""
     path_stop = spec.cv.path_stop
     width, penalty = method.kind.width_param, method.kind.penalty_name
     path_best: dict = {}
@@ -115,8 +116,9 @@ def _select_alo(spec, method, X, y, candidates):
                 est.fit(X, y)
             seconds = time.perf_counter() - fit_start
             scores[c, 0] = cv_loss(est.loo_residuals(X, y), spec.cv)
-        except FIT_ERRORS:
+        except FIT_ERRORS as exc:
             n_failures += 1
+            first = first or fit_error(exc)
             continue
         score = scores[c, 0]
         if np.isnan(score):
@@ -128,7 +130,7 @@ def _select_alo(spec, method, X, y, candidates):
         # strict <, in grid order: ties keep the earlier candidate, as np.nanargmin does
         if best is None or score < best[0] or (score == best[0] and c < best[1]):
             best = (score, c, est, seconds)
-    return scores, best, n_failures
+    return scores, best, n_failures, first
 
 
 def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
@@ -141,11 +143,11 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
     data = spec.data.make_data(cell.seed, cell.psi, cell.tau, source)
     candidates = cv_candidates(method) if candidates is None else candidates
     scores = None
-    n_failures = 0
+    n_failures, cv_error = 0, ""
     try:
         if candidates and spec.cv.scheme == "alo":
-            scores, best, n_failures = _select_alo(spec, method, data.X_train, data.y_train,
-                                                   candidates)
+            scores, best, n_failures, cv_error = _select_alo(spec, method, data.X_train,
+                                                             data.y_train, candidates)
             if best is None:
                 raise RuntimeError(f"every candidate failed or has a NaN leave-one-out score "
                                    f"({n_failures} failed fits)")
@@ -153,15 +155,15 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
             chosen = candidates[c]
         else:
             if candidates:
-                scores, n_failures = kfold_scores(spec, method, data.X_train, data.y_train,
-                                                  cell.seed)
+                scores, n_failures, cv_error = kfold_scores(spec, method, data.X_train,
+                                                            data.y_train, cell.seed)
             chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores,
                                                          n_failures)
         metrics, coef = _evaluate(est, data)
     except Exception as exc:  # recorded, not raised: one bad cell must not stop the run
-        return _failed(cell, exc, n_failures, time.perf_counter() - start, scores)
+        return _failed(cell, exc, n_failures, time.perf_counter() - start, scores, cv_error)
     return _done(spec, method, cell, est, chosen, metrics, coef, data, fit_seconds,
-                 time.perf_counter() - start, n_failures, scores, save_coef)
+                 time.perf_counter() - start, n_failures, scores, save_coef, cv_error)
 
 
 def _choose_and_refit(spec, method, data, scores, n_failures):
@@ -214,11 +216,11 @@ def _number(value) -> float:
         return np.nan
 
 
-def _failed(cell, exc, n_failures, seconds, scores) -> CellResult:
+def _failed(cell, exc, n_failures, seconds, scores, cv_error="") -> CellResult:
     message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     return CellResult(cell.index, STATUS_FAILED, error=message[:2000],
                       scalars={"n_cv_failures": n_failures, "cell_seconds": seconds},
-                      cv_score=scores)
+                      cv_score=scores, cv_error=cv_error)
 
 
 def _degenerate(est) -> float:
@@ -231,7 +233,7 @@ def _degenerate(est) -> float:
 
 
 def _done(spec, method, cell, est, chosen, metrics, coef, data, fit_seconds, cell_seconds,
-          n_failures, scores, save_coef) -> CellResult:
+          n_failures, scores, save_coef, cv_error="") -> CellResult:
     save_coef = spec.run.save_coef if save_coef is None else save_coef
     scalars = dict(metrics)
     for name in method.grid_names:
@@ -249,7 +251,8 @@ def _done(spec, method, cell, est, chosen, metrics, coef, data, fit_seconds, cel
         coef = None
     elif coef is None:  # without coef_: NaN, the store's coefficients of a model it cannot give
         coef = np.full(data.X_test.shape[1], np.nan)
-    return CellResult(cell.index, STATUS_DONE, scalars=scalars, cv_score=scores, coef=coef)
+    return CellResult(cell.index, STATUS_DONE, scalars=scalars, cv_score=scores, coef=coef,
+                      cv_error=cv_error)
 
 
 # -- fit units (run.unit=fit): one CV fit per task, then the cell's choice and final fit ------
@@ -263,7 +266,8 @@ def _cached_data(data_spec, seed: int, psi: float, tau: float, source):
 def cv_fit(spec: ExperimentSpec, cell: Cell, unit: int, fold: int, source=None):
     """The K-fold fits of one unit (:func:`~mccard_dist.grid.cv_units`: one candidate, or one
     path) on one fold of a cell: ``(validation losses of the unit's candidates, NaN where a fit
-    failed; failed fits; seconds)``; the same fits as :func:`run_cell` makes."""
+    failed; failed fits; seconds; the first failure's message)``; the same fits as
+    :func:`run_cell` makes."""
     start = time.perf_counter()
     method = spec.method(cell.method)
     data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
@@ -271,13 +275,13 @@ def cv_fit(spec: ExperimentSpec, cell: Cell, unit: int, fold: int, source=None):
     train, val = folds(len(y), spec.cv.n_folds, cell.seed)[fold]
     cv = search(spec, method, X)
     with _quiet():
-        out, failed = cv.unit_scores(cv.units[unit], X, y, train, val,
-                                     functools.partial(_neg_loss, spec.cv))
-    return -out, failed, time.perf_counter() - start
+        out, failed, error = cv.unit_scores(cv.units[unit], X, y, train, val,
+                                            functools.partial(_neg_loss, spec.cv))
+    return -out, failed, time.perf_counter() - start, error
 
 
 def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_seconds: float,
-                source=None) -> CellResult:
+                source=None, cv_error: str = "") -> CellResult:
     """The rest of a cell whose K-fold scores came from :func:`cv_fit` tasks: the choice, the
     final fit and the metrics, as :func:`run_cell` would give them. ``cell_seconds`` counts the
     fits' seconds (``cv_seconds``) and this task's."""
@@ -288,9 +292,10 @@ def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_se
         chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores, n_failures)
         metrics, coef = _evaluate(est, data)
     except Exception as exc:  # recorded, not raised, as in run_cell
-        return _failed(cell, exc, n_failures, cv_seconds + time.perf_counter() - start, scores)
+        return _failed(cell, exc, n_failures, cv_seconds + time.perf_counter() - start, scores,
+                       cv_error)
     return _done(spec, method, cell, est, chosen, metrics, coef, data, fit_seconds,
-                 cv_seconds + time.perf_counter() - start, n_failures, scores, None)
+                 cv_seconds + time.perf_counter() - start, n_failures, scores, None, cv_error)
 
 
 def run_block(spec: ExperimentSpec, block: Block, source=None) -> BlockResult:

@@ -266,3 +266,29 @@ def test_an_edit_of_ones_estimator_body_is_refused_by_name_a_docstring_is_not(us
     assert "\n" not in said and "trimmed_ridge's estimator code (mylab.robust:TrimmedRidge)" in said
     assert "code fingerprint" not in said  # the package is as it was
     ResultsStore.open_or_create(compose("smoke", [*overrides, "run.allow_mixed_versions=true"]))
+
+
+@pytest.mark.parametrize("unit", ["cell", "fit"])
+def test_failed_cv_fits_are_said_per_method_with_the_first_error(user, unit):
+    """A grid value whose every fit raises (``trim=1.5``: a quantile outside [0, 1]): CV chooses
+    among the others, and the run's warnings and the report say how many fits failed, the run
+    with the first error."""
+    env, tmp = user
+    store = tmp / f"failing-{unit}.zarr"
+    done = _run(env, tmp, "experiment=smoke", "experiment.methods=[trimmed_ridge]",
+                "experiment.seeds.count=1", "methods.trimmed_ridge.grid.trim=[0.05,1.5]",
+                f"run.unit={unit}", "run.progress=false", f"store.path={store}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    ds = xr.open_zarr(store)
+    n_fits = int(ds["n_cv_failures"].sum())
+    assert n_fits == 2 * 3 * ds.sizes["fold"]  # 2 cells x 3 alphas x the folds, at trim=1.5
+    said = [line for line in (done.stdout + done.stderr).splitlines() if "CV fit(s) failed" in line]
+    assert len(said) == 1 and (f"trimmed_ridge: {n_fits} CV fit(s) failed in 2 of 2 finished "
+                               "cells (first: ValueError: Quantiles must be in the range [0, 1])"
+                               in said[0]), said
+    assert set(np.unique(ds["chosen_trim"].values)) == {0.05}
+    report = subprocess.run(["mccard-report", str(store), "--out", str(tmp / f"rep-{unit}")],
+                            env=env, cwd=tmp, capture_output=True, text=True, timeout=240)
+    assert report.returncode == 0, report.stderr[-2000:]
+    assert (f"trimmed_ridge: {n_fits} CV fit(s) failed in 2 of 2 finished cells; CV chose among "
+            "the others" in (tmp / f"rep-{unit}" / "report.md").read_text())

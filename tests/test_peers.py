@@ -281,7 +281,7 @@ def test_mcp_candidates_below_a_folds_gamma_bound_are_skipped_there_with_one_war
                     lambda *a: kind_of("mccard_dist.models:HuberMCPRegressor").fit_members({}, *a))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        scores, failed = search.fold_scores(
+        scores, failed, _ = search.fold_scores(
             X, y, folds, check_scoring(HuberMCPRegressor(), "neg_mean_absolute_error"))
     skipped = [str(w.message) for w in caught if "skipped" in str(w.message)]
     assert len(skipped) == 1

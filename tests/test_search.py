@@ -49,8 +49,8 @@ def test_racing_keeps_the_candidates_near_the_best_whatever_the_scores_sign():
     search = Search([{"alpha": a} for a in alphas], [(c,) for c in range(len(alphas))],
                     lambda *a: fit_one(Ridge(), *a))
     scorer = check_scoring(Ridge(), "r2")
-    plain, _ = search.fold_scores(X, y, folds, scorer)
-    raced, failed = search.fold_scores(X, y, folds, scorer, race=0.25)
+    plain, _, _ = search.fold_scores(X, y, folds, scorer)
+    raced, failed, _ = search.fold_scores(X, y, folds, scorer, race=0.25)
     assert failed == 0
     assert plain[:, 0].max() > 0.5 and plain[3, 0] < 0.75 * plain[:, 0].max()
     np.testing.assert_array_equal(raced[:3], plain[:3])  # near the best: scored on every fold

@@ -381,7 +381,7 @@ def test_the_cv_estimators_and_the_pipeline_give_identical_scores_on_the_same_fo
     for name, cls, extra in (("mcc_ard", MCCARDRegressorCV, {}),
                              ("mcc_l1", MCCL1RegressorCV, {"alphas": [0.0], "path": "width"})):
         method = spec.method(name)
-        losses, failed = tasks.kfold_scores(spec, method, d.X_train, d.y_train, cell.seed)
+        losses, failed, _ = tasks.kfold_scores(spec, method, d.X_train, d.y_train, cell.seed)
         widths = [c["kernel_width"] for c in grid.cv_candidates(method)]
         est = cls(widths, cv=splits, **method.params, **extra).fit(d.X_train, d.y_train)
         scores = np.column_stack([est.cv_results_[f"split{k}_test_score"]

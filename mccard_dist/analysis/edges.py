@@ -11,6 +11,9 @@ models only get sparser (``methods.SPARSER_UPWARDS``, an estimator's ``sparser_u
 no feature selected: for a penalty, and for MCC-ARD's width, as ``q^2 / s`` falls with
 ``1/h``), and edge choices where the CV curve is flat (``n_flat``: the mean loss within
 ``methods.FLAT_PER_DECADE`` per decade of its neighbour's on the grid; positive grids).
+
+:func:`cv_failure_warnings` says, per method, how many CV fits failed (CV then chose among the
+others, so a grid value whose fits fail is a grid value that never competes).
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from ..methods import grid_edge
 from .markup import Code, Strong, Table, markdown
 from .values import _config, _grid, cell_values
 
-__all__ = ["EDGE_SHARE", "GridEdges", "edge_warnings", "grid_edges", "grid_edges_markdown"]
+__all__ = ["EDGE_SHARE", "GridEdges", "cv_failure_warnings", "edge_warnings", "grid_edges",
+           "grid_edges_markdown"]
 
 #: share of finished cells at an edge above which a grid is flagged
 EDGE_SHARE = 0.10
@@ -125,6 +129,29 @@ def edge_warnings(edges) -> list[str]:
             f"{e.n_cells} cells ({e.share:.0%}: {e.n_low} at {e.low:g}, {e.n_high} at "
             f"{e.high:g}); the best value may lie outside it: widen "
             f"methods.{e.method}.grid.{e.axis}" for e in edges if e.flagged]
+
+
+def cv_failure_warnings(ds, first_errors=None) -> list[str]:
+    """One line per method with failed CV fits in its finished cells: how many, in how many
+    cells, and the first failure's message where ``first_errors`` (method -> message: a run's
+    :attr:`~mccard_dist.runner.RunReport.cv_errors`) has it."""
+    from ..records import STATUS_DONE, STATUS_FAILED
+
+    if "n_cv_failures" not in ds:
+        return []
+    finished = ds["status"].isin([STATUS_DONE, STATUS_FAILED])
+    failures = ds["n_cv_failures"].where(finished).fillna(0)
+    lines = []
+    for name in ds["model"].values:
+        per_cell = failures.sel(model=name)
+        n_fits, n_cells = int(per_cell.sum()), int((per_cell > 0).sum())
+        if n_fits:
+            first = (first_errors or {}).get(str(name))
+            lines.append(f"{name}: {n_fits} CV fit(s) failed in {n_cells} of "
+                         f"{int(finished.sel(model=name).sum())} finished cells"
+                         + (f" (first: {first})" if first else "")
+                         + f"; CV chose among the others: check methods.{name}.grid")
+    return lines
 
 
 def grid_edges_markdown(edges) -> str:

@@ -13,7 +13,7 @@ from ..methods import FLAT_PER_DECADE
 from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
 from .claims import check_claims, claims_markdown
 from .compare import auto_roles, compare_methods, method_comparison_markdown, width_pairs
-from .edges import EDGE_SHARE, edge_warnings, grid_edges, grid_edges_markdown
+from .edges import EDGE_SHARE, cv_failure_warnings, edge_warnings, grid_edges, grid_edges_markdown
 from .figures import method_style, write_figures
 from .markup import Code, Items, Paragraph, Strong, Table, markdown
 from .values import _config, scenario, summarize, summary_markdown
@@ -138,6 +138,9 @@ def report_markdown(ds, claims, figures, store_path=None) -> str:
         out += [f"- **{w}**" for w in edge_warnings(edges)]
         if any(e.flagged for e in edges):
             out.append("")
+    failures = cv_failure_warnings(ds)
+    if failures:
+        out += [f"- **{line}**" for line in failures] + [""]
     out += _degenerate_lines(ds)
     if n_undefined:
         out += [f"{n_undefined} finished cell(s) predict a constant (no feature kept): their r is "

@@ -28,11 +28,17 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import check_params, check_sample_weight
 
-__all__ = ["FIT_ERRORS", "InadmissibleCandidate", "Search", "SearchCV", "choose", "fit_one",
-           "quiet", "race_survivors", "search_results"]
+__all__ = ["FIT_ERRORS", "InadmissibleCandidate", "Search", "SearchCV", "choose", "fit_error",
+           "fit_one", "quiet", "race_survivors", "search_results"]
 
 #: what a fit that fails on its data raises (it scores NaN); anything else is a bug
 FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
+
+
+def fit_error(exc: BaseException) -> str:
+    """A failed fit's message as a run reports it: ``"ValueError: ..."``, its first line."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
 
 
 class InadmissibleCandidate(ValueError):
@@ -83,18 +89,19 @@ class Search:
     def unit_scores(self, unit, X, y, train, test, scorer, sample_weight=None, scored=None,
                     cache=None):
         """``unit``'s validation scores on one fold (NaN where a fit failed, was skipped or not
-        reached, or ``scored``, a mask over the candidates, is False) and the number of failed
-        fits; a skipped candidate (:class:`InadmissibleCandidate`) is warned about, not counted."""
-        out, failed, skipped = self._unit_scores(unit, X, y, train, test, scorer, sample_weight,
-                                                 scored, cache)
+        reached, or ``scored``, a mask over the candidates, is False), the number of failed fits
+        and the failure's message (``""``: none); a skipped candidate
+        (:class:`InadmissibleCandidate`) is warned about, not counted."""
+        out, failed, skipped, error = self._unit_scores(unit, X, y, train, test, scorer,
+                                                        sample_weight, scored, cache)
         _warn_skipped([(None, *s) for s in skipped])
-        return out, failed
+        return out, failed, error
 
     def _unit_scores(self, unit, X, y, train, test, scorer, sample_weight=None, scored=None,
                      cache=None):
-        """:meth:`unit_scores` and the skipped fits' ``(parameter, bound)``."""
+        """:meth:`unit_scores` with the skipped fits' ``(parameter, bound)`` third."""
         out = np.full(len(unit), np.nan)
-        skipped = []
+        skipped, error = [], ""
         fit_sw, score_kw = None, {}
         if sample_weight is not None:
             fit_sw, score_kw = sample_weight[train], {"sample_weight": sample_weight[test]}
@@ -110,13 +117,14 @@ class Search:
         except InadmissibleCandidate as exc:
             skipped.append((exc.parameter, exc.bound))
             reached += 1  # skipped, not failed; a path's later candidates are not reached
-        except FIT_ERRORS:
-            pass
-        return out, len(unit) - reached, skipped
+        except FIT_ERRORS as exc:
+            error = fit_error(exc)
+        return out, len(unit) - reached, skipped, error
 
     def fold_scores(self, X, y, splits, scorer, *, sample_weight=None, race=None, n_jobs=None,
                     verbose=0):
-        """``(scores, failed fits)``: candidates x folds scores, one joblib task per unit and fold.
+        """``(scores, failed fits, the first failure's message or "")``: candidates x folds
+        scores, one joblib task per unit and fold.
         ``race``: after each fold, only the :func:`race_survivors` of the losses (minus the
         scores) are scored on the next; a path is still fitted from its start. One warning names
         the folds that skipped candidates (:class:`InadmissibleCandidate`) and their bounds."""
@@ -125,8 +133,7 @@ class Search:
         parallel = Parallel(n_jobs=n_jobs, verbose=verbose)
         caches = [{} for _ in splits]  # one per training fold (shared where jobs run here)
         alive = np.ones(n, dtype=bool)
-        failed = 0
-        skipped = []
+        failed, skipped, first = 0, [], ""
         rounds = [range(len(splits))] if race is None else [[f] for f in range(len(splits))]
         for folds in rounds:
             jobs = []
@@ -137,14 +144,15 @@ class Search:
             results = parallel(delayed(self._unit_scores)(
                 unit, X, y, *splits[f], scorer, sample_weight, alive, caches[f])
                 for unit, f in jobs)
-            for (unit, f), (out, n_failed, skips) in zip(jobs, results):
+            for (unit, f), (out, n_failed, skips, error) in zip(jobs, results):
                 scores[list(unit), f] = out
                 failed += n_failed
+                first = first or error
                 skipped += [(f, *s) for s in skips]
             if race is not None and folds[-1] < len(splits) - 1:
                 alive = race_survivors(-scores[:, : folds[-1] + 1], alive, race)
         _warn_skipped(skipped)
-        return scores, failed
+        return scores, failed, first
 
     def refit(self, best, X, y, sample_weight=None):
         """``best`` fitted on all of ``X, y``: its unit walked down to it (quietly before it)."""
@@ -263,8 +271,8 @@ class SearchCV(RegressorMixin, BaseEstimator):
         search, params = self._search(X, y, sample_weight)
         splits = list(check_cv(self.cv).split(X, y))
         scorer = check_scoring(self._base(), scoring=self.scoring)
-        scores, failed = search.fold_scores(X, y, splits, scorer, sample_weight=sample_weight,
-                                            n_jobs=self.n_jobs, verbose=self.verbose)
+        scores, failed, _ = search.fold_scores(X, y, splits, scorer, sample_weight=sample_weight,
+                                               n_jobs=self.n_jobs, verbose=self.verbose)
         self.best_index_ = choose(scores, failed)
         self.cv_results_ = search_results(scores, params)
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])

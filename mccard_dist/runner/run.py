@@ -50,6 +50,8 @@ class RunReport:
     n_cells_written: int = 0
     n_failed_cells: int = 0
     block_errors: list = field(default_factory=list)
+    #: per method, the message of the first failed CV fit this run met
+    cv_errors: dict = field(default_factory=dict)
     seconds: float = 0.0
     stopped_early: bool = False
     #: the unit of work the run used (``cell`` or ``fit``; ``cell`` for a serial run)

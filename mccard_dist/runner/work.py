@@ -108,6 +108,9 @@ def write(store, finished: list[tuple[grid.Block, BlockResult]], report) -> int:
     report.n_cells_written += n_cells
     report.n_failed_cells += sum(int((result.values["status"] == STATUS_FAILED).sum())
                                  for _, result in finished)
+    for block, result in finished:
+        if result.cv_error:
+            report.cv_errors.setdefault(block.method, result.cv_error)
     return n_cells
 
 
@@ -197,6 +200,7 @@ class _CellProgress:
     failures: int = 0
     seconds: float = 0.0
     broken: bool = False
+    error: str = ""  # the first failed fit's message
 
     @classmethod
     def of(cls, spec, cell, units):
@@ -246,7 +250,8 @@ class FitTasks:
         self.report.n_blocks += 1
         return self.client.submit(finish_cell, self.spec, cell,
                                   p.scores if p.scores.size else None, p.failures, p.seconds,
-                                  self.source, priority=1, key=f"cell-{self.token}-{cell.key}",
+                                  self.source, p.error, priority=1,
+                                  key=f"cell-{self.token}-{cell.key}",
                                   retries=self.spec.run.retries)
 
     def limit(self, item) -> float:
@@ -274,9 +279,10 @@ class FitTasks:
             return
         if kind == "fit" and not p.broken:
             _, _, k, f = item
-            unit_scores, failed, spent = result
+            unit_scores, failed, spent, fit_error = result
             p.scores[list(self.units[cell.method][k]), f] = unit_scores
             p.failures += int(failed)
+            p.error = p.error or fit_error
             p.seconds += spent
             p.fits_left -= 1
             if p.fits_left == 0:

@@ -48,7 +48,7 @@ def bench_paths(seeds=(0,), psi=(0.1, 0.5, 0.9), tau=(2.0, 10.0), method="mcc_l1
                     chosen, spent = {}, {}
                     for r in routes:
                         start = time.perf_counter()
-                        scores, _ = kfold_scores(specs[r], methods[r], data.X_train,
+                        scores, _, _ = kfold_scores(specs[r], methods[r], data.X_train,
                                                  data.y_train, seed)
                         spent[r] = time.perf_counter() - start
                         chosen[r] = int(np.nanargmin(np.mean(scores, axis=1)))
