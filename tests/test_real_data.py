@@ -254,6 +254,20 @@ def test_a_fifo_a_device_or_a_folder_is_refused_without_being_opened(tmp_path):
         assert "\n" not in text
 
 
+@pytest.mark.timeout(20)
+def test_a_zarr_group_holding_a_fifo_is_refused_without_opening_it(tmp_path):
+    group = tmp_path / "g.zarr"
+    (group / "X").mkdir(parents=True)
+    os.mkfifo(group / ".zgroup")
+    (group / "X" / "0.0").symlink_to("/dev/zero")
+    with pytest.raises(DataFileError) as info:
+        load_table(group, None)
+    text = str(info.value)
+    assert "\n" not in text and text.startswith("data.path: ") and " in the zarr group is " in text
+    assert ("a FIFO (named pipe), not a regular file" in text
+            or "a character device, not a regular file" in text), text
+
+
 def test_a_header_of_too_many_columns_is_refused_before_the_table_is_parsed(tmp_path,
                                                                              monkeypatch):
     n = 100_001  # one more than the documented limit

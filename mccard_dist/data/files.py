@@ -72,7 +72,28 @@ def load_table(path, target: str | None = None) -> TableSource:
     if fmt is None:
         raise DataFileError(f"data.path: {resolved} has an unknown format; use a .npz, .csv or "
                             ".parquet file or a zarr group (a .zarr folder)")
+    if is_folder:
+        _refuse_special_files(resolved)
     return _load_cached(str(resolved), info.st_mtime_ns, info.st_size, target)
+
+
+def _refuse_special_files(folder: Path) -> None:
+    """Refuse a zarr group holding anything but folders and regular files (links followed), which
+    reading its metadata or chunks could block on."""
+    import os
+
+    for root, _, names in os.walk(folder):
+        for name in names:
+            entry = Path(root, name)
+            try:
+                mode = entry.stat().st_mode
+            except OSError as exc:  # a dangling or looping link
+                raise DataFileError(f"data.path: cannot read {entry} ({_first_line(exc)})") \
+                    from None
+            if not stat.S_ISREG(mode):
+                raise DataFileError(f"data.path: {entry} in the zarr group is "
+                                    f"{file_kind(mode)}, not a regular file; give a zarr group "
+                                    "of regular files")
 
 
 def file_kind(mode: int) -> str:
