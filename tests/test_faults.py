@@ -153,7 +153,7 @@ def test_a_scheduler_that_goes_away_ends_the_run_in_one_line_and_a_resume_is_ide
     grid = ["experiment=smoke", "experiment.methods=[ls_ard]", "data.n_features=20",
             "experiment.seeds.count=60", "run.block_seconds=0"]
     args = [sys.executable, "-m", "mccard_dist.cli", *grid, "cluster=address",
-            f"cluster.address=tcp://127.0.0.1:{port}", "cluster.no_worker_timeout=30s",
+            f"cluster.address=tcp://127.0.0.1:{port}", "cluster.no_worker_timeout=15s",
             "run.progress=false", f"store.path={store}"]
     scheduler, workers = _scheduler(port)
     try:
@@ -175,7 +175,7 @@ def test_a_scheduler_that_goes_away_ends_the_run_in_one_line_and_a_resume_is_ide
     last = err.strip().splitlines()[-1]
     assert last.startswith(f"error: lost the scheduler at tcp://127.0.0.1:{port} ("), err
     assert last.endswith("rerun the same command to resume")
-    assert took < (60 if how == "frozen" else 30), took
+    assert took < (45 if how == "frozen" else 30), took
     if how == "frozen":  # said while it waited, as a stalled worker is
         assert f"the scheduler at tcp://127.0.0.1:{port} has not answered for " in out + err
     assert 0 < _done(store) < 120
