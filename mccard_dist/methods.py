@@ -18,6 +18,7 @@ import importlib
 import inspect
 import itertools
 import math
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -129,11 +130,13 @@ class MethodKind:
         files = set()
         for obj in [self.cls] + [_load(ref) for ref in (self.penalty_scale, self.path) if ref]:
             if not obj.__module__.startswith(top):
+                # none for a compiled class or one made without a file (exec, a notebook's
+                # cell): its package's version stands for it
                 try:
                     files.add(inspect.getsourcefile(obj))
-                except TypeError:  # compiled: its package's version stands for it
+                except (TypeError, OSError):
                     pass
-        return tuple(sorted(f for f in files if f))
+        return tuple(sorted(f for f in files if f and os.path.isfile(f)))
 
     @property
     def penalty_is_ratio(self) -> bool:

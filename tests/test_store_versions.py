@@ -189,3 +189,22 @@ def test_a_source_hash_is_of_the_code_not_its_docstrings_or_comments():
     assert source_hash("def f(x):\n    return x + 2\n") != source_hash(plain)
     assert source_hash('def f(x):\n    y = "not a docstring"\n    return x + 1\n') \
         != source_hash(plain)
+
+
+def test_an_estimator_without_a_source_file_has_no_code_of_its_own(monkeypatch):
+    """A class made by ``exec`` (a gallery script, a notebook's cell) has no file to hash: the
+    fingerprint holds none for its method; a class of a file holds that file's hash."""
+    import sys
+    import types
+
+    from mccard_dist.methods import MethodKind
+
+    made = {}
+    exec("from sklearn.linear_model import Ridge\nclass Made(Ridge):\n    pass\n", made)
+    module = types.ModuleType("made_here")
+    module.Made, made["Made"].__module__ = made["Made"], "made_here"
+    monkeypatch.setitem(sys.modules, "made_here", module)
+    methods = [types.SimpleNamespace(name="made", kind=MethodKind("made_here:Made")),
+               types.SimpleNamespace(name="ridge", kind=MethodKind("sklearn.linear_model:Ridge"))]
+    code = fingerprint(methods)
+    assert set(code["methods"]) == {"ridge"} and len(code["methods"]["ridge"]) == 64
