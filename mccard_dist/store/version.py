@@ -98,8 +98,15 @@ def _own_code(method_spec) -> str | None:
         return None
     digest = hashlib.sha256()
     for file in files:
-        digest.update(source_hash(Path(file).read_text(encoding="utf-8")).encode())
+        digest.update(_file_hash(file, Path(file).stat().st_mtime_ns).encode())
     return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=256)
+def _file_hash(file: str, mtime_ns: int) -> str:
+    """:func:`source_hash` of a file, parsed once per version of it (its modification time):
+    a run asks for it at the store's creation, each run record and each store beside it."""
+    return source_hash(Path(file).read_text(encoding="utf-8"))
 
 
 def fingerprint(methods=()) -> dict:
