@@ -115,7 +115,7 @@ class MethodCV(SearchCV):
                 kind.cls.fit).parameters:
             raise ValueError(f"MethodCV({self.method!r}): {kind.cls.__name__} takes no "
                              f"sample_weight; fit without it")
-        params = kind.resolve_solver(spec.params, *X.shape)
+        params = kind.resolve(spec.params, *X.shape)
         candidates = kind.candidates(spec.grid) or [{}]
         columns = {f"param_{name}": [c.get(name) for c in candidates]
                    for name in dict.fromkeys(n for c in candidates for n in c)}

@@ -64,7 +64,8 @@ class MethodKind:
         Functions, as ``"module:name"``: the penalty's scale (above); the fit of several
         estimators of the grid (decreasing penalties at one width, or decreasing widths) as one
         warm-started path, ``path(estimators, X, y, sample_weight)``, yielding the estimator
-        refitted at each step; not with ``no_path_solvers`` or an auto width.
+        refitted at each step; not with ``no_path_solvers`` (values of the first of its
+        :attr:`solver_params`) or an auto width.
     alo : bool
         The estimator gives approximate leave-one-out residuals (``cv=alo`` can score it).
     solver_params : tuple of str
@@ -84,6 +85,12 @@ class MethodKind:
     requires : str or None
         A module the estimator needs that the package does not install (an optional extra's),
         checked when an experiment selects the method; None: nothing beyond the package.
+    resolve_params : str or None
+        A function, as ``"module:name"``, ``resolve_params(params, n_samples, n_features)``:
+        the method's fixed parameters (completed with the class's defaults of its
+        :attr:`solver_params`) as one cell's training data of that shape fits them, e.g. a solver
+        ``"auto"`` replaced by the one chosen, so that every fold's fit and the final fit of a
+        cell use one solver; None: the parameters as they are.
     """
 
     estimator: str
@@ -101,6 +108,7 @@ class MethodKind:
     width_unit: str = "y²"
     sparser_upwards: tuple[str, ...] = ()
     requires: str | None = None
+    resolve_params: str | None = None
 
     @property
     def cls(self) -> type:
@@ -198,27 +206,21 @@ class MethodKind:
         if (self.path is None or route not in ("width", "penalty")
                 or self.path_name(route) is None
                 or grid.get(self.width_param) == AUTO_WIDTH
-                or params.get("solver") in self.no_path_solvers
+                or (self.no_path_solvers and self.solver(params) in self.no_path_solvers)
                 or (self.path_param is not None and not params.get(self.path_param, False))):
             return "none"
         return route
 
-    def resolve_solver(self, params: Mapping, n_samples: int, n_features: int) -> dict:
-        """``params`` with a solver ``"auto"`` (said, or the estimator's default) replaced by the
-        one the training data's shape calls for, and so a ``relevance_update`` ``"auto"``, so
-        that every fold's fit and the final fit of a cell use one solver and one update."""
-        solver = self.solver(params)
-        if solver is None:
+    def resolve(self, params: Mapping, n_samples: int, n_features: int) -> dict:
+        """``params`` as the class's :attr:`resolve_params` hook settles them for training data
+        of ``n_samples x n_features`` (unchanged without a hook)."""
+        if self.resolve_params is None:
             return dict(params)
-        from .models import resolve_relevance_update, resolve_solver
-        solver = resolve_solver(solver, n_samples, n_features, params.get("curvature", "fisher"),
-                                auto_width=params.get(self.width_param) == AUTO_WIDTH)
-        resolved = {**params, self.solver_params[0]: solver}
-        update = self.param_names().get("relevance_update")
-        if update is not None and params.get("relevance_update", update.default) == "auto":
-            resolved["relevance_update"] = resolve_relevance_update("auto", solver, n_samples,
-                                                                    n_features)
-        return resolved
+        signature = self.param_names()
+        defaults = {name: signature[name].default for name in self.solver_params
+                    if name in signature
+                    and signature[name].default is not inspect.Parameter.empty}
+        return dict(_load(self.resolve_params)({**defaults, **params}, n_samples, n_features))
 
     def path_name(self, route: str) -> str:
         """The grid name a path of ``route`` walks along, from its largest value."""

@@ -68,7 +68,7 @@ def search(spec, method, X) -> Search:
     """The method's K-fold search (:class:`~mccard_dist.models.search.Search`) on a cell's
     training data ``X``: its candidates, fitted in :func:`~mccard_dist.grid.cv_units`, with one
     solver for every fold and the final fit (a solver ``"auto"`` chosen from ``X``'s shape)."""
-    params = method.kind.resolve_solver(method.params, *X.shape)
+    params = method.kind.resolve(method.params, *X.shape)
     return Search(cv_candidates(method), cv_units(method, spec.cv),
                   functools.partial(method.kind.fit_members, params))
 

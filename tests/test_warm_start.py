@@ -158,18 +158,33 @@ def test_the_pipeline_resolves_the_solver_and_update_once_as_the_estimator_does(
     tail-exact update at 300 x 5,000; with the widths of a CV grid, the sequential solver."""
     from mccard_dist.methods import kind_of
 
+    def chosen(kind, params, *shape):
+        resolved = kind.resolve(params, *shape)
+        assert {k: resolved[k] for k in params} == {**params, **{
+            k: resolved[k] for k in ("solver", "relevance_update") if k in params}}
+        return {k: resolved[k] for k in ("kernel_width", "solver", "relevance_update")
+                if k in resolved}
+
     mcc = kind_of("mccard_dist.models:MCCARDRegressor")
-    assert mcc.resolve_solver({"kernel_width": "auto"}, 300, 5000) == {
+    assert chosen(mcc, {"kernel_width": "auto"}, 300, 5000) == {
         "kernel_width": "auto", "solver": "pruning", "relevance_update": "tail-exact"}
-    assert mcc.resolve_solver({}, 300, 5000) == {"solver": "sequential",
-                                                 "relevance_update": "mackay"}
-    assert mcc.resolve_solver({"kernel_width": "auto"}, 300, 1000) == {
+    assert chosen(mcc, {}, 300, 5000) == {"solver": "sequential", "relevance_update": "mackay"}
+    assert chosen(mcc, {"kernel_width": "auto"}, 300, 1000) == {
         "kernel_width": "auto", "solver": "pruning", "relevance_update": "mackay"}
     said = {"solver": "pruning", "relevance_update": "mackay"}
-    assert mcc.resolve_solver(said, 300, 5000) == said
+    assert chosen(mcc, said, 300, 5000) == said
     # 300 x 3,000 is of the paper's sizes, a 5-fold training set of 240 x 3,000 is not
-    assert mcc.resolve_solver({"solver": "pruning"}, 300, 3000) == {
+    assert chosen(mcc, {"solver": "pruning"}, 300, 3000) == {
         "solver": "pruning", "relevance_update": "mackay"}
     ls = kind_of("mccard_dist.models:LSARDRegressor")
-    assert ls.resolve_solver({}, 300, 5000) == {"solver": "sequential",
-                                                "relevance_update": "mackay"}
+    assert chosen(ls, {}, 300, 5000) == {"solver": "sequential", "relevance_update": "mackay"}
+    # the rule is the class's own: a class declaring the same parameters without the hook keeps
+    # its parameters as they are (scikit-learn's Ridge has a solver "auto" of its own)
+    from mccard_dist.methods import MethodKind
+    from sklearn.linear_model import Ridge
+
+    ridge = MethodKind("sklearn.linear_model:Ridge", solver_params=("solver",))
+    assert ridge.resolve({}, 300, 5000) == {}
+    X, y = np.random.default_rng(0).normal(size=(40, 3)), np.arange(40.0)
+    assert ridge.build(ridge.resolve({}, 40, 3), {})[0].fit(X, y).solver == "auto"
+    assert isinstance(ridge.cls(), Ridge)

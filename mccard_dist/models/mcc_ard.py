@@ -225,7 +225,8 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         "path": "mccard_dist.models.mcc_ard:fit_width_path", "path_param": "warm_start",
         "sparser_upwards": ("kernel_width",),
         "solver_params": ("solver", "warm_start", "w_steps", "init", "form",
-                          "relevance_update")}
+                          "relevance_update"),
+        "resolve_params": "mccard_dist.models._base:resolve_params"}
 
     _parameter_constraints = {
         "kernel_width": WIDTH,

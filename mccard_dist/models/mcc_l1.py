@@ -161,7 +161,8 @@ class MCCL1Regressor(RegressorBase):
     mccard_method = {
         "label": "MCC-L1", "width_param": "kernel_width", "auto_width": True, "alo": True,
         "penalty_name": "alpha_ratio", "penalty_scale": "mccard_dist.models:mcc_l1_alpha_max",
-        "path": "mccard_dist.models.mcc_l1_path:fit_path", "no_path_solvers": ("em",)}
+        "path": "mccard_dist.models.mcc_l1_path:fit_path", "no_path_solvers": ("em",),
+        "solver_params": ("solver",)}
 
     _parameter_constraints = {
         "kernel_width": WIDTH,

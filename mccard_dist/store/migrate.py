@@ -43,6 +43,10 @@ _RENAMED = {"method": "model", "lam": "alpha_ratio", "chosen_lam": "chosen_alpha
 #: beside a store being migrated: the original put aside, the new copy, what is being removed
 _ASIDE, _STAGING, _TRASH = ".premigration", ".migrating", ".deleting"
 
+#: the estimators that fitted with the pruning solver alone in stores made before they had a
+#: solver parameter (the default became ``"auto"``)
+_PRUNING_ONLY = {"mccard_dist.models:MCCARDRegressor", "mccard_dist.models:LSARDRegressor"}
+
 
 def refuse_unmigrated(spec) -> None:
     """Refuse to start a new store named by the grid while a store of an earlier version in
@@ -108,7 +112,8 @@ def _config(stored: dict) -> dict:
                 f"the store names {name!r} as the estimator of {method}, which no store of an "
                 "earlier version of mccard-dist names (they name the package's own): it cannot "
                 "be migrated")
-        if kind.solver_params and kind.solver_params[0] not in (section.get("params") or {}):
+        if (section["estimator"] in _PRUNING_ONLY
+                and kind.solver_params[0] not in (section.get("params") or {})):
             section["params"] = {**(section.get("params") or {}),
                                  kind.solver_params[0]: "pruning"}
         axes = {kind.width_param: section.pop("kernel_width", None),
