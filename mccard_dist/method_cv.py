@@ -34,12 +34,55 @@ def method_spec(method: str, grid: Mapping | None = None, params: Mapping | None
                          f"{', '.join(files)}")
     raw = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
     raw.pop("defaults", None)
+    return _checked(method, raw, grid, params)
+
+
+def _checked(name: str, raw: dict, grid: Mapping | None, params: Mapping | None):
+    """The checked :class:`~mccard_dist.config.MethodSpec` of a method's raw section, its grid's
+    entries replaced by ``grid``'s, its params' by ``params``' (less those the grid now spans)."""
+    from .config import MethodSpec
+    from .config.checks import ConfigError
+
     raw["grid"] = {**(raw.get("grid") or {}), **dict(grid or {})}
-    raw["params"] = {**(raw.get("params") or {}), **dict(params or {})}
+    raw["params"] = {k: v for k, v in {**(raw.get("params") or {}), **dict(params or {})}.items()
+                     if k not in (grid or {})}
     try:
-        return MethodSpec(**raw).checked(method)
+        return MethodSpec(**raw).checked(name)
     except ConfigError as exc:
         raise ValueError(str(exc)) from None
+
+
+def estimator_spec(estimator, grid: Mapping | None = None, params: Mapping | None = None):
+    """The checked method of an estimator class or object (its parameters that differ from the
+    class's defaults fixed, where it has ``get_params``) with the CV grid ``grid``. The class is
+    named by its import path, as a method file names it: it must be importable as
+    ``module:Class``."""
+    import inspect as _inspect
+
+    from .methods import ESTIMATOR_RE, _load
+
+    cls = estimator if _inspect.isclass(estimator) else type(estimator)
+    path = f"{cls.__module__}:{cls.__qualname__}"
+    try:
+        importable = ESTIMATOR_RE.match(path) is not None and _load(path) is cls
+    except (ImportError, AttributeError):
+        importable = False
+    if not importable:
+        raise ValueError(f"MethodCV: {cls.__qualname__} cannot be imported as {path}; define "
+                         "the class at the top level of a module (or of the notebook)")
+    own = {}
+    if not _inspect.isclass(estimator) and hasattr(estimator, "get_params"):
+        defaults = {n: p.default for n, p in _inspect.signature(cls.__init__).parameters.items()}
+        own = {k: v for k, v in estimator.get_params(deep=False).items()
+               if k in defaults and not (v is defaults[k] or _same(v, defaults[k]))}
+    return _checked(cls.__name__, {"estimator": path, "params": own}, grid, params)
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - an array or an object without a plain equality
+        return False
 
 
 class MethodCV(SearchCV):
@@ -57,9 +100,11 @@ class MethodCV(SearchCV):
 
     Parameters
     ----------
-    method : str, default="huber_l1"
-        A method file's name: ``huber_l1``, ``huber_mcp``, ``lad_lasso``, ``lasso``, ``mcc_ard``
-        ...
+    method : str, estimator class or estimator, default="huber_l1"
+        A method file's name (``huber_l1``, ``huber_mcp``, ``lad_lasso``, ``lasso``, ``mcc_ard``
+        ..., or one of one's own config folder), or an estimator class or object (``Ridge``,
+        ``Ridge(fit_intercept=False)``: the object's parameters that differ from its defaults are
+        fixed) with its CV ``grid``. Any class with ``fit`` and ``predict`` will do.
     grid : dict, optional
         Grid entries replacing the file's (``{"epsilon": [0.1, 1.0], "alpha_ratio": [...]}``).
     params : dict, optional
@@ -87,7 +132,7 @@ class MethodCV(SearchCV):
     """
 
     _fitted = ("coef_", "intercept_")
-    _parameter_constraints = {**SearchCV._parameter_constraints, "method": [str],
+    _parameter_constraints = {**SearchCV._parameter_constraints, "method": "no_validation",
                               "grid": [None, dict], "params": [None, dict]}
 
     def __init__(self, method="huber_l1", grid=None, params=None, cv=5,
@@ -101,7 +146,9 @@ class MethodCV(SearchCV):
         self.verbose = verbose
 
     def _spec(self):
-        return method_spec(self.method, self.grid, self.params)
+        if isinstance(self.method, str):
+            return method_spec(self.method, self.grid, self.params)
+        return estimator_spec(self.method, self.grid, self.params)
 
     def _base(self, **params):
         spec = self._spec()
@@ -113,7 +160,7 @@ class MethodCV(SearchCV):
         kind = spec.kind
         if sample_weight is not None and "sample_weight" not in inspect.signature(
                 kind.cls.fit).parameters:
-            raise ValueError(f"MethodCV({self.method!r}): {kind.cls.__name__} takes no "
+            raise ValueError(f"MethodCV({self._name()}): {kind.cls.__name__} takes no "
                              f"sample_weight; fit without it")
         params = kind.resolve(spec.params, *X.shape)
         candidates = kind.candidates(spec.grid) or [{}]
@@ -133,7 +180,8 @@ class MethodCV(SearchCV):
         super().fit(X, y, sample_weight)
         spec = self._spec()
         mean = np.asarray(self.cv_results_["mean_test_score"], dtype=float)
-        empty = not np.any(self.best_estimator_.coef_)
+        coef = getattr(self.best_estimator_, "coef_", None)
+        empty = None if coef is None else not np.any(coef)
         for axis, value in self.best_params_.items():
             grid = spec.grid.get(axis)
             if isinstance(grid, str):
@@ -142,11 +190,16 @@ class MethodCV(SearchCV):
                              partial(self._losses, mean, axis))
             if side in ("low", "high"):
                 warnings.warn(
-                    f"MethodCV({self.method!r}): CV chose {axis}={value:g}, the "
+                    f"MethodCV({self._name()}): CV chose {axis}={value:g}, the "
                     f"{'smallest' if side == 'low' else 'largest'} value of its grid; the best "
                     f"value may lie outside it: widen grid={{{axis!r}: [...]}}", UserWarning,
                     stacklevel=3)
         return self
+
+    def _name(self) -> str:
+        method = self.method
+        return repr(method) if isinstance(method, str) else getattr(
+            method, "__name__", type(method).__name__)
 
     def _losses(self, mean, axis, neighbour):
         """The mean CV losses of the choice and of the candidate at ``neighbour`` on ``axis``

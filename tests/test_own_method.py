@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -50,8 +51,9 @@ class TrimmedRidge(RegressorMixin, BaseEstimator):
         return np.asarray(X, float) @ self.coef_ + self.intercept_
 
 
-class MedianOnly(RegressorMixin, BaseEstimator):
-    """Predicts a shrunk least-squares fit without saying its coefficients (no coef_)."""
+class MedianOnly:
+    """Predicts a shrunk least-squares fit and nothing more: a plain class with fit and predict
+    (no scikit-learn base class, no coef_, no n_features_in_)."""
 
     def __init__(self, shrink=0.5):
         self.shrink = shrink
@@ -60,7 +62,6 @@ class MedianOnly(RegressorMixin, BaseEstimator):
         X, y = np.asarray(X, float), np.asarray(y, float)
         self._w = self.shrink * np.linalg.lstsq(X, y - np.median(y), rcond=None)[0]
         self._b = np.median(y)
-        self.n_features_in_ = X.shape[1]
         return self
 
     def predict(self, X):
@@ -80,8 +81,9 @@ grid:
 """
 
 NO_COEF = """estimator: mylab.robust:MedianOnly
-params:
-  shrink: 0.5
+params: {}
+grid:
+  shrink: [0.25, 0.5, 1.0]
 """
 
 @pytest.fixture
@@ -172,6 +174,56 @@ def test_a_regressor_without_coef_gives_r_and_rmse_and_nan_selection(user):
     assert np.isfinite(ds["r"]).all() and np.isfinite(ds["rmse"]).all()
     for name in ("f1", "precision", "recall", "n_selected", "coef"):
         assert np.isnan(ds[name]).all(), name
+
+
+def test_methodcv_takes_an_estimator_class_or_object_with_a_grid(user, monkeypatch):
+    """``MethodCV(Ridge(fit_intercept=False), grid=...)`` chooses and refits as scikit-learn's
+    GridSearchCV does on the same folds and score; a plain class with only fit and predict runs
+    from its class and from its method file; a class that cannot be imported by path is refused
+    in one line."""
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    env, tmp = user
+    monkeypatch.setenv("MCCARD_CONFIG_DIR", env["MCCARD_CONFIG_DIR"])
+    monkeypatch.syspath_prepend(str(tmp / "pkg"))
+    for name in ("mylab", "mylab.robust"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    from mccard_dist import MethodCV
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(90, 8))
+    y = X[:, :3] @ [2.0, -1.0, 0.5] + rng.standard_t(2, size=90)
+    folds = KFold(4, shuffle=True, random_state=1)
+    grid = {"alpha": [0.01, 0.3, 3.0, 30.0, 300.0]}
+    ours = MethodCV(Ridge(fit_intercept=False), grid=grid, cv=folds).fit(X, y)
+    theirs = GridSearchCV(Ridge(fit_intercept=False), grid, cv=folds,
+                          scoring="neg_mean_absolute_error").fit(X, y)
+    assert ours.best_params_ == theirs.best_params_
+    assert ours.best_estimator_.fit_intercept is False
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"],
+                               theirs.cv_results_["mean_test_score"], rtol=1e-12)
+    np.testing.assert_allclose(ours.coef_, theirs.best_estimator_.coef_, rtol=1e-12)
+
+    from mylab.robust import MedianOnly
+
+    for plain in (MethodCV(MedianOnly, grid={"shrink": [0.25, 0.5, 1.0]}, cv=3),
+                  MethodCV("median_only", cv=3)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # a choice at the grid's edge
+            plain.fit(X, y)
+        assert plain.best_params_["shrink"] in (0.25, 0.5, 1.0)
+        assert not hasattr(plain, "coef_")
+        assert np.isfinite(plain.score(X, y))
+
+    def nested():
+        class Inner(MedianOnly):
+            pass
+        return Inner
+
+    with pytest.raises(ValueError, match="cannot be imported as") as refused:
+        MethodCV(nested(), grid={"shrink": [0.5]}).fit(X, y)
+    assert len(str(refused.value).splitlines()) == 1
 
 
 def test_a_method_the_command_line_names_runs(user):

@@ -221,6 +221,30 @@ def fit_one(base, members, X, y, sample_weight=None, cache=None):
         yield clone(base).set_params(**candidate).fit(X, y, **kw)
 
 
+class _Predicts(RegressorMixin, BaseEstimator):
+    """A fitted regressor of a class without scikit-learn's tags (one with only ``fit`` and
+    ``predict``), as scikit-learn's scorers need to see it."""
+
+    def __init__(self, fitted=None):
+        self.fitted = fitted
+
+    def fit(self, X, y):  # pragma: no cover - scikit-learn's scorers ask that it has one
+        raise NotImplementedError
+
+    def predict(self, X):
+        return self.fitted.predict(X)
+
+
+def _scorer(base, scoring):
+    """scikit-learn's scorer of ``scoring`` for estimators like ``base``; for a class without
+    tags, a named scorer sees each fit through :class:`_Predicts` (a callable of one's own gets
+    the fit itself)."""
+    if hasattr(base, "__sklearn_tags__") or callable(scoring):
+        return check_scoring(base, scoring=scoring)
+    scorer = check_scoring(_Predicts(), scoring=scoring)
+    return lambda fitted, X, y, **kw: scorer(_Predicts(fitted), X, y, **kw)
+
+
 class SearchCV(RegressorMixin, BaseEstimator):
     """The search over :meth:`_search`'s candidates, the choice, the refit and prediction.
 
@@ -270,7 +294,7 @@ class SearchCV(RegressorMixin, BaseEstimator):
         sample_weight = check_sample_weight(sample_weight, X)
         search, params = self._search(X, y, sample_weight)
         splits = list(check_cv(self.cv).split(X, y))
-        scorer = check_scoring(self._base(), scoring=self.scoring)
+        scorer = _scorer(self._base(), self.scoring)
         scores, failed, _ = search.fold_scores(X, y, splits, scorer, sample_weight=sample_weight,
                                                n_jobs=self.n_jobs, verbose=self.verbose)
         self.best_index_ = choose(scores, failed)
@@ -283,7 +307,8 @@ class SearchCV(RegressorMixin, BaseEstimator):
         model.n_features_in_ = X.shape[1]
         self.best_estimator_ = model
         for name in self._fitted:
-            setattr(self, name, getattr(model, name))
+            if hasattr(model, name):  # a class without coef_ predicts all the same
+                setattr(self, name, getattr(model, name))
         return self
 
     def predict(self, X, **kwargs):
