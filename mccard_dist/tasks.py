@@ -12,6 +12,7 @@ raises is recorded (CV: a NaN score; final fit: a failed cell) and the block goe
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import time
 import traceback
@@ -22,12 +23,17 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
 from .config import CVSpec, ExperimentSpec
+from .config.checks import ConfigError
 from .grid import Block, Cell, cv_candidates, cv_units
 from .metrics import Evaluation, scores_of
 from .models.search import FIT_ERRORS, Search, choose, fit_error
 from .records import STATUS_DONE, STATUS_FAILED, BlockResult, CellResult
 
-__all__ = ["cv_fit", "cv_loss", "finish_cell", "kfold_scores", "run_block", "run_cell", "search"]
+__all__ = ["TRIAL_ROWS", "cv_fit", "cv_loss", "finish_cell", "kfold_scores", "run_block",
+           "run_cell", "search", "try_methods"]
+
+#: the training rows of a method's trial fit (:func:`try_methods`)
+TRIAL_ROWS = 60
 
 
 def cv_loss(residuals: np.ndarray, cv: CVSpec) -> float:
@@ -253,6 +259,37 @@ def _done(spec, method, cell, est, chosen, metrics, coef, data, fit_seconds, cel
         coef = np.full(data.X_test.shape[1], np.nan)
     return CellResult(cell.index, STATUS_DONE, scalars=scalars, cv_score=scores, coef=coef,
                       cv_error=cv_error)
+
+
+def try_methods(spec: ExperimentSpec, source=None) -> None:
+    """Fit each method once, with its first CV candidate, on the first :data:`TRIAL_ROWS`
+    training rows of the grid's first cell, and evaluate and record it as a cell: a class whose
+    ``fit``, ``predict`` or fitted attributes raise what no fit on data raises (an
+    AttributeError, a TypeError: code to change, not data) is refused in one line naming the
+    method, before any store or cluster exists. A fit that fails as fits on data fail
+    (:data:`~mccard_dist.models.search.FIT_ERRORS`) is left to the grid, where CV scores it."""
+    seed, psi, tau = spec.seeds[0], spec.psi[0], spec.tau[0]
+    data = spec.data.make_data(seed, psi, tau, source)
+    n = min(TRIAL_ROWS, len(data.y_train))
+    trial = dataclasses.replace(data, X_train=data.X_train[:n], y_train=data.y_train[:n])
+    for method in spec.methods:
+        candidate = (cv_candidates(method) or [{}])[0]
+        cell = Cell(method.name, tau, psi, seed, (0, 0, 0, 0))
+        try:
+            with _quiet():
+                params = method.kind.resolve(method.params, *trial.X_train.shape)
+                est = next(iter(method.kind.fit_members(params, [candidate], trial.X_train,
+                                                        trial.y_train)))
+                metrics, coef = _evaluate(est, trial)
+                _done(spec, method, cell, est, candidate, metrics, coef, trial, 0.0, 0.0, 0,
+                      None, True)
+        except FIT_ERRORS:
+            continue
+        except Exception as exc:  # noqa: BLE001 - the class's code, said in one line
+            said = " ".join(str(exc).split())[:300]
+            raise ConfigError(
+                f"methods.{method.name}: a trial fit of {method.kind.cls.__name__} on {n} rows "
+                f"of the first cell failed: {type(exc).__name__}: {said}") from None
 
 
 # -- fit units (run.unit=fit): one CV fit per task, then the cell's choice and final fit ------

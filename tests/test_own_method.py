@@ -68,6 +68,13 @@ class MedianOnly:
         return np.asarray(X, float) @ self._w + self._b
 
 
+class Misnamed(MedianOnly):
+    """Fits, then predicts from an attribute its fit never set: code to change, not data."""
+
+    def predict(self, X):
+        return np.asarray(X, float) @ self.weights_
+
+
 class OtherMedian(MedianOnly):
     """MedianOnly under another name: the estimator a command line swaps in."""
 '''
@@ -97,6 +104,7 @@ def user(tmp_path):
     (conf / "method").mkdir(parents=True)
     (conf / "method" / "trimmed_ridge.yaml").write_text(METHOD)
     (conf / "method" / "median_only.yaml").write_text(NO_COEF)
+    (conf / "method" / "misnamed.yaml").write_text("estimator: mylab.robust:Misnamed\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "pkg"), "MCCARD_CONFIG_DIR": str(conf),
            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     return env, tmp_path
@@ -224,6 +232,21 @@ def test_methodcv_takes_an_estimator_class_or_object_with_a_grid(user, monkeypat
     with pytest.raises(ValueError, match="cannot be imported as") as refused:
         MethodCV(nested(), grid={"shrink": [0.5]}).fit(X, y)
     assert len(str(refused.value).splitlines()) == 1
+
+
+def test_a_class_whose_code_fails_is_refused_in_one_line_before_any_store(user):
+    """A method whose predict reads an attribute its fit never set fails on every cell: the run
+    says so in one line naming the method, from a trial fit, before a store or cluster exists."""
+    env, tmp = user
+    store = tmp / "never.zarr"
+    run = _run(env, tmp, "experiment=smoke", "experiment.methods=[mcc_ard,misnamed]",
+               "run.progress=false", f"store.path={store}")
+    assert run.returncode != 0
+    said = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(said) <= 2, run.stderr
+    assert "methods.misnamed: a trial fit of Misnamed" in run.stderr
+    assert "AttributeError" in run.stderr and "weights_" in run.stderr
+    assert "Traceback" not in run.stderr and not store.exists()
 
 
 def test_a_method_the_command_line_names_runs(user):

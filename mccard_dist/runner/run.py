@@ -27,7 +27,7 @@ from ..lock import StoreLock
 from ..store import ResultsStore, check_writable, store_path
 from ..store import store_path as default_store_path
 from ..store.migrate import refuse_unmigrated
-from ..tasks import run_block
+from ..tasks import run_block, try_methods
 from .drain import drain
 from .work import BlockTasks, FitTasks, Sizes, write
 
@@ -83,6 +83,7 @@ def run_experiment(spec: ExperimentSpec, *, client=None, stop_after_blocks: int 
     spec.check_data()
     refuse_unmigrated(spec)
     check_writable(path)
+    try_methods(spec, spec.data.load_source())
     if client is None:
         preflight(spec.cluster)
     with StoreLock(path) as lock:  # one driver per store
@@ -208,6 +209,7 @@ def run_serial(spec: ExperimentSpec, store_path=None) -> RunReport:
     refuse_unmigrated(spec)
     path = store_path if store_path is not None else default_store_path(spec)
     check_writable(path)
+    try_methods(spec, spec.data.load_source())
     with StoreLock(path) as lock:
         start = time.perf_counter()
         store = ResultsStore.open_or_create(spec, store_path)
