@@ -22,8 +22,7 @@ def method_spec(method: str, grid: Mapping | None = None, params: Mapping | None
     ``grid``'s and ``params``'."""
     from omegaconf import OmegaConf
 
-    from .config import MethodSpec, config_path, method_files, register_resolvers
-    from .config.checks import ConfigError
+    from .config import config_path, method_files, register_resolvers
 
     register_resolvers()
     files = method_files(config_path())
@@ -57,15 +56,17 @@ def estimator_spec(estimator, grid: Mapping | None = None, params: Mapping | Non
     class's defaults fixed, where it has ``get_params``) with the CV grid ``grid``. The class is
     named by its import path, as a method file names it: it must be importable as
     ``module:Class``."""
+    import importlib
     import inspect as _inspect
 
-    from .methods import ESTIMATOR_RE, _load
+    from .methods import ESTIMATOR_RE
 
     cls = estimator if _inspect.isclass(estimator) else type(estimator)
     path = f"{cls.__module__}:{cls.__qualname__}"
     try:
-        importable = ESTIMATOR_RE.match(path) is not None and _load(path) is cls
-    except (ImportError, AttributeError):
+        importable = (ESTIMATOR_RE.match(path) is not None and getattr(
+            importlib.import_module(cls.__module__), cls.__qualname__, None) is cls)
+    except ImportError:
         importable = False
     if not importable:
         raise ValueError(f"MethodCV: {cls.__qualname__} cannot be imported as {path}; define "

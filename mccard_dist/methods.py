@@ -91,6 +91,13 @@ class MethodKind:
         :attr:`solver_params`) as one cell's training data of that shape fits them, e.g. a solver
         ``"auto"`` replaced by the one chosen, so that every fold's fit and the final fit of a
         cell use one solver; None: the parameters as they are.
+    label_params : tuple of (str, value, str)
+        ``(parameter, value, words)``: where the method's parameter has that value, its label
+        adds the words (MCC-ARD's ``("likelihood", "proper", "proper C'")``).
+    defaults : tuple of (str, value)
+        The class's defaults of its :attr:`solver_params`, read from its signature by
+        :func:`kind_of` (so a kind read back from a store, :meth:`from_declared`, knows its
+        solver without importing the class).
     """
 
     estimator: str
@@ -109,6 +116,8 @@ class MethodKind:
     sparser_upwards: tuple[str, ...] = ()
     requires: str | None = None
     resolve_params: str | None = None
+    label_params: tuple = ()
+    defaults: tuple = ()
 
     @property
     def cls(self) -> type:
@@ -161,7 +170,36 @@ class MethodKind:
         if not self.solver_params:
             return None
         name = self.solver_params[0]
-        return params.get(name, self.param_names()[name].default)
+        if name in params:
+            return params[name]
+        defaults = dict(self.defaults)
+        return defaults[name] if name in defaults else self.param_names()[name].default
+
+    def label_for(self, params: Mapping, grid: Mapping) -> str | None:
+        """The label of a method of this kind with ``params`` and the CV grid ``grid``: the
+        class's :attr:`label`, the words of its :attr:`label_params` that ``params`` (or the
+        class's defaults) match, and ``auto width`` for a width set inside the fit; None for a
+        class without a label."""
+        if self.label is None:
+            return None
+        values = {**dict(self.defaults), **params}
+        words = [w for name, value, w in self.label_params if values.get(name) == value]
+        if self.width_param is not None and grid.get(self.width_param) == AUTO_WIDTH:
+            words.append("auto width")
+        return ", ".join([self.label, *words])
+
+    def declared(self) -> dict:
+        """What the kind declares, as plain JSON values (a store records it, so that reading
+        the store imports nothing: :meth:`from_declared`)."""
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_declared(cls, declared: Mapping) -> MethodKind:
+        """The kind :meth:`declared` wrote (fields it does not know are left out: a store of a
+        later version)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: _tuples(v) if isinstance(v, list) else v
+                      for k, v in declared.items() if k in known})
 
     def candidates(self, grid: Mapping) -> list[dict]:
         """The CV candidates, ``{name: value}`` for each combination of the grid's lists, the
@@ -241,6 +279,16 @@ class MethodKind:
         yield built[0].fit(X, y, **kw)
 
 
+def _plain(value):
+    """Tuples as lists, recursively: JSON's form."""
+    return [_plain(v) for v in value] if isinstance(value, (tuple, list)) else value
+
+
+def _tuples(value):
+    """Lists as tuples, recursively: the dataclass's (hashable) form."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, (tuple, list)) else value
+
+
 @functools.lru_cache(maxsize=None)
 def kind_of(estimator: str) -> MethodKind:
     """The kind of the class ``estimator`` (``"module:Class"``), imported here, with what its
@@ -250,14 +298,20 @@ def kind_of(estimator: str) -> MethodKind:
     if not inspect.isclass(cls):
         raise TypeError(f"{estimator} is a {type(cls).__name__}, not a class")
     declared = dict(getattr(cls, "mccard_method", None) or {})
-    known = {f.name for f in fields(MethodKind)} - {"estimator"}
+    known = {f.name for f in fields(MethodKind)} - {"estimator", "defaults"}
     unknown = sorted(set(declared) - known)
     if unknown:
         raise TypeError(f"{estimator}.mccard_method declares {', '.join(unknown)}; it may declare "
                         f"{', '.join(sorted(known))}")
-    for name in ("no_path_solvers", "solver_params", "bounds", "sparser_upwards"):
-        declared[name] = tuple(declared.get(name, ()))
-    return MethodKind(estimator, **declared)
+    for name in ("no_path_solvers", "solver_params", "bounds", "sparser_upwards",
+                 "label_params"):
+        declared[name] = _tuples(declared.get(name, ()))
+    kind = MethodKind(estimator, **declared)
+    signature = kind.param_names() if kind.solver_params else {}
+    defaults = tuple((name, signature[name].default) for name in kind.solver_params
+                     if name in signature and isinstance(signature[name].default,
+                                                         (str, bool, int, float, type(None))))
+    return MethodKind(estimator, **declared, defaults=defaults)
 
 
 # -- where a CV choice lies on its grid: the rule of the pipeline's report and of MethodCV ------

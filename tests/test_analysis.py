@@ -1,6 +1,7 @@
 """Analysis: summaries on partial stores, the figures, and the claim checks on constructed data."""
 
 import json
+import sys
 import re
 
 import numpy as np
@@ -680,6 +681,39 @@ def test_summary_cells_never_mix_precisions():
     assert cells
     for _, mean_decimals, _, std_decimals in cells:
         assert len(mean_decimals) == len(std_decimals)
+
+
+def test_a_class_of_ones_own_is_labelled_by_what_the_store_recorded_of_it():
+    """The store's ``kinds`` give a class's label and the words of its ``label_params`` without
+    importing it (its package need not exist where the store is read); a recorded kind whose
+    estimator is not the one the config names gives no label (the method's name)."""
+    from mccard_dist.methods import MethodKind
+
+    ds = constructed()
+    mine = MethodKind("nowhere_installed.robust:Mine", label="Mine", width_param="scale",
+                      auto_width=True, label_params=(("loss", "tukey", "Tukey's loss"),))
+    ds.attrs["config"] = json.dumps({"methods": {
+        "mcc_ard": {"estimator": "nowhere_installed.robust:Mine", "params": {"loss": "tukey"},
+                    "grid": {"scale": "auto"}},
+        "ls_ard": {"estimator": "nowhere_installed.robust:Other", "params": {}, "grid": {}}}})
+    ds.attrs["kinds"] = json.dumps({
+        "mcc_ard": mine.declared(),
+        "ls_ard": MethodKind("mccard_dist.models:LSARDRegressor", label="LS-ARD").declared()})
+    assert method_style("mcc_ard", METHODS, ds)["label"] == "Mine, Tukey's loss, auto width"
+    assert method_style("ls_ard", METHODS, ds)["label"] == "ls_ard"
+    assert "nowhere_installed" not in sys.modules
+
+
+def test_methods_of_ones_own_never_share_a_colour_and_marker_nor_take_a_shipped_style():
+    shipped = ["mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1", "lasso", "huber"]
+    own = [f"mine_{i}" for i in range(81)]
+    styles = [method_style(m, shipped + own) for m in shipped + own]
+    pairs = [(s["color"], s["marker"]) for s in styles]
+    assert len(set(pairs)) == len(pairs)
+    shipped_colours = {s["color"] for s in styles[:len(shipped)]}
+    shipped_markers = {s["marker"] for s in styles[:len(shipped)]}
+    assert not shipped_colours & {s["color"] for s in styles[len(shipped):]}
+    assert not shipped_markers & {s["marker"] for s in styles[len(shipped):]}
 
 
 def test_a_method_is_labelled_by_what_its_stored_config_says_it_is():

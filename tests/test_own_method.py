@@ -29,6 +29,8 @@ class TrimmedRidge(RegressorMixin, BaseEstimator):
     """Ridge regression refitted without the largest residuals: coef_, but no n_iter_ nor
     converged_."""
 
+    mccard_method = {"label": "Trimmed ridge", "bounds": (("trim", 0.0, 0.5),)}
+
     def __init__(self, alpha=1.0, trim=0.1):
         self.alpha = alpha
         self.trim = trim
@@ -161,13 +163,18 @@ def test_ones_own_regressor_runs_is_killed_resumes_and_reports_beside_mcc_ard(us
     assert set(described["grid"]) == {"alpha", "trim"}
     assert set(np.unique(a["chosen_trim"].sel(model="trimmed_ridge"))) <= {0.05, 0.2}
 
-    versus = subprocess.run(["mccard-report", str(killed), "--versus", "mcc_ard"], env=env,
+    # the report takes the class's declared label from the store: its package need not be
+    # importable where the store is read
+    assert json.loads(a.attrs["kinds"])["trimmed_ridge"]["label"] == "Trimmed ridge"
+    off_path = {k: v for k, v in env.items() if k != "PYTHONPATH"}
+    versus = subprocess.run(["mccard-report", str(killed), "--versus", "mcc_ard"], env=off_path,
                             cwd=tmp, capture_output=True, text=True, timeout=240)
     assert versus.returncode == 0, versus.stderr[-2000:]
-    assert "MCC-ARD − trimmed_ridge" in versus.stdout
+    assert "MCC-ARD − Trimmed ridge" in versus.stdout
     html = subprocess.run(["mccard-report", str(killed), "--html", "--out", str(tmp / "rep")],
-                          env=env, cwd=tmp, capture_output=True, text=True, timeout=240)
+                          env=off_path, cwd=tmp, capture_output=True, text=True, timeout=240)
     assert html.returncode == 0, html.stderr[-2000:]
+    assert "Trimmed ridge" in (tmp / "rep" / "report.html").read_text()
     assert "trimmed_ridge" in (tmp / "rep" / "report.html").read_text()
 
 

@@ -11,9 +11,8 @@ from scipy import stats
 
 from .markup import Code, Paragraph, Strong, Table, markdown
 from .. import metrics as _metrics
-from ..config import shipped_kind
 from .values import (_auto_width_methods, _config, _grid, _num, cell_values, metric_label,
-                     shown_metrics)
+                     shown_metrics, stored_kind)
 
 
 def t_interval(mean, sd, n, level: float = 0.95):
@@ -183,10 +182,10 @@ def width_pairs(ds) -> list[tuple[str, str]]:
     """``(kfold_method, auto_method)`` pairs of the store: the same estimator and parameters
     (but the one that only says how a width grid is fitted, the kind's ``path_param``), the
     kernel width chosen by CV over a grid in the first and set inside the fit in the second."""
-    def params(c):
-        kind = shipped_kind(c.get("estimator"))
+    def params(name):
+        kind = stored_kind(ds, name)
         skip = kind.path_param if kind else None
-        return {k: v for k, v in (c.get("params") or {}).items() if k != skip}
+        return {k: v for k, v in (config.get(name, {}).get("params") or {}).items() if k != skip}
 
     config = _config(ds).get("methods", {})
     names = [str(m) for m in ds["model"].values]
@@ -198,7 +197,7 @@ def width_pairs(ds) -> list[tuple[str, str]]:
             widths = _grid(cb).get("kernel_width")
             if (b not in auto and isinstance(widths, list) and widths
                     and cb.get("estimator") == ca.get("estimator")
-                    and params(cb) == params(ca)):
+                    and params(b) == params(a)):
                 pairs.append((b, a))
                 break
     return pairs
@@ -225,7 +224,7 @@ def solver_pairs(ds) -> list[tuple[str, str]]:
     solver, rest = {}, {}
     for name in names:
         c = config.get(name, {})
-        kind = shipped_kind(c.get("estimator"))
+        kind = stored_kind(ds, name)
         params = c.get("params") or {}
         solver[name] = kind.solver(params) if kind else None
         skip = kind.solver_params if kind else ()

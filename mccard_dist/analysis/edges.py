@@ -26,10 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import shipped_kind
 from ..methods import grid_edge
 from .markup import Code, Strong, Table, markdown
-from .values import _config, _grid, cell_values
+from .values import _config, _grid, cell_values, stored_kind
 
 __all__ = ["EDGE_SHARE", "GridEdges", "cv_failure_warnings", "edge_warnings", "grid_edges",
            "grid_edges_markdown"]
@@ -73,7 +72,7 @@ def grid_edges(ds) -> list[GridEdges]:
     out = []
     for name in (str(m) for m in ds["model"].values):
         config = methods.get(name) or {}
-        kind = shipped_kind(config.get("estimator"))  # a store's names: looked up, not imported
+        kind = stored_kind(ds, name)  # the store's declarations: nothing imported
         kept_none = (None if empty is None else
                      empty.sel(model=name).transpose("tau", "psi", "seed").values.ravel())
         for axis, grid in _grid(config).items():

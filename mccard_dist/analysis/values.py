@@ -202,9 +202,15 @@ def outlier_scale_title(ds, tau) -> str:
 
 
 def _auto_width_methods(ds) -> set[str]:
-    """Methods whose fits set their own kernel width (config ``grid: {kernel_width: auto}``)."""
+    """Methods whose fits set their own width (their class's width parameter ``auto`` in the
+    grid)."""
     methods = _config(ds).get("methods", {})
-    return {m for m, c in methods.items() if _grid(c).get("kernel_width") == "auto"}
+    out = set()
+    for m, c in methods.items():
+        kind = stored_kind(ds, m)
+        if kind is not None and kind.width_param and _grid(c).get(kind.width_param) == "auto":
+            out.add(m)
+    return out
 
 
 def mean_std(mean: float, std: float) -> str:
@@ -250,27 +256,38 @@ _SPARE_COLORS = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94
 _SPARE_MARKERS = ("d", "H", "8", "x", "+", "1", "2", "3", "4")
 
 
-def method_label(config: dict | None) -> str | None:
-    """What a method is, from its stored config: the estimator (and likelihood), then ``auto width``
-    for a width set inside the fit and ``sequential solver`` for that solver; None for an
-    estimator no shipped method file names (reading a store imports nothing it names) or a
-    class that declares no label."""
-    from ..config import shipped_kind
+def stored_kind(ds, method: str):
+    """The :class:`~mccard_dist.methods.MethodKind` the store ``ds`` records for ``method`` (its
+    attribute ``kinds``, written when the store was made; a store made before: the package's own
+    classes' declarations): labels, bounds, units and solvers without importing anything. None
+    where the store records none for the estimator its config names."""
+    from ..methods import MethodKind
+    from ..store.migrate import declared_kinds
 
-    if not isinstance(config, dict):
+    config = _config(ds)
+    try:
+        kinds = json.loads(ds.attrs["kinds"]) if "kinds" in ds.attrs else declared_kinds(config)
+    except (TypeError, ValueError):
         return None
-    params = config.get("params") or {}
-    kind = shipped_kind(str(config.get("estimator")))
-    label = kind.label if kind is not None else None
-    if label is None:
+    declared = kinds.get(method) if isinstance(kinds, dict) else None
+    estimator = (config.get("methods", {}).get(method) or {}).get("estimator")
+    if not isinstance(declared, dict) or declared.get("estimator") != estimator:
         return None
-    if params.get("likelihood") == "proper":
-        label += ", proper C'"
-    if _grid(config).get("kernel_width") == "auto":
-        label += ", auto width"
-    if params.get("solver") == "sequential":
-        label += ", sequential solver"
-    return label
+    try:
+        return MethodKind.from_declared(declared)
+    except (TypeError, ValueError):
+        return None
+
+
+def method_label(ds, method: str) -> str | None:
+    """What a method is, from the store: its class's label with the words its parameters call
+    for (``proper C'``, ``sequential solver``: the class's ``label_params``) and ``auto width``
+    for a width set inside the fit; None for a class that declares no label."""
+    kind = stored_kind(ds, method)
+    if kind is None:
+        return None
+    config = _config(ds).get("methods", {}).get(method) or {}
+    return kind.label_for(config.get("params") or {}, _grid(config))
 
 
 def is_shipped(method: str, ds=None) -> bool:
@@ -291,14 +308,16 @@ def method_style(method: str, methods=(), ds=None) -> dict:
     they appear in ``methods``. With ``ds`` (the
     store), the label says what the method is from its stored config (:func:`method_label`), so
     ``methods.mcc_ard.grid.kernel_width=auto`` is not labelled as the K-fold MCC-ARD."""
-    label = method_label(_config(ds).get("methods", {}).get(method)) if ds is not None else None
+    label = method_label(ds, method) if ds is not None else None
     if is_shipped(method, ds):
         known, color, marker = _KNOWN_METHODS[method]
         return {"label": label or known, "color": color, "marker": marker}
     others = [m for m in methods if not is_shipped(m, ds)]
     i = others.index(method) if method in others else 0
-    return {"label": label or method, "color": _SPARE_COLORS[i % len(_SPARE_COLORS)],
-            "marker": _SPARE_MARKERS[i % len(_SPARE_MARKERS)]}
+    # the marker moves on each round of the colours: the first 81 never share both
+    n = len(_SPARE_COLORS)
+    return {"label": label or method, "color": _SPARE_COLORS[i % n],
+            "marker": _SPARE_MARKERS[(i + i // n) % len(_SPARE_MARKERS)]}
 
 
 class MissingCells(Exception):

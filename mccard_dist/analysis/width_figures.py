@@ -11,7 +11,8 @@ from ..records import STATUS_DONE, STATUS_NAMES
 from .cells import resolve_cell
 from .plotting import (_PSI_LABEL, FigureUnavailable, _figure, _log_ticks_125, _plain_log_ticks,
                        _thin_log)
-from .values import _auto_width_methods, _config, _done, _grid, cell_values, method_style
+from .values import (_auto_width_methods, _config, _done, _grid, cell_values, method_style,
+                     stored_kind)
 
 #: the psi shown first (figure 5's cell, the psi marked in report.html): the one closest to this,
 #: a moderately contaminated cell
@@ -34,10 +35,8 @@ def _same(values, value) -> np.ndarray:
 
 def _standardised_width(ds, method) -> bool:
     """Whether the method's width is in units of standardised y (its class's ``width_unit``, for
-    the shipped estimators: a store's names are looked up, never imported)."""
-    from ..config import shipped_kind
-
-    kind = shipped_kind(str((_config(ds).get("methods", {}).get(method) or {}).get("estimator")))
+    the store's declarations: nothing is imported)."""
+    kind = stored_kind(ds, method)
     return kind is not None and "standardised" in kind.width_unit
 
 

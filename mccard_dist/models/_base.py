@@ -16,7 +16,8 @@ from ._linalg import loo_from_leverage, posterior_covariance
 __all__ = ["ARDFit", "AT_LEAST_ONE", "NON_NEGATIVE", "POSITIVE", "WIDTH", "WarmStart",
            "check_params", "PosteriorPredictive", "RegressorBase", "ard_relevance_step",
            "check_sample_weight", "faul_tipping_step", "relative_change",
-           "resolve_params", "resolve_relevance_update", "resolve_solver", "weighted_median", "weighted_var"]
+           "resolve_params", "resolve_relevance_update", "resolve_solver", "weighted_median",
+           "weighted_var"]
 
 @dataclass
 class ARDFit:

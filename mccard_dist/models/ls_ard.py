@@ -109,7 +109,8 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
     #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
     mccard_method = {"label": "LS-ARD", "alo": True,
                      "solver_params": ("solver", "form", "relevance_update"),
-                     "resolve_params": "mccard_dist.models._base:resolve_params"}
+                     "resolve_params": "mccard_dist.models._base:resolve_params",
+                     "label_params": (("solver", "sequential", "sequential solver"),)}
 
     _parameter_constraints = {
         "max_iter": [AT_LEAST_ONE],

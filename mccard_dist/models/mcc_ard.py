@@ -226,7 +226,9 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         "sparser_upwards": ("kernel_width",),
         "solver_params": ("solver", "warm_start", "w_steps", "init", "form",
                           "relevance_update"),
-        "resolve_params": "mccard_dist.models._base:resolve_params"}
+        "resolve_params": "mccard_dist.models._base:resolve_params",
+        "label_params": (("likelihood", "proper", "proper C'"),
+                         ("solver", "sequential", "sequential solver"))}
 
     _parameter_constraints = {
         "kernel_width": WIDTH,

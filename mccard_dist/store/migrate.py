@@ -48,6 +48,21 @@ _ASIDE, _STAGING, _TRASH = ".premigration", ".migrating", ".deleting"
 _PRUNING_ONLY = {"mccard_dist.models:MCCARDRegressor", "mccard_dist.models:LSARDRegressor"}
 
 
+def declared_kinds(config: dict) -> dict:
+    """``{method: declarations}`` (:meth:`~mccard_dist.methods.MethodKind.declared`) for a store
+    made before stores recorded them (attribute ``kinds``): the package's own classes'
+    declarations, for the methods whose stored estimator is a shipped method file's (matched as
+    text: what a store names is never imported); none for the others."""
+    from ..config import shipped_kind
+
+    out = {}
+    for name, section in (config.get("methods") or {}).items():
+        kind = shipped_kind(str((section or {}).get("estimator")))
+        if kind is not None:
+            out[name] = kind.declared()
+    return out
+
+
 def refuse_unmigrated(spec) -> None:
     """Refuse to start a new store named by the grid while a store of an earlier version in
     ``store.root`` holds the same grid (its name has the hash of then): migrating it keeps its

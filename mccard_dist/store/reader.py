@@ -19,7 +19,7 @@ from .backfill import metric_values, new_metrics
 from .errors import StoreDamagedError, StoreMismatchError
 from .integrity import REPAIR_HINT, check_stored, open_dataset
 from .layout import CELL_DIMS, metadata_damage, metadata_message
-from .migrate import current_run, finish_interrupted_migration
+from .migrate import current_run, declared_kinds, finish_interrupted_migration
 from .version import refuse_earlier, refuse_forged
 
 __all__ = ["SWEEP_LIST", "open_results"]
@@ -123,6 +123,9 @@ def open_results(path, mask: bool = True):
     names = np.array([STATUS_NAMES[k] for k in sorted(STATUS_NAMES)])
     status = ds["status"].load()
     ds["status_name"] = status.copy(data=names[status.values])
+    if "kinds" not in ds.attrs:  # made before stores recorded their methods' declarations
+        ds.attrs["kinds"] = json.dumps(declared_kinds(json.loads(ds.attrs["config"])),
+                                       sort_keys=True)
     return _with_new_metrics(ds)
 
 
@@ -249,13 +252,16 @@ def _side_by_side(stores, paths):
     stores = [ds.sel(order) for ds in stores]
     combined = _concat(stores, "model")
     config = json.loads(stores[0].attrs["config"])
+    kinds = json.loads(stores[0].attrs.get("kinds", "{}"))
     description = copy.deepcopy(first)
     for ds, d in zip(stores[1:], descriptions[1:]):
         config["methods"].update(json.loads(ds.attrs["config"])["methods"])
+        kinds.update(json.loads(ds.attrs.get("kinds", "{}")))
         description["methods"].update(d["methods"])
     config["experiment"]["methods"] = names
     description["experiment"]["methods"] = names
     combined.attrs["config"] = json.dumps(config)
+    combined.attrs["kinds"] = json.dumps(kinds, sort_keys=True)
     combined.attrs["grid_description"] = json.dumps(description)
     combined.attrs["grid_hash"] = "+".join(ds.attrs["grid_hash"] for ds in stores)
     combined.attrs["stores"] = json.dumps([{"path": str(p), "grid_hash": ds.attrs["grid_hash"],

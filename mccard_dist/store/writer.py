@@ -212,6 +212,7 @@ def template(spec: ExperimentSpec, n_features: int | None = None,
         grid_hash=grid.grid_hash(spec),
         grid_description=json.dumps(grid.grid_description(spec), sort_keys=True),
         config=json.dumps(spec.to_dict(), sort_keys=True),
+        kinds=json.dumps({m.name: m.kind.declared() for m in spec.methods}, sort_keys=True),
         save_coef=int(spec.run.save_coef),
         selection_scored=int(spec.data.knows_true_coef if selection_scored is None
                              else selection_scored),
