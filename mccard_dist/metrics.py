@@ -9,17 +9,22 @@
 
 All functions return plain Python ``int`` / ``float`` values and never emit warnings.
 
-:data:`METRICS` is the one table of per-cell results: each :class:`Metric` is a column of the
-store, of the report's tables and figures and of ``--versus``, computed from one
+:data:`METRICS` is the table of the built-in per-cell results: each :class:`Metric` is a column of
+the store, of the report's tables and figures and of ``--versus``, computed from one
 :class:`Evaluation` of the cell (its predictions, coefficients and confusion counts, each computed
-once). The public functions validate their inputs; a cell's evaluation does not, its arrays being
-the fit's own. A metric added to the table needs no store migration: a store written before gets
+once, the fitted estimator and the cell's data). A metric of one's own is a :class:`Metric` of
+the same form in a module of one's own, named by import path in ``experiment.metrics``
+(:func:`table`); the store records its declarations, so that the report reads it without
+importing it. The public functions validate their inputs; a cell's evaluation does not, its
+arrays being the fit's own. A metric added needs no store migration: a store written before gets
 it for its finished cells from their stored coefficients and their data where the metric needs
 only those, and NaN with a note otherwise (:mod:`mccard_dist.store.backfill`).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,21 +32,35 @@ from functools import cached_property
 
 import numpy as np
 
-__all__ = ["EVALUATION_KEYS", "METRICS", "Evaluation", "Metric", "correlation", "evaluate",
-           "metric", "rmse", "scores_of", "selection_counts", "selection_scores"]
+__all__ = ["EVALUATION_KEYS", "METRICS", "NEEDS", "Evaluation", "Metric", "MetricError",
+           "correlation", "evaluate", "metric", "rmse", "scores_of", "selection_counts",
+           "selection_scores", "table"]
+
+#: what a metric may read of a cell's evaluation (:attr:`Metric.needs`)
+NEEDS = ("prediction", "coef", "selection", "estimator")
+
+
+class MetricError(RuntimeError):
+    """A metric of one's own raised an error on a cell: the message names the metric."""
 
 
 @dataclass(frozen=True, eq=False)
 class Evaluation:
     """What the metrics of one cell are computed from: the test targets and the final fit's
     predictions of them (None where unknown, as in a store, which keeps no predictions), its
-    coefficients (None for a model without them) and the true ones (None for real data). The
-    confusion counts of the selection are computed once, on first use."""
+    coefficients (None for a model without them) and the true ones (None for real data); the
+    fitted estimator (None where it is gone: a store keeps none), the cell's data (its
+    ``X_train``, ``y_train``, ``X_test``, ``outlier_mask``, ..., as the data spec makes them)
+    and its key (``method``, ``tau``, ``psi``, ``seed``). The confusion counts of the selection
+    are computed once, on first use."""
 
     y_test: np.ndarray | None = None
     y_pred: np.ndarray | None = None
     coef: np.ndarray | None = None
     coef_true: np.ndarray | None = None
+    estimator: object = None
+    data: object = None
+    cell: object = None
 
     @cached_property
     def counts(self) -> dict[str, int]:
@@ -60,11 +79,14 @@ class Metric:
 
     ``of(evaluation)``: its value from an :class:`Evaluation`. ``needs``: what it reads,
     ``"prediction"`` (``y_test`` and ``y_pred``), ``"coef"`` (the coefficients alone) or
-    ``"selection"`` (the coefficients and the true ones; NaN where those are unknown).
+    ``"selection"`` (the coefficients and the true ones; NaN where those are unknown) or
+    ``"estimator"`` (the fitted estimator, and anything else of the evaluation): what a store
+    made before the metric existed can give it without a refit (:mod:`~mccard_dist.store.backfill`:
+    ``coef`` and ``selection`` from the stored coefficients, the others NaN with a note).
     ``better``: +1 higher is better, -1 lower, 0 neither (a count). ``label``: a column title;
-    ``heading``: an axis or table title. ``shown``: a column of the report's tables, figures and
-    ``--versus``; ``log``: its figures' y scale (``"auto"``: log where the means lie far apart);
-    ``fmt``: its number format."""
+    ``heading``: an axis or table title, with the unit. ``shown``: a column of the report's
+    tables, figures and ``--versus``; ``log``: its figures' y scale (``"auto"``: log where the
+    means lie far apart); ``fmt``: its number format."""
 
     name: str
     of: Callable[[Evaluation], float]
@@ -76,12 +98,35 @@ class Metric:
     log: bool | str = False
     fmt: str = ".3g"
 
+    def __post_init__(self):
+        if self.needs not in NEEDS:
+            raise ValueError(f"Metric {self.name!r}: needs must be one of {', '.join(NEEDS)}, "
+                             f"got {self.needs!r}")
+        if self.better not in (-1, 0, 1):
+            raise ValueError(f"Metric {self.name!r}: better must be 1 (higher is better), -1 "
+                             f"(lower) or 0 (neither), got {self.better!r}")
+
     def value(self, evaluation: Evaluation) -> float:
         """:attr:`of` the evaluation, NaN where it lacks what the metric needs."""
         lacking = {"prediction": evaluation.y_pred is None,
                    "coef": evaluation.coef is None,
-                   "selection": evaluation.coef is None or evaluation.coef_true is None}
+                   "selection": evaluation.coef is None or evaluation.coef_true is None,
+                   "estimator": evaluation.estimator is None}
         return np.nan if lacking[self.needs] else self.of(evaluation)
+
+    def declared(self) -> dict:
+        """Everything but :attr:`of`, as plain JSON values: what a store records of a metric of
+        one's own (:meth:`from_declared`)."""
+        return {"name": self.name, "needs": self.needs, "better": self.better,
+                "label": self.label, "heading": self.heading, "shown": self.shown,
+                "log": self.log, "fmt": self.fmt}
+
+    @classmethod
+    def from_declared(cls, declared) -> Metric:
+        """The metric a store recorded, without its function (reading a store imports
+        nothing): its column, labels and direction for the report."""
+        return cls(of=None, **{k: declared[k] for k in ("name", "needs", "better", "label",
+                                                        "heading", "shown", "log", "fmt")})
 
 
 def _ratio(numerator: int, denominator: int) -> float:
@@ -128,15 +173,55 @@ METRICS = (
 EVALUATION_KEYS = tuple(m.name for m in METRICS)
 
 
-def metric(name: str) -> Metric | None:
-    """The entry of :data:`METRICS` named ``name`` (None for a value that is not a metric)."""
-    return next((m for m in METRICS if m.name == name), None)
+def metric(name: str, metrics=None) -> Metric | None:
+    """The entry of ``metrics`` (default :data:`METRICS`) named ``name`` (None for a value that
+    is not a metric)."""
+    return next((m for m in (METRICS if metrics is None else metrics) if m.name == name), None)
 
 
-def scores_of(evaluation: Evaluation) -> dict[str, int | float]:
-    """Every metric of :data:`METRICS` of one evaluation, by name (NaN where it lacks what a
-    metric needs)."""
-    return {m.name: m.value(evaluation) for m in METRICS}
+def table(paths: tuple[str, ...] = ()) -> tuple[Metric, ...]:
+    """:data:`METRICS`, then the metrics of one's own named by ``paths`` (``"module:name"``,
+    each a :class:`Metric`), imported here once per process. Raises ValueError naming the path
+    for one that cannot be imported, is not a Metric, or repeats a metric's name."""
+    out = list(METRICS)
+    for path, found in zip(paths, _imported(tuple(paths))):
+        if any(m.name == found.name for m in out):
+            raise ValueError(f"{path} is named {found.name!r}, as another metric is")
+        out.append(found)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _imported(paths: tuple[str, ...]) -> tuple[Metric, ...]:
+    out = []
+    for path in paths:
+        module, _, name = path.partition(":")
+        try:
+            found = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"{path} cannot be imported ({type(exc).__name__}: {exc})") from None
+        if not isinstance(found, Metric):
+            raise ValueError(f"{path} is not a mccard_dist.metrics.Metric (it is of type "
+                             f"{type(found).__name__})")
+        out.append(found)
+    return tuple(out)
+
+
+def scores_of(evaluation: Evaluation, metrics=None) -> dict[str, int | float]:
+    """Every metric of ``metrics`` (default :data:`METRICS`) of one evaluation, by name (NaN
+    where it lacks what a metric needs). An error of a metric of one's own is raised as a
+    :class:`MetricError` naming it."""
+    out = {}
+    for m in METRICS if metrics is None else metrics:
+        if m in METRICS:
+            out[m.name] = m.value(evaluation)
+            continue
+        try:
+            out[m.name] = float(m.value(evaluation))
+        except Exception as exc:  # noqa: BLE001 - said with the metric's name
+            said = " ".join(str(exc).split())[:300]
+            raise MetricError(f"metric {m.name}: {type(exc).__name__}: {said}") from exc
+    return out
 
 
 def _as_1d(name: str, value, *, min_length: int = 1) -> np.ndarray:

@@ -25,7 +25,7 @@ from sklearn.model_selection import KFold
 from .config import CVSpec, ExperimentSpec
 from .config.checks import ConfigError
 from .grid import Block, Cell, cv_candidates, cv_units
-from .metrics import Evaluation, scores_of
+from .metrics import Evaluation, MetricError, scores_of
 from .models.search import FIT_ERRORS, Search, choose, fit_error
 from .records import STATUS_DONE, STATUS_FAILED, BlockResult, CellResult
 
@@ -165,7 +165,7 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
                                                             data.y_train, cell.seed)
             chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores,
                                                          n_failures)
-        metrics, coef = _evaluate(est, data)
+        metrics, coef = _evaluate(est, data, spec.metric_table, cell)
     except Exception as exc:  # recorded, not raised: one bad cell must not stop the run
         return _failed(cell, exc, n_failures, time.perf_counter() - start, scores, cv_error)
     return _done(spec, method, cell, est, chosen, metrics, coef, data, fit_seconds,
@@ -188,8 +188,8 @@ def _choose_and_refit(spec, method, data, scores, n_failures):
     return chosen, est, time.perf_counter() - fit_start
 
 
-def _evaluate(est, data) -> tuple[dict, np.ndarray | None]:
-    """The test metrics of a fitted estimator (:data:`~mccard_dist.metrics.METRICS`, from one
+def _evaluate(est, data, table, cell) -> tuple[dict, np.ndarray | None]:
+    """The test metrics ``table`` of a fitted estimator on the cell ``cell`` (from one
     :class:`~mccard_dist.metrics.Evaluation`) and its coefficients: the predictions are
     ``X_test @ coef_ + intercept_`` (0 without) where it has ``coef_``, else its ``predict``, and
     the metrics of coefficients NaN."""
@@ -204,7 +204,8 @@ def _evaluate(est, data) -> tuple[dict, np.ndarray | None]:
             y_pred = X_test @ coef + float(getattr(est, "intercept_", 0.0))
     else:
         y_pred = np.asarray(np.ravel(est.predict(X_test)), dtype=np.float64)
-    metrics = scores_of(Evaluation(data.y_test, y_pred, coef, data.coef_true))
+    metrics = scores_of(Evaluation(data.y_test, y_pred, coef, data.coef_true, est, data, cell),
+                        table)
     if not np.isfinite(metrics["rmse"]):
         where = ("its coef_ or intercept_ holds non-finite values (the predictions are X_test @ "
                  "coef_ + intercept_)" if coef is not None else "it predicts non-finite values")
@@ -280,9 +281,12 @@ def try_methods(spec: ExperimentSpec, source=None) -> None:
                 params = method.kind.resolve(method.params, *trial.X_train.shape)
                 est = next(iter(method.kind.fit_members(params, [candidate], trial.X_train,
                                                         trial.y_train)))
-                metrics, coef = _evaluate(est, trial)
+                metrics, coef = _evaluate(est, trial, spec.metric_table, cell)
                 _done(spec, method, cell, est, candidate, metrics, coef, trial, 0.0, 0.0, 0,
                       None, True)
+        except MetricError as exc:
+            raise ConfigError(f"experiment.metrics: on the trial fit of methods.{method.name}, "
+                              f"{exc}") from None
         except FIT_ERRORS:
             continue
         except Exception as exc:  # noqa: BLE001 - the class's code, said in one line
@@ -327,7 +331,7 @@ def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_se
     try:
         data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
         chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores, n_failures)
-        metrics, coef = _evaluate(est, data)
+        metrics, coef = _evaluate(est, data, spec.metric_table, cell)
     except Exception as exc:  # recorded, not raised, as in run_cell
         return _failed(cell, exc, n_failures, cv_seconds + time.perf_counter() - start, scores,
                        cv_error)

@@ -12,7 +12,7 @@ from scipy import stats
 from .markup import Code, Paragraph, Strong, Table, markdown
 from .. import metrics as _metrics
 from .values import (_auto_width_methods, _config, _grid, _num, cell_values, metric_label,
-                     shown_metrics, stored_kind)
+                     shown_metrics, store_metrics, stored_kind)
 
 
 def t_interval(mean, sd, n, level: float = 0.95):
@@ -74,7 +74,7 @@ def compare_stores(base, other, metrics=None, level: float = 0.95
     import xarray as xr
 
     if metrics is None:  # the shown metrics that have a better side
-        metrics = [n for n in shown_metrics() if better(n)]
+        metrics = [n for n in shown_metrics(base) if better(n, base)]
     rows = []
     methods = [m for m in base["model"].values if m in set(other["model"].values)]
     for metric in metrics:
@@ -127,7 +127,7 @@ def compare_methods(ds, pairs, metrics=None, level: float = 0.95,
     ``pairs``: ``(base, other)`` method names, e.g. :func:`width_pairs`; ``where`` restricts the
     cells, e.g. ``tau=10.0``. A seed counts over seeds when both finished one of its cells;
     ``metrics``: names (default: the metrics the report shows)."""
-    metrics = shown_metrics() if metrics is None else metrics
+    metrics = shown_metrics(ds) if metrics is None else metrics
     rows = []
     for base, other in pairs:
         for metric in metrics:
@@ -239,16 +239,17 @@ def solver_pairs(ds) -> list[tuple[str, str]]:
 SECONDS = "cell_seconds"
 
 
-def better(name: str) -> int:
-    """+1: higher is better; -1: lower is better; 0: neither (the number of features kept)."""
-    m = _metrics.metric(name)
+def better(name: str, ds=None) -> int:
+    """+1: higher is better; -1: lower is better; 0: neither (the number of features kept), as
+    the metric (of the store ``ds``) declares it."""
+    m = _metrics.metric(name, store_metrics(ds))
     return -1 if name == SECONDS else m.better if m is not None else 0
 
 
-def versus_metrics() -> dict[str, str]:
+def versus_metrics(ds=None) -> dict[str, str]:
     """The values :func:`versus` compares, and their column titles: the metrics the report
-    shows, then the seconds per cell."""
-    return {**{n: metric_label(n) for n in shown_metrics()}, SECONDS: "s per cell"}
+    shows (the store's), then the seconds per cell."""
+    return {**{n: metric_label(n, ds) for n in shown_metrics(ds)}, SECONDS: "s per cell"}
 
 
 def psi_blocks(psis, n_blocks: int = 3) -> list[tuple[float, ...]]:
@@ -274,6 +275,10 @@ class BlockComparison:
     diff: float
     low: float
     high: float
+    #: :func:`better` of the metric (+1, -1 or 0), as the store declares it
+    side: int = 0
+    #: the metric's column title
+    label: str = ""
 
     @property
     def verdict(self) -> str:
@@ -282,10 +287,9 @@ class BlockComparison:
         if not (math.isfinite(self.low) and math.isfinite(self.high)) or self.low <= 0 <= self.high:
             return "ties"
         sign = 1 if self.low > 0 else -1
-        side = better(self.metric)
-        if side == 0:
+        if self.side == 0:
             return "more" if sign > 0 else "fewer"
-        return "wins" if sign == side else "loses"
+        return "wins" if sign == self.side else "loses"
 
 
 def versus(ds, base: str, others=None, metrics=None, n_blocks: int = 3,
@@ -293,7 +297,7 @@ def versus(ds, base: str, others=None, metrics=None, n_blocks: int = 3,
     """Paired differences ``base - other`` for each other method of the store (``others``: all
     but ``base``), tau and block of psi values (:func:`psi_blocks`), on the seeds where both
     finished every cell of the block; ``metrics``: names (default: :func:`versus_metrics`)."""
-    metrics = tuple(versus_metrics()) if metrics is None else metrics
+    metrics = tuple(versus_metrics(ds)) if metrics is None else metrics
     methods = [str(m) for m in ds["model"].values]
     others = [m for m in methods if m != base] if others is None else list(others)
     blocks = psi_blocks(ds["psi"].values, n_blocks)
@@ -314,7 +318,8 @@ def versus(ds, base: str, others=None, metrics=None, n_blocks: int = 3,
                     diff, low, high, n = paired_interval(b - o, level)
                     rows.append(BlockComparison(base, other, tau, psis, metric, n,
                                                 float(b.mean()), float(o.mean()), diff, low,
-                                                high))
+                                                high, better(metric, ds),
+                                                metric_label(metric, ds)))
     return rows
 
 
@@ -325,15 +330,16 @@ def _psi_range(psis) -> str:
 def versus_markdown(rows: list[BlockComparison], labels=None, level: float = 0.95) -> str:
     """:func:`versus` rows as one table per other method (a row per tau and psi block: each
     metric's ``base - other`` and its interval over seeds, and what ``base`` wins and loses),
-    after a count of wins, ties and losses in r, RMSE and F1."""
+    after a count of wins, ties and losses in the metrics with a better side."""
     labels = labels or {}
     name = lambda m: labels.get(m, m)  # noqa: E731
     blocks = []
     if not rows:
         return ""
     base = rows[0].base
-    quality = [r for r in rows if better(r.metric) != 0 and r.metric != SECONDS]
-    judged = ", ".join(dict.fromkeys(metric_label(r.metric) for r in quality))
+    title = {r.metric: r.label or metric_label(r.metric) for r in rows}
+    quality = [r for r in rows if r.side != 0 and r.metric != SECONDS]
+    judged = ", ".join(dict.fromkeys(title[r.metric] for r in quality))
     header = ("other method", f"comparisons (tau x psi block x {judged})",
               *(f"{name(base)} {v}" for v in ("wins", "ties", "loses")))
     lines = []
@@ -345,8 +351,7 @@ def versus_markdown(rows: list[BlockComparison], labels=None, level: float = 0.9
     for other in dict.fromkeys(r.other for r in rows):
         mine = [r for r in rows if r.other == other]
         metrics = list(dict.fromkeys(r.metric for r in mine))
-        header = ("tau", "psi", *(f"{metric_label(m)}" for m in metrics),
-                  name(base))
+        header = ("tau", "psi", *(title[m] for m in metrics), name(base))
         keys = list(dict.fromkeys((r.tau, r.psis) for r in mine))
         lines = []
         for tau, psis in keys:
@@ -356,7 +361,7 @@ def versus_markdown(rows: list[BlockComparison], labels=None, level: float = 0.9
             said = {}
             for m in metrics:
                 if m in cells and cells[m].verdict != "ties":
-                    said.setdefault(cells[m].verdict, []).append(metric_label(m))
+                    said.setdefault(cells[m].verdict, []).append(title[m])
             summary = "; ".join(f"{v} {', '.join(ms)}" for v, ms in said.items()) or "ties"
             lines.append((f"{tau:g}", _psi_range(psis), *text, summary))
         blocks.append(Paragraph(Strong(f"{name(base)} − {name(other)}")))
@@ -374,7 +379,7 @@ def versus_report(ds, base: str, level: float = 0.95) -> str:
 
     methods = [str(m) for m in ds["model"].values]
     labels = {m: method_style(m, methods, ds)["label"] for m in methods}
-    columns = versus_metrics()
+    columns = versus_metrics(ds)
     header = ("method", "cells", *columns.values())
     lines = []
     for m in methods:
@@ -389,7 +394,10 @@ def versus_report(ds, base: str, level: float = 0.95) -> str:
                   Table(header, lines, "lr" + "r" * (len(header) - 2))]),
         markdown([Paragraph((Strong(f"{labels[base]} minus each other method"), f", per tau and "
                              f"psi block: mean over seeds and {level:.0%} interval over seeds; "
-                             f"wins, ties and losses count r, RMSE and F1"))]),
+                             f"wins, ties and losses count the metrics with a better side ("
+                             + ", ".join(t for n, t in columns.items()
+                                         if n != SECONDS and better(n, ds) and n in ds)
+                             + ")"))]),
         versus_markdown(versus(ds, base, level=level), labels, level),
         markdown([Paragraph(Strong("CV grid edges"))]),
         grid_edges_markdown(grid_edges(ds)),

@@ -9,19 +9,20 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import metrics
 from .plotting import (_PSI_LABEL, FigureUnavailable, _dodge, _figure, _log_ticks_125,
                        _plain_log_ticks, _thin_log)
 from .values import (_done, cell_values, has_values, method_style, n_relevant, outlier_scale_title,
-                     scenario, summarize)
+                     scenario, store_metrics, summarize)
 from .width_figures import fig_chosen_kernel_width, fig_cv_curves
 
 log = logging.getLogger("mccard_dist.analysis")
 
-def _rows(needs: tuple[str, ...]) -> list[tuple]:
-    """The figure rows (metric, y label, log scale) of the shown metrics that need ``needs``:
-    figures 1 and 3 the prediction's, figure 2 the selection's."""
-    shown = [m for m in metrics.METRICS if m.shown and m.needs in needs]
+def _rows(needs: tuple[str, ...], ds=None) -> list[tuple]:
+    """The figure rows (metric, y label, log scale) of the store's shown metrics that need
+    ``needs``: figures 1 and 3 the prediction's (and the estimator's), figure 2 the
+    selection's."""
+    shown = [m for m in store_metrics(ds) if m.shown and m.needs in needs
+             and (ds is None or m.name in ds)]
     return [(m.name, m.heading, m.log) for m in sorted(shown, key=lambda m: needs.index(m.needs))]
 
 
@@ -113,8 +114,8 @@ def _metric_panels(ds, methods, rows, title, *, hline=None, reference=()):
 
 def fig_prediction(ds):
     """Figure 1: test r and RMSE against psi, one panel per tau, every method (mean ± std)."""
-    return _metric_panels(ds, [str(m) for m in ds["model"].values], _rows(("prediction",)),
-                          "Prediction performance")
+    return _metric_panels(ds, [str(m) for m in ds["model"].values],
+                          _rows(("prediction", "estimator"), ds), "Prediction performance")
 
 
 def fig_selection(ds):
@@ -123,7 +124,7 @@ def fig_selection(ds):
     k = n_relevant(ds)
     hline = (k, f"true count ({k} relevant features)") if k is not None else None
     # real data: the true coefficients are unknown, and the selection's scores NaN
-    rows = [row for row in _rows(("coef", "selection")) if has_values(cell_values(ds, row[0]))]
+    rows = [row for row in _rows(("coef", "selection"), ds) if has_values(cell_values(ds, row[0]))]
     return _metric_panels(ds, [str(m) for m in ds["model"].values], rows, "Feature selection",
                           hline=hline)
 
@@ -138,7 +139,7 @@ def fig_deviant_vs_proper(ds):
                                 f"mcc_ard and mcc_ard_proper; the store lacks {missing} "
                                 f"(it has {methods})")
     reference = ("ls_ard",) if "ls_ard" in methods else ()
-    return _metric_panels(ds, ["mcc_ard", "mcc_ard_proper"], _rows(("prediction",)),
+    return _metric_panels(ds, ["mcc_ard", "mcc_ard_proper"], _rows(("prediction", "estimator"), ds),
                           "Deviant C vs proper C' likelihood", reference=reference)
 
 

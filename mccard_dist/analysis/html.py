@@ -9,17 +9,18 @@ import json
 
 import numpy as np
 
-from .. import metrics
 from .claims import claims_blocks
 from .compare import t_interval
 from .markup import to_html
-from .values import _config, cell_values, has_values, method_style, summarize
+from .values import _config, cell_values, has_values, method_style, store_metrics, summarize
 from .width_figures import DEFAULT_PSI, _cv_methods, _standardised_width
 
-def panels() -> tuple[tuple, ...]:
+def panels(ds=None) -> tuple[tuple, ...]:
     """(variable, axis title, log scale) of the metric panels, in page order: the metrics the
-    report shows (:data:`mccard_dist.metrics.METRICS`), then the chosen kernel width."""
-    return (*((m.name, m.heading, bool(m.log)) for m in metrics.METRICS if m.shown),
+    report shows (the store's: :func:`~mccard_dist.analysis.values.store_metrics`), then the
+    chosen kernel width."""
+    return (*((m.name, m.heading, bool(m.log)) for m in store_metrics(ds)
+              if m.shown and (ds is None or m.name in ds)),
             ("chosen_kernel_width", "chosen kernel_width", True))
 HTML_EXTRA = "pip install 'mccard-dist[html]'"
 #: a log panel's y range reaches this factor beyond its extreme means, so the points clear the frame
@@ -55,7 +56,7 @@ def records(ds, summary=None) -> list[dict]:
     widths = [m for m in _cv_methods(ds) if not _standardised_width(ds, m)]
     taus, psis = s["tau"].values, s["psi"].values
     rows = []
-    for name, title, _ in panels():
+    for name, title, _ in panels(ds):
         if f"{name}_mean" not in s or not has_values(s[f"{name}_mean"].values):
             continue
         mean, sd = (s[f"{name}_{x}"].transpose("model", "tau", "psi").values
@@ -124,7 +125,7 @@ def chart(ds, rows=None):
     psi_x = alt.X("psi:Q", title="psi (share of outliers)", axis=psi_axis,
                   scale=alt.Scale(padding=PSI_PAD, nice=False))
     charts = []
-    for name, title, log in panels():
+    for name, title, log in panels(ds):
         means = [r["mean"] for r in rows if r["metric"] == title]
         if not means:
             continue

@@ -105,7 +105,7 @@ def summarize(ds):
     out = {}
     with warnings.catch_warnings():  # all-NaN slices and single seeds: NaN is the answer
         warnings.simplefilter("ignore", RuntimeWarning)
-        for name in (*(m.name for m in metrics.METRICS), *SUMMARISED):
+        for name in (*(m.name for m in store_metrics(ds)), *SUMMARISED):
             if name not in ds:
                 continue
             values = cell_values(ds, name)
@@ -123,7 +123,7 @@ def summarize(ds):
 def summary_table(ds, metrics=None) -> str:
     """A plain-text table of mean metrics per method and tau (over psi and finished seeds);
     ``metrics``: names (default: the metrics the report shows)."""
-    metrics = shown_metrics() if metrics is None else metrics
+    metrics = [m for m in shown_metrics(ds) if m in ds] if metrics is None else metrics
     status = ds["status"].load()
     values = {m: cell_values(ds, m) for m in metrics}
     header = f"{'method':16s} {'tau':>6s} " + " ".join(f"{m:>10s}" for m in metrics) + \
@@ -143,14 +143,34 @@ def summary_table(ds, metrics=None) -> str:
     return "\n".join(lines)
 
 
-def shown_metrics() -> tuple[str, ...]:
-    """The metrics the report's tables, figures and ``--versus`` show, in the table's order."""
-    return tuple(m.name for m in metrics.METRICS if m.shown)
+def store_metrics(ds=None) -> tuple:
+    """The metrics of the store ``ds``: the built-in ones (:data:`mccard_dist.metrics.METRICS`),
+    then those of one's own it records (attribute ``metrics``: their declarations, read without
+    importing their code); the built-in ones alone without a store."""
+    table = list(metrics.METRICS)
+    try:
+        declared = json.loads(ds.attrs.get("metrics", "[]")) if ds is not None else []
+    except (TypeError, ValueError):
+        declared = []
+    for d in declared if isinstance(declared, list) else []:
+        try:
+            found = metrics.Metric.from_declared(d)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if all(m.name != found.name for m in table):
+            table.append(found)
+    return tuple(table)
 
 
-def metric_label(name: str) -> str:
+def shown_metrics(ds=None) -> tuple[str, ...]:
+    """The metrics the report's tables, figures and ``--versus`` show, in the table's order
+    (:func:`store_metrics`)."""
+    return tuple(m.name for m in store_metrics(ds) if m.shown)
+
+
+def metric_label(name: str, ds=None) -> str:
     """A metric's column title (its name for a value that is not a metric)."""
-    m = metrics.metric(name)
+    m = metrics.metric(name, store_metrics(ds))
     return m.label if m is not None else name
 
 
@@ -163,7 +183,7 @@ def summary_markdown(ds, summary=None) -> str:
     parts = []
     for tau in ds["tau"].values:
         parts.append(f"### tau = {tau:g}\n")
-        for metric, heading, fmt in ((m.name, m.heading, m.fmt) for m in metrics.METRICS
+        for metric, heading, fmt in ((m.name, m.heading, m.fmt) for m in store_metrics(ds)
                                      if m.shown):
             if f"{metric}_mean" not in s or not has_values(s[f"{metric}_mean"]):
                 continue  # e.g. F1 without true coefficients (real data)

@@ -15,7 +15,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
-from .checks import MISSING, ConfigError, Sealed, fail, to_plain
+from .checks import MISSING, NAME_RE, ConfigError, Sealed, fail, to_plain
 from .cluster import CLUSTER_SCHEMAS
 from .data import DATA_SCHEMAS
 from .specs import CVSpec, ExperimentSection, MethodSpec, RunSpec, StoreSpec
@@ -41,6 +41,7 @@ class ExperimentSpec(Sealed):
     cluster: Any = MISSING
 
     def check(self):
+        self._check_metrics()
         if not isinstance(self.methods, tuple):  # a copy of a spec has them selected already
             checked = {name: method.checked(name) for name, method in self.methods.items()}
             self.methods = tuple(checked[name] for name in self.experiment.methods)
@@ -66,6 +67,31 @@ class ExperimentSpec(Sealed):
         if self.cv.scheme == "alo" and lacking:
             fail("cv.scheme", f"alo needs leave-one-out residuals, which {', '.join(lacking)} do "
                               "not give; use cv=kfold", "alo")
+
+    def _check_metrics(self) -> None:
+        """Import the metrics of one's own (the config is the user's) and refuse one that is not
+        a Metric, repeats a name or takes a name the store uses for another value."""
+        from ..metrics import table
+        from ..records import SCALARS
+
+        try:
+            found = table(self.experiment.metrics)
+        except ValueError as exc:
+            fail("experiment.metrics", str(exc), list(self.experiment.metrics))
+        taken = {*SCALARS, "status", "error", "coef", "cv_score"}
+        for m in found:
+            if m.name in taken or m.name.startswith("chosen_") or not NAME_RE.match(m.name):
+                fail("experiment.metrics", f"a metric is named {m.name!r}, a name the store "
+                                           "keeps for another value (or not a plain name); "
+                                           "rename it", list(self.experiment.metrics))
+
+    @property
+    def metric_table(self) -> tuple:
+        """The metrics of every cell: the built-in ones, then those of ``experiment.metrics``
+        (:func:`mccard_dist.metrics.table`)."""
+        from ..metrics import table
+
+        return table(tuple(self.experiment.metrics))
 
     name = property(attrgetter("experiment.name"))
     tau = property(attrgetter("experiment.tau"))
@@ -95,7 +121,7 @@ class ExperimentSpec(Sealed):
         exp = self.experiment
         return {"experiment": {"name": exp.name, "methods": list(self.method_names),
                                "tau": list(exp.tau), "psi": list(exp.psi),
-                               "seeds": list(exp.seeds)},
+                               "seeds": list(exp.seeds), "metrics": list(exp.metrics)},
                 "methods": {m.name: m.to_dict() for m in self.methods},
                 "data": self.data.to_dict(),
                 **{name: to_plain(asdict(getattr(self, name))) for name in ("cv", "run", "store")},

@@ -59,20 +59,33 @@ def _seeds(key: str, value) -> range | tuple[int, ...]:
     fail(key, "must be {start, count} or a list of seeds", value)
 
 
+def _metric_paths(key: str, value) -> tuple[str, ...]:
+    """Import paths of metrics of one's own (``module:name``), none repeated."""
+    paths = tuple(text(f"{key}[{i}]", v) for i, v in enumerate(value or ()))
+    for i, path in enumerate(paths):
+        if not ESTIMATOR_RE.match(path):
+            fail(f"{key}[{i}]", "must be a metric's import path, module:name (a "
+                                "mccard_dist.metrics.Metric of one's own module)", path)
+    return unique(key, paths) if paths else ()
+
+
 @dataclass(unsafe_hash=True)
 class ExperimentSection(Sealed):
-    """The grid: the methods (by name, in order), tau, psi, and the seeds."""
+    """The grid: the methods (by name, in order), tau, psi, and the seeds; and the metrics of
+    one's own computed beside the built-in ones (by import path), which change no cell's fits."""
 
     name: str = MISSING
     methods: list[str] = MISSING
     tau: list[float] = MISSING
     psi: list[float] = MISSING
     seeds: Any = MISSING
+    metrics: list[str] = field(default_factory=list)
 
     SECTION = "experiment"
     RULES = {"name": _name, "methods": lambda key, value: unique(key, tuple(value)),
              "tau": partial(real_list, low=0.0, low_open=True),
-             "psi": partial(real_list, low=0.0, low_open=False, high=1.0), "seeds": _seeds}
+             "psi": partial(real_list, low=0.0, low_open=False, high=1.0), "seeds": _seeds,
+             "metrics": _metric_paths}
 
 
 @dataclass(unsafe_hash=True)

@@ -1,27 +1,35 @@
-"""Metrics the package gained after a store was written (:data:`mccard_dist.metrics.METRICS`):
-their values for the store's finished cells, without a refit and without a migration.
+"""Metrics a store does not hold (the package's, gained after it was written, or one's own added
+to ``experiment.metrics``): their values for the store's finished cells, without a refit and
+without a migration.
 
 A metric that needs only the final coefficients (``needs="coef"``), or those and the cell's true
 coefficients (``"selection"``, rebuilt from the data config as a worker does), is computed from
 the stored ``coef``; one that needs the test predictions (``"prediction"``) is NaN, with a note
-saying why (the store keeps no intercept and no prediction), as is every one in a store without
-coefficients (``run.save_coef=false``). The writer stores these values when it resumes the store;
+saying why (the store keeps no intercept and no prediction), as is one that needs the fitted
+estimator (``"estimator"``: the store keeps none) and every one in a store without coefficients
+(``run.save_coef=false``). The writer stores these values when it resumes the store;
 the reader adds them in memory.
 """
 
 from __future__ import annotations
+
+import json
+import logging
 
 import numpy as np
 
 from .. import grid, metrics
 from ..records import STATUS_DONE
 
-__all__ = ["metric_values", "new_metrics"]
+__all__ = ["fill_metrics", "metric_values", "new_metrics"]
+
+log = logging.getLogger(__name__)
 
 
-def new_metrics(held) -> list[metrics.Metric]:
-    """The metrics a store does not hold (``held``: the names of its variables)."""
-    return [m for m in metrics.METRICS if m.name not in set(held)]
+def new_metrics(held, table=None) -> list[metrics.Metric]:
+    """The metrics of ``table`` (default: the built-in ones) a store does not hold (``held``:
+    the names of its variables)."""
+    return [m for m in (metrics.METRICS if table is None else table) if m.name not in set(held)]
 
 
 def metric_values(spec, metric: metrics.Metric, status: np.ndarray,
@@ -30,8 +38,9 @@ def metric_values(spec, metric: metrics.Metric, status: np.ndarray,
     stored coefficients (``coef``, with ``feature`` last; None without them), NaN for the
     others; and a note when the finished cells cannot have it (empty otherwise)."""
     values = np.full(status.shape, np.nan)
-    if metric.needs == "prediction":
-        return values, (f"{metric.name} needs the test predictions, which the store does not keep: "
+    if metric.needs in ("prediction", "estimator"):
+        what = "test predictions" if metric.needs == "prediction" else "fitted estimator"
+        return values, (f"{metric.name} needs the {what}, which the store does not keep: "
                         "NaN for the cells finished before the metric was added (a rerun in a "
                         "new store computes it)")
     if coef is None:
@@ -53,5 +62,28 @@ def metric_values(spec, metric: metrics.Metric, status: np.ndarray,
             if coef_true is None:  # real data: the selection cannot be scored
                 continue
         values[cell.index] = metric.of(metrics.Evaluation(coef=coef[cell.index],
-                                                          coef_true=coef_true))
+                                                          coef_true=coef_true, cell=cell))
     return values, ""
+
+
+def fill_metrics(path, spec, added, group) -> None:
+    """Write every chunk of the metrics ``added`` to the store ``group`` (at ``path``), just
+    created there: their values for the finished cells from the stored coefficients, NaN
+    elsewhere, a note where they cannot be computed; and record the declarations of those of
+    one's own (attribute ``metrics``), so that the report reads them."""
+    import zarr
+
+    from .version import own_metrics
+
+    status = np.asarray(group["status"][...])
+    coef = np.asarray(group["coef"][...]) if "coef" in group else None
+    with zarr.config.set({"array.write_empty_chunks": True}):
+        for metric in added:
+            values, note = metric_values(spec, metric, status, coef)
+            group[metric.name][...] = values
+            if note:
+                group[metric.name].attrs["note"] = note
+                log.warning("store %s: %s", path, note)
+    recorded = {d["name"]: d for d in json.loads(group.attrs.get("metrics", "[]"))}
+    recorded.update({m.name: m.declared() for m in added if m in own_metrics(spec)})
+    group.attrs["metrics"] = json.dumps(list(recorded.values()))

@@ -1,9 +1,9 @@
 """The store's schema: where the store lies (:func:`store_path`) and where each cell's results lie.
 
 - per cell, dims ``(model, tau, psi, seed)``: ``status`` (int8: 0 pending, 1 done, 2 failed),
-  ``error`` (text), the float64 :data:`~mccard_dist.metrics.METRICS` and
-  :data:`~mccard_dist.records.SCALARS` (NaN where not available), with ``chosen_<name>`` for
-  each name of the methods' grids (the final fit's value);
+  ``error`` (text), the float64 metrics (the spec's ``metric_table``: the built-in ones and
+  one's own) and :data:`~mccard_dist.records.SCALARS` (NaN where not available), with
+  ``chosen_<name>`` for each name of the methods' grids (the final fit's value);
 - ``cv_score`` (+ ``candidate, fold``): each method's CV candidates in the order of
   :func:`mccard_dist.grid.cv_candidates`, their values in coordinates on ``(model, candidate)``
   named as the grids name them (NaN where a method has no such name or fewer candidates);
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import grid, metrics
+from .. import grid
 from ..config import ExperimentSpec
 from ..errors import StoreAccessError
 from ..records import SCALARS
@@ -49,7 +49,8 @@ class Layout:
 
     def cell_variables(self) -> list[str]:
         """The per-cell float variables, in the order they are laid out."""
-        return [m.name for m in metrics.METRICS] + list(SCALARS) + grid.chosen_names(self.spec)
+        return ([m.name for m in self.spec.metric_table] + list(SCALARS)
+                + grid.chosen_names(self.spec))
 
     def template(self, n_features: int | None = None):
         """The store's lazy xarray template: coordinates with their values, data variables

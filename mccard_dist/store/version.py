@@ -25,7 +25,9 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import inspect
 import json
+import os
 from pathlib import Path
 
 from ..errors import UsageError
@@ -109,13 +111,36 @@ def _file_hash(file: str, mtime_ns: int) -> str:
     return source_hash(Path(file).read_text(encoding="utf-8"))
 
 
-def fingerprint(methods=()) -> dict:
+def fingerprint(methods=(), metrics=()) -> dict:
     """What computes a store's cells: ``{"package": code_fingerprint(), "methods": {name:
-    hash}}``, with a hash of its own code for each of ``methods`` (method specs) whose estimator
-    lies outside this package (:func:`_own_code`), e.g. a class of the user's folder."""
+    hash}, "metrics": {name: hash}}``, with a hash of its own code for each of ``methods``
+    (method specs) whose estimator lies outside this package (:func:`_own_code`), e.g. a class
+    of the user's folder, and for each of ``metrics`` (metrics of one's own) the hash of the
+    file that defines its function."""
     own = {m.name: _own_code(m) for m in methods}
-    return {"package": code_fingerprint(),
-            "methods": {name: code for name, code in sorted(own.items()) if code}}
+    out = {"package": code_fingerprint(),
+           "methods": {name: code for name, code in sorted(own.items()) if code}}
+    files = {m.name: _metric_file(m) for m in metrics}
+    if any(files.values()):
+        out["metrics"] = {name: _file_hash(f, Path(f).stat().st_mtime_ns)
+                          for name, f in sorted(files.items()) if f}
+    return out
+
+
+def own_metrics(spec) -> list:
+    """The metrics of one's own of ``spec`` (``experiment.metrics``)."""
+    from ..metrics import METRICS
+
+    return [m for m in spec.metric_table if m not in METRICS]
+
+
+def _metric_file(metric) -> str | None:
+    """The source file of a metric's function (None without one: made by exec, compiled)."""
+    try:
+        found = inspect.getsourcefile(metric.of)
+    except (TypeError, OSError):
+        return None
+    return found if found and os.path.isfile(found) else None
 
 
 def _parsed_code(code) -> dict:
@@ -125,12 +150,13 @@ def _parsed_code(code) -> dict:
         try:
             code = json.loads(code)
         except ValueError:
-            return {"package": code, "methods": {}}
+            return {"package": code, "methods": {}, "metrics": {}}
     if isinstance(code, dict):
-        methods = code.get("methods")
+        methods, metrics = code.get("methods"), code.get("metrics")
         return {"package": code.get("package"),
-                "methods": methods if isinstance(methods, dict) else {}}
-    return {"package": code, "methods": {}}
+                "methods": methods if isinstance(methods, dict) else {},
+                "metrics": metrics if isinstance(metrics, dict) else {}}
+    return {"package": code, "methods": {}, "metrics": {}}
 
 
 def store_version(attrs) -> int:
@@ -203,11 +229,12 @@ def _computed_with(attrs) -> list[tuple[str | None, dict]]:
     return found
 
 
-def version_differences(attrs, methods=()) -> list[str]:
+def version_differences(attrs, methods=(), metrics=()) -> list[str]:
     """What differs between the code and numerical libraries a store's cells were computed with
     and this process's, e.g. ``"numpy 1.26.0 (store) != 2.4.6 (here)"``, the estimator code of
-    each of ``methods`` (method specs) included; empty when nothing does."""
-    here, versions_here = fingerprint(methods), package_versions()
+    each of ``methods`` (method specs) and the code of each of ``metrics`` (of one's own) that
+    computed cells of the store included; empty when nothing does."""
+    here, versions_here = fingerprint(methods, metrics), package_versions()
     diffs: list[str] = []
     for code, versions in _computed_with(attrs):
         stored = _parsed_code(code)
@@ -219,16 +246,20 @@ def version_differences(attrs, methods=()) -> list[str]:
                 diffs.append(f"{m.name}'s estimator code ({m.estimator}) "
                              f"{str(stored['methods'].get(m.name))[:12]} (store) != "
                              f"{str(here['methods'].get(m.name))[:12]} (here)")
+        for name, code in here.get("metrics", {}).items():
+            if stored["metrics"].get(name, code) != code:  # a metric new to the store: no cell
+                diffs.append(f"metric {name}'s code {str(stored['metrics'][name])[:12]} (store) "
+                             f"!= {code[:12]} (here)")
         diffs += [f"{name} {versions.get(name, 'unknown')} (store) != {versions_here[name]} "
                   "(here)" for name in NUMERICAL if versions.get(name) != versions_here[name]]
     return list(dict.fromkeys(diffs))
 
 
-def refuse_mixed(path, attrs, allow: bool, methods=()) -> list[str]:
+def refuse_mixed(path, attrs, allow: bool, methods=(), metrics=()) -> list[str]:
     """Refuse to compute cells into the store at ``path`` with other code or numerical libraries
     than its cells so far (the estimator code of ``methods`` included), unless ``allow``
     (``run.allow_mixed_versions``); returns what differs (empty when nothing does)."""
-    diffs = version_differences(attrs, methods)
+    diffs = version_differences(attrs, methods, metrics)
     if diffs and not allow:
         raise StoreVersionError(
             f"the store {path} was computed by other code or libraries ({'; '.join(diffs)}); "

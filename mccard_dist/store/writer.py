@@ -27,13 +27,14 @@ from ..config import ExperimentSpec
 from ..errors import StoreAccessError
 from ..lock import INNER_LOCK
 from ..records import STATUS_FAILED, STATUS_PENDING, BlockResult, done_cell_values
-from .backfill import metric_values, new_metrics
+from .backfill import fill_metrics, new_metrics
 from .errors import StoreDamagedError, StoreMismatchError
 from .integrity import open_group
 from .layout import (CONSOLIDATED, Layout, metadata_damage, metadata_message,
                      metadata_repairable, store_path)
 from .reuse import fill_from_siblings
-from .version import fingerprint, package_versions, refuse_mixed, refuse_other_grid
+from .version import (fingerprint, own_metrics, package_versions, refuse_mixed,
+                      refuse_other_grid)
 
 __all__ = ["ResultsStore", "consolidate", "now", "template"]
 
@@ -123,7 +124,7 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec) -> tuple[list[str]
         return [], []
     copies, _ = metadata_damage(path)
     held = {k.split("/")[0] for k in (copies or {})} if copies is not None else set(missing)
-    added = [m for m in new_metrics(held) if m.name in missing]
+    added = [m for m in new_metrics(held, spec.metric_table) if m.name in missing]
     messages = []
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.restore-") as tmp:
         for name in missing:
@@ -148,29 +149,12 @@ def _restore_missing_arrays(path: Path, spec: ExperimentSpec) -> tuple[list[str]
                 messages.append(f"{name}: the coordinate's folder was missing; recreated")
     consolidate(path)
     if added:
-        _fill_metrics(path, spec, added)
+        fill_metrics(path, spec, added, open_group(path, mode="r+"))
         consolidate(path)  # the notes
     for message in messages:
         log.warning("store %s: %s", path, message)
     return messages, [n for n in missing if n in schema.data_vars
                       and n not in {m.name for m in added}]
-
-
-def _fill_metrics(path: Path, spec: ExperimentSpec, added) -> None:
-    """Write every chunk of the metrics just added: their values for the finished cells from
-    the stored coefficients, NaN elsewhere, and a note where they cannot be computed."""
-    import zarr
-
-    group = open_group(path, mode="r+")
-    status = np.asarray(group["status"][...])
-    coef = np.asarray(group["coef"][...]) if "coef" in group else None
-    with zarr.config.set({"array.write_empty_chunks": True}):
-        for metric in added:
-            values, note = metric_values(spec, metric, status, coef)
-            group[metric.name][...] = values
-            if note:
-                group[metric.name].attrs["note"] = note
-                log.warning("store %s: %s", path, note)
 
 
 def _repair_metadata(path: Path) -> None:
@@ -213,10 +197,11 @@ def template(spec: ExperimentSpec, n_features: int | None = None,
         grid_description=json.dumps(grid.grid_description(spec), sort_keys=True),
         config=json.dumps(spec.to_dict(), sort_keys=True),
         kinds=json.dumps({m.name: m.kind.declared() for m in spec.methods}, sort_keys=True),
+        metrics=json.dumps([m.declared() for m in own_metrics(spec)]),
         save_coef=int(spec.run.save_coef),
         selection_scored=int(spec.data.knows_true_coef if selection_scored is None
                              else selection_scored),
-        code=json.dumps(fingerprint(spec.methods), sort_keys=True),
+        code=json.dumps(fingerprint(spec.methods, own_metrics(spec)), sort_keys=True),
         versions=json.dumps(package_versions(), sort_keys=True),
         created=now(),
         runs="[]",
@@ -321,7 +306,8 @@ class ResultsStore:
         except StoreDamagedError:  # rebuilt by the repair: cells may be left to compute
             computes = True
         if computes:
-            refuse_mixed(path, attrs, spec.run.allow_mixed_versions, spec.methods)
+            refuse_mixed(path, attrs, spec.run.allow_mixed_versions, spec.methods,
+                         own_metrics(spec))
 
     # -- reading ---------------------------------------------------------------------------------
     def status(self) -> np.ndarray:
@@ -459,11 +445,12 @@ class ResultsStore:
             attrs = self._attrs()
             computes = _to_compute(self.status(), self.spec.run.retry_failed).any()
         mixed = (refuse_mixed(self.path, attrs, self.spec.run.allow_mixed_versions,
-                              self.spec.methods) if computes else [])
+                              self.spec.methods, own_metrics(self.spec)) if computes else [])
         record = {"id": uuid.uuid4().hex[:12], "started": started or now(), "finished": None,
                   "blocks": 0, "cells": 0, "ended": "running", "host": socket.gethostname(),
                   "pid": os.getpid(), "finished_cells_at_start": n_finished,
-                  "code": fingerprint(self.spec.methods), "versions": package_versions(),
+                  "code": fingerprint(self.spec.methods, own_metrics(self.spec)),
+                  "versions": package_versions(),
                   **({"mixed_versions": mixed} if mixed else {})}
 
         def change(runs):
