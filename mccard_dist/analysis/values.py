@@ -45,6 +45,10 @@ def scenario(ds) -> str:
     elif source == "diabetes":
         parts.append(f"scikit-learn's diabetes data with {data.get('n_noise_features')} noise "
                      "features")
+    elif source == "generator":  # its contamination is its own
+        params = ", ".join(f"{k}={v}" for k, v in (data.get("params") or {}).items())
+        return f"data of the generator {data.get('generator')}" + (f" ({params})" if params
+                                                                    else "")
     outliers = data.get("outliers") or "laplace"
     if source != "paper" or outliers != "laplace":
         parts.append(f"{outliers} outliers" + (f" (df = {data['df']:g})" if data.get("df") else ""))
@@ -216,7 +220,10 @@ def has_values(values) -> bool:
 
 def outlier_scale_title(ds, tau) -> str:
     """A panel's title: the value of tau and what it scales (the store's outlier law)."""
-    outliers = _config(ds).get("data", {}).get("outliers") or "laplace"
+    data = _config(ds).get("data", {})
+    if data.get("source") == "generator":  # tau means what the generator makes it mean
+        return f"τ = {tau:g}"
+    outliers = data.get("outliers") or "laplace"
     law = "Laplace" if outliers == "laplace" else outliers.replace("_", "-")
     return f"τ = {tau:g} ({law} scale of the outliers)"
 

@@ -1,17 +1,21 @@
 """The data sections of the config, one sealed dataclass per ``data.source``
 (:data:`DATA_SCHEMAS`): the paper's synthetic problem, a user's file, scikit-learn's diabetes
-set. Each builds a cell's data (``make_data``) and says what identifies the data for the grid
-hash (``describe``)."""
+set, a generator of one's own. Each builds a cell's data (``make_data``) and says what
+identifies the data for the grid hash (``describe``)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import functools
+import inspect
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from ..data import OUTLIERS, load_table, make_paper_data, make_split_data
 from ..data.real import DIABETES_SHAPE, diabetes_sizes, diabetes_source, split_sizes
-from .checks import MISSING, ConfigError, Sealed, fail, integer, one_of, real, text
+from .checks import (MISSING, ConfigError, Sealed, fail, freeze, integer, one_of, real, text,
+                     to_plain)
 
 MIN_SAMPLES = 3  # the fewest samples an estimator fits (one goes to the intercept)
 
@@ -48,6 +52,10 @@ class _Data(Sealed):
     def describe(self) -> dict:
         """What identifies the data for the grid hash."""
         return self.to_dict()
+
+    #: a store's reader may rebuild these data (a metric added later): the package's own code
+    #: makes them, nothing the store names is imported
+    rebuilt_when_read = True
 
 
 @dataclass(unsafe_hash=True)
@@ -206,5 +214,98 @@ class DiabetesDataSpec(_Data):
                                outliers=self.outliers, df=self.df)
 
 
+def _generator_path(key: str, value) -> str:
+    from ..methods import ESTIMATOR_RE
+
+    value = text(key, value)
+    if not ESTIMATOR_RE.match(value):
+        fail(key, "must be a function's import path, module:name", value)
+    return value
+
+
+@dataclass(unsafe_hash=True)
+class GeneratorDataSpec(_Data):
+    """Data from a generator of one's own (:mod:`mccard_dist.data.generated`): ``generator``
+    names a function by import path, ``generator(seed, psi, tau, **params)``, which builds every
+    cell's data, contamination included, on the workers. Its sizes and whether it gives the
+    true coefficients are read from one call at seed 0, psi 0, tau 1, when first needed."""
+
+    source: str | None = "generator"
+    generator: str = MISSING
+    params: dict[str, Any] | None = field(default_factory=dict)
+
+    RULES = {"generator": _generator_path, "params": lambda key, value: freeze(value or {})}
+    #: what a store names is never imported: its reader does not call the generator
+    rebuilt_when_read = False
+
+    def check(self):
+        self.source = type(self).source
+
+    def checked_generator(self) -> None:
+        """Import the generator (the config is the user's) and check its parameters against its
+        signature, in one line naming what to change."""
+        from ..data.generated import generator_function
+
+        try:
+            function = generator_function(self.generator)
+        except (ImportError, AttributeError, TypeError) as exc:
+            fail("data.generator", f"cannot be imported ({type(exc).__name__}: {exc})",
+                 self.generator)
+        signature = inspect.signature(function)
+        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD
+                        for p in signature.parameters.values())
+        named = [n for n in list(signature.parameters)[3:]]
+        unknown = sorted(set(self.params) - set(named))
+        if unknown and not takes_any:
+            fail("data.params", f"{', '.join(unknown)} not accepted by {self.generator}; it "
+                                f"takes {', '.join(named) or 'no parameter'}",
+                 to_plain(self.params))
+
+    def make_data(self, seed: int, psi: float, tau: float, source=None):
+        """The dataset of one cell: the generator's, a pure function of ``(seed, psi, tau)``
+        and its parameters."""
+        from ..data.generated import generate
+
+        return generate(self.generator, to_plain(self.params), seed, psi, tau)
+
+    @property
+    def _probe(self):
+        return _probe(self.generator, self.params)
+
+    @property
+    def n_train(self) -> int:
+        return self._probe.n_train
+
+    @property
+    def n_test(self) -> int:
+        return self._probe.n_test
+
+    @property
+    def n_features(self) -> int:
+        return self._probe.n_features
+
+    @property
+    def n_relevant(self) -> int | None:
+        coef = self._probe.coef_true
+        return None if coef is None else int((coef != 0).sum())
+
+    @property
+    def knows_true_coef(self) -> bool:
+        return self._probe.coef_true is not None
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "generator": self.generator,
+                "params": to_plain(self.params)}
+
+
+@functools.lru_cache(maxsize=8)
+def _probe(generator: str, params):
+    """One call of a generator (seed 0, psi 0, tau 1), once per process: its sizes."""
+    from ..data.generated import generate
+
+    return generate(generator, to_plain(params), 0, 0.0, 1.0)
+
+
 #: the class of each ``data.source``
-DATA_SCHEMAS = {"paper": DataSpec, "file": FileDataSpec, "diabetes": DiabetesDataSpec}
+DATA_SCHEMAS = {"paper": DataSpec, "file": FileDataSpec, "diabetes": DiabetesDataSpec,
+                "generator": GeneratorDataSpec}

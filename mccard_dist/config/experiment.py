@@ -41,7 +41,6 @@ class ExperimentSpec(Sealed):
     cluster: Any = MISSING
 
     def check(self):
-        self._check_metrics()
         if not isinstance(self.methods, tuple):  # a copy of a spec has them selected already
             checked = {name: method.checked(name) for name, method in self.methods.items()}
             self.methods = tuple(checked[name] for name in self.experiment.methods)
@@ -56,7 +55,7 @@ class ExperimentSpec(Sealed):
             fail("experiment.methods", f"{', '.join(names)} need{'s' * (len(names) == 1)} "
                                        f"{needs}, which is not installed: pip install {install}",
                  list(self.experiment.methods))
-        if self.data.source != "file":  # a file's rows are known once it is read (check_data)
+        if self.data.source not in ("file", "generator"):  # known once read or called (check_data)
             self.cv.check_rows(self.data.n_train, f"data.n_train ({self.data.n_train})")
         if self.run.unit == "fit" and (self.cv.scheme != "kfold" or self.cv.race is not None):
             what = "cv.race" if self.cv.race is not None else "cv.scheme=alo"
@@ -109,8 +108,20 @@ class ExperimentSpec(Sealed):
         raise KeyError(f"no method {name!r} in this experiment; methods are {self.method_names}")
 
     def check_data(self) -> None:
-        """Read the data where they come from a file (which :func:`spec_from_dict` does not),
-        and check the folds against its training rows: call before anything is created."""
+        """Import the metrics of one's own and read the data where they come from a file or a
+        generator of one's own (which :func:`spec_from_dict` does not: it reads stores too), and
+        check the folds against the training rows: call before anything is created."""
+        self._check_metrics()
+        if self.data.source == "generator":
+            self.data.checked_generator()
+            try:
+                n = self.data.n_train
+            except Exception as exc:  # noqa: BLE001 - the generator's code, said in one line
+                said = " ".join(str(exc).split())[:300]
+                fail("data.generator", f"its call at seed 0, psi 0, tau 1 failed: "
+                                       f"{type(exc).__name__}: {said}", self.data.generator)
+            self.cv.check_rows(n, f"the {n} training rows {self.data.generator} gives (too few "
+                                  f"for {self.cv.n_folds} folds; lower cv.n_folds)")
         if self.data.source == "file":
             self.data.load_source()
             n = self.data.n_train

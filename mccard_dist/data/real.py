@@ -22,7 +22,7 @@ from .synthetic import _STREAM_UNIFORM, OUTLIERS, _CellData, _read_only, _rng, _
 __all__ = ["SOURCES", "SplitData", "TableSource", "diabetes_source", "make_split_data"]
 
 #: where an experiment's data come from (``data.source``)
-SOURCES = ("paper", "file", "diabetes")
+SOURCES = ("paper", "file", "diabetes", "generator")
 
 _STREAM_SPLIT = 9  # the permutation that splits the rows
 _STREAM_NOISE_FEATURES = 10  # the diabetes data's added noise features

@@ -33,11 +33,17 @@ def new_metrics(held, table=None) -> list[metrics.Metric]:
 
 
 def metric_values(spec, metric: metrics.Metric, status: np.ndarray,
-                  coef: np.ndarray | None) -> tuple[np.ndarray, str]:
+                  coef: np.ndarray | None, reading: bool = False) -> tuple[np.ndarray, str]:
     """``metric`` of every finished cell (``status``, dims ``(model, tau, psi, seed)``) from its
     stored coefficients (``coef``, with ``feature`` last; None without them), NaN for the
-    others; and a note when the finished cells cannot have it (empty otherwise)."""
+    others; and a note when the finished cells cannot have it (empty otherwise). ``reading``:
+    for a store's reader, which rebuilds no data a generator of one's own makes (what a store
+    names is never imported)."""
     values = np.full(status.shape, np.nan)
+    if reading and metric.needs == "selection" and not spec.data.rebuilt_when_read:
+        return values, (f"{metric.name} needs the true coefficients of the data generator "
+                        f"{spec.data.generator}, which reading a store does not import: NaN "
+                        "until a resume with it computes them")
     if metric.needs in ("prediction", "estimator"):
         what = "test predictions" if metric.needs == "prediction" else "fitted estimator"
         return values, (f"{metric.name} needs the {what}, which the store does not keep: "

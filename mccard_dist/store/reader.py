@@ -143,11 +143,12 @@ def _with_new_metrics(ds):
     # method stands in as a plain one of the package, so no other package is imported
     plain = {"estimator": "mccard_dist.models:LSARDRegressor", "params": {}, "grid": {}}
     config["methods"] = dict.fromkeys(config["methods"], plain)
+    config["experiment"]["metrics"] = []  # one's own metrics are not imported here either
     spec = spec_from_dict(current_run(config))
     status = ds["status"].values
     coef = ds["coef"].values if "coef" in ds else None
     for metric in added:
-        values, note = metric_values(spec, metric, status, coef)
+        values, note = metric_values(spec, metric, status, coef, reading=True)
         ds[metric.name] = (CELL_DIMS, values, {"note": note} if note else {})
     return ds
 

@@ -25,7 +25,7 @@ from ..records import STATUS_DONE, BlockResult, CellResult
 from .errors import StoreDamagedError
 from .integrity import check_stored, open_group
 from .layout import CONSOLIDATED, Layout
-from .version import own_metrics, refuse_forged, version_differences
+from .version import computing, refuse_forged, version_differences
 
 __all__ = ["fill_from_siblings"]
 
@@ -93,7 +93,7 @@ def fill_from_siblings(store, spec) -> dict[str, tuple[str, int]]:
         method, route = method_spec.name, grid.path_route(method_spec, spec.cv)
         for path, group, stored, attrs in sources:
             if (not _same_computation(stored, new, method_spec, route) or not sound.get(path, True)
-                    or version_differences(attrs, [method_spec], own_metrics(spec))):
+                    or version_differences(attrs, [method_spec], *computing(spec)[1:])):
                 continue
             try:
                 if path not in sound:

@@ -35,7 +35,8 @@ from ..grid import (GRID_VERSION, description_hash, diff_descriptions, grid_desc
                     grid_hash)
 from .errors import StoreMismatchError
 
-__all__ = ["COMPUTING", "NUMERICAL", "StoreVersionError", "code_fingerprint", "fingerprint",
+__all__ = ["COMPUTING", "NUMERICAL", "StoreVersionError", "code_fingerprint", "computing",
+           "fingerprint", "own_metrics",
            "package_versions", "refuse_earlier", "refuse_forged", "refuse_mixed",
            "refuse_other_grid", "source_hash", "store_version", "version_differences"]
 
@@ -111,19 +112,27 @@ def _file_hash(file: str, mtime_ns: int) -> str:
     return source_hash(Path(file).read_text(encoding="utf-8"))
 
 
-def fingerprint(methods=(), metrics=()) -> dict:
+def fingerprint(methods=(), metrics=(), data=None) -> dict:
     """What computes a store's cells: ``{"package": code_fingerprint(), "methods": {name:
     hash}, "metrics": {name: hash}}``, with a hash of its own code for each of ``methods``
     (method specs) whose estimator lies outside this package (:func:`_own_code`), e.g. a class
-    of the user's folder, and for each of ``metrics`` (metrics of one's own) the hash of the
-    file that defines its function."""
+    of the user's folder, for each of ``metrics`` (metrics of one's own) the hash of the file
+    that defines its function, and (``"data"``) that of the file of the data spec ``data``'s
+    generator of one's own."""
     own = {m.name: _own_code(m) for m in methods}
     out = {"package": code_fingerprint(),
            "methods": {name: code for name, code in sorted(own.items()) if code}}
-    files = {m.name: _metric_file(m) for m in metrics}
+    files = {m.name: _source_file(m.of) for m in metrics}
     if any(files.values()):
         out["metrics"] = {name: _file_hash(f, Path(f).stat().st_mtime_ns)
                           for name, f in sorted(files.items()) if f}
+    generator = getattr(data, "generator", None)
+    if generator is not None and not generator.startswith(__name__.split(".")[0] + "."):
+        from ..data.generated import generator_function
+
+        found = _source_file(generator_function(generator))
+        if found:
+            out["data"] = _file_hash(found, Path(found).stat().st_mtime_ns)
     return out
 
 
@@ -134,10 +143,16 @@ def own_metrics(spec) -> list:
     return [m for m in spec.metric_table if m not in METRICS]
 
 
-def _metric_file(metric) -> str | None:
-    """The source file of a metric's function (None without one: made by exec, compiled)."""
+def computing(spec) -> tuple:
+    """``(methods, metrics of one's own, data spec)``: what of ``spec`` computes its cells, as
+    :func:`fingerprint`, :func:`version_differences` and :func:`refuse_mixed` take it."""
+    return spec.methods, own_metrics(spec), spec.data
+
+
+def _source_file(function) -> str | None:
+    """The source file of a function (None without one: made by exec, compiled)."""
     try:
-        found = inspect.getsourcefile(metric.of)
+        found = inspect.getsourcefile(function)
     except (TypeError, OSError):
         return None
     return found if found and os.path.isfile(found) else None
@@ -155,7 +170,8 @@ def _parsed_code(code) -> dict:
         methods, metrics = code.get("methods"), code.get("metrics")
         return {"package": code.get("package"),
                 "methods": methods if isinstance(methods, dict) else {},
-                "metrics": metrics if isinstance(metrics, dict) else {}}
+                "metrics": metrics if isinstance(metrics, dict) else {},
+                "data": code.get("data")}
     return {"package": code, "methods": {}, "metrics": {}}
 
 
@@ -229,12 +245,13 @@ def _computed_with(attrs) -> list[tuple[str | None, dict]]:
     return found
 
 
-def version_differences(attrs, methods=(), metrics=()) -> list[str]:
+def version_differences(attrs, methods=(), metrics=(), data=None) -> list[str]:
     """What differs between the code and numerical libraries a store's cells were computed with
     and this process's, e.g. ``"numpy 1.26.0 (store) != 2.4.6 (here)"``, the estimator code of
     each of ``methods`` (method specs) and the code of each of ``metrics`` (of one's own) that
-    computed cells of the store included; empty when nothing does."""
-    here, versions_here = fingerprint(methods, metrics), package_versions()
+    computed cells of the store, and of the data spec ``data``'s generator, included; empty
+    when nothing does."""
+    here, versions_here = fingerprint(methods, metrics, data), package_versions()
     diffs: list[str] = []
     for code, versions in _computed_with(attrs):
         stored = _parsed_code(code)
@@ -250,16 +267,20 @@ def version_differences(attrs, methods=(), metrics=()) -> list[str]:
             if stored["metrics"].get(name, code) != code:  # a metric new to the store: no cell
                 diffs.append(f"metric {name}'s code {str(stored['metrics'][name])[:12]} (store) "
                              f"!= {code[:12]} (here)")
+        if here.get("data") != stored.get("data") and data is not None:
+            diffs.append(f"the data generator's code ({data.generator}) "
+                         f"{str(stored.get('data'))[:12]} (store) != "
+                         f"{str(here.get('data'))[:12]} (here)")
         diffs += [f"{name} {versions.get(name, 'unknown')} (store) != {versions_here[name]} "
                   "(here)" for name in NUMERICAL if versions.get(name) != versions_here[name]]
     return list(dict.fromkeys(diffs))
 
 
-def refuse_mixed(path, attrs, allow: bool, methods=(), metrics=()) -> list[str]:
+def refuse_mixed(path, attrs, allow: bool, methods=(), metrics=(), data=None) -> list[str]:
     """Refuse to compute cells into the store at ``path`` with other code or numerical libraries
     than its cells so far (the estimator code of ``methods`` included), unless ``allow``
     (``run.allow_mixed_versions``); returns what differs (empty when nothing does)."""
-    diffs = version_differences(attrs, methods, metrics)
+    diffs = version_differences(attrs, methods, metrics, data)
     if diffs and not allow:
         raise StoreVersionError(
             f"the store {path} was computed by other code or libraries ({'; '.join(diffs)}); "

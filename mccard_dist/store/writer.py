@@ -33,7 +33,7 @@ from .integrity import open_group
 from .layout import (CONSOLIDATED, Layout, metadata_damage, metadata_message,
                      metadata_repairable, store_path)
 from .reuse import fill_from_siblings
-from .version import (fingerprint, own_metrics, package_versions, refuse_mixed,
+from .version import (computing, fingerprint, own_metrics, package_versions, refuse_mixed,
                       refuse_other_grid)
 
 __all__ = ["ResultsStore", "consolidate", "now", "template"]
@@ -201,7 +201,7 @@ def template(spec: ExperimentSpec, n_features: int | None = None,
         save_coef=int(spec.run.save_coef),
         selection_scored=int(spec.data.knows_true_coef if selection_scored is None
                              else selection_scored),
-        code=json.dumps(fingerprint(spec.methods, own_metrics(spec)), sort_keys=True),
+        code=json.dumps(fingerprint(*computing(spec)), sort_keys=True),
         versions=json.dumps(package_versions(), sort_keys=True),
         created=now(),
         runs="[]",
@@ -306,8 +306,7 @@ class ResultsStore:
         except StoreDamagedError:  # rebuilt by the repair: cells may be left to compute
             computes = True
         if computes:
-            refuse_mixed(path, attrs, spec.run.allow_mixed_versions, spec.methods,
-                         own_metrics(spec))
+            refuse_mixed(path, attrs, spec.run.allow_mixed_versions, *computing(spec))
 
     # -- reading ---------------------------------------------------------------------------------
     def status(self) -> np.ndarray:
@@ -445,11 +444,11 @@ class ResultsStore:
             attrs = self._attrs()
             computes = _to_compute(self.status(), self.spec.run.retry_failed).any()
         mixed = (refuse_mixed(self.path, attrs, self.spec.run.allow_mixed_versions,
-                              self.spec.methods, own_metrics(self.spec)) if computes else [])
+                              *computing(self.spec)) if computes else [])
         record = {"id": uuid.uuid4().hex[:12], "started": started or now(), "finished": None,
                   "blocks": 0, "cells": 0, "ended": "running", "host": socket.gethostname(),
                   "pid": os.getpid(), "finished_cells_at_start": n_finished,
-                  "code": fingerprint(self.spec.methods, own_metrics(self.spec)),
+                  "code": fingerprint(*computing(self.spec)),
                   "versions": package_versions(),
                   **({"mixed_versions": mixed} if mixed else {})}
 
