@@ -47,6 +47,8 @@ def test_help_lists_each_group_option_and_each_works_as_shown(compose, tmp_path)
                 f"experiment={option}"]
             if option == "address":
                 overrides.append("cluster.address=tcp://host:8786")
+            if option == "generator":  # checked, not imported, until a run
+                overrides.append("data.generator=mylab.sim:hetero")
             if option == "scheduler_file":
                 overrides.append("cluster.scheduler_file=/tmp/s.json")
             if option == "file":  # as the help's example: a .csv and its target column
