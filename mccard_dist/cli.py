@@ -12,6 +12,7 @@ handed to :func:`run_from_spec`, the plain function :func:`mccard_dist.run` call
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from pathlib import Path
@@ -278,9 +279,10 @@ def run() -> None:
         sys.exit(f"error: {hydra_error(exc, search_folders(folder))}")
 
 
-def _open_store(path):
+def _open_store(path, sweep=False):
     """One store, or several of the same cells side by side (a list of paths, or a multirun
-    folder over methods); stores of different grids are refused (a report covers one grid)."""
+    folder over methods); stores of different grids are refused (a report covers one grid),
+    but for a multirun folder along settings where ``sweep``."""
     from .analysis import check_one_grid
     from .errors import UsageError
     from .store import SWEEP_LIST, open_results
@@ -297,6 +299,8 @@ def _open_store(path):
     except Exception as exc:  # noqa: BLE001 - anything unreadable is "not a store"
         raise SystemExit(f"error: {path} is not a readable results store ({exc})") from None
     multirun = path if isinstance(path, Path) and (path / SWEEP_LIST).is_file() else None
+    if sweep and multirun is not None and "sweep" in ds.attrs:
+        return ds
     try:
         check_one_grid(ds, multirun)
     except UsageError as exc:
@@ -401,7 +405,7 @@ def _report(argv=None) -> None:
         except UsageError as exc:
             raise SystemExit(f"error: {exc}") from None
     path = Path(args.store[0]) if len(args.store) == 1 else [Path(p) for p in args.store]
-    ds = _open_store(path)
+    ds = _open_store(path, sweep=True)
     held = set(map(str, ds["model"].values))
     missing = sorted({n for pair in pairs_asked for n in pair} - held)
     if missing:
@@ -410,6 +414,19 @@ def _report(argv=None) -> None:
     if args.versus is not None and args.versus not in held:
         raise SystemExit(f"error: --versus: no method {args.versus} in the store(s); they hold "
                          f"{', '.join(map(str, ds['model'].values))}")
+    if "sweep" in ds.attrs:  # a multirun along settings: each store, and a table of them all
+        asked = [f for f, v in (("--pair", pairs_asked), ("--compare", args.compare),
+                                ("--cell", cell)) if v]
+        if asked or args.out is None:
+            along = ", ".join(json.loads(ds.attrs["sweep"]).values())
+            raise SystemExit(f"error: {path} is a sweep along {along}: give --out DIR (and "
+                             f"--versus, --html); "
+                             f"{', '.join(asked) or 'the other options'} ask for one store")
+        from .analysis.report import write_sweep_report
+
+        table, versus = write_sweep_report(ds, args.out, html=args.html, versus=args.versus)
+        print(versus + ("\n\n" if versus else "") + f"report: {table}  (one folder per setting)")
+        return
     if cell is not None:
         try:
             cell = resolve_cell(ds, cell)

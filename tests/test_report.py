@@ -313,14 +313,26 @@ def report_error(*args):
     return message
 
 
-def test_a_multirun_folder_is_refused_naming_its_stores(variants, tmp_path):
+def test_a_multirun_along_a_setting_is_reported_along_it(variants, tmp_path, capsys):
+    """``mccard-report multirun/<start> --out DIR``: each store's report in its setting's
+    folder, and a table of every method's means per setting (checked against the store's own
+    finished cells); --versus per store; options about one store are refused in one line."""
     folder = multirun_folder(tmp_path, variants["base"], variants["wider"])
-    message = report_error(folder, "--out", tmp_path / "out")
-    assert message == (
-        f"error: {folder} is a multirun of 2 stores along data.n_features, and a report covers "
-        f"one grid: report them one at a time (mccard-report STORE --out DIR), STORE one of "
-        f"{variants['base']}, {variants['wider']}")
-    assert not (tmp_path / "out").exists()
+    cli.report([str(folder), "--out", str(tmp_path / "out"), "--versus", "mcc_ard"])
+    printed = capsys.readouterr().out
+    assert "## n_features=20" in printed and "## n_features=25" in printed
+    for width in (20, 25):
+        assert (tmp_path / "out" / f"n_features={width}" / "report.md").is_file()
+    table = (tmp_path / "out" / "report.md").read_text()
+    assert "A sweep of 2 stores along data.n_features" in table
+    wider = open_results(variants["wider"])
+    r = wider["r"].sel(model="mcc_ard").values
+    row = next(line for line in table.splitlines() if line.startswith("| [n_features=25]"))
+    assert f"| {np.mean(r[np.isfinite(r)]):.3g} |" in row
+    message = report_error(folder, "--out", tmp_path / "other", "--cell", "mcc_ard,5,0,0")
+    assert message.endswith("--cell ask for one store"), message
+    assert report_error(folder, "--versus", "mcc_ard").startswith(
+        f"error: {folder} is a sweep along data.n_features: give --out DIR")
     message = report_error(variants["base"], "--compare", folder)
     assert message.startswith(f"error: {folder} is a multirun of 2 stores")
 

@@ -209,3 +209,49 @@ def write_report(ds, out_dir, cell=None, store_path=None, html=False) -> Report:
     if html:
         page.write_text(report_html(ds, claims, _cells_blocks(ds), store_path), encoding="utf-8")
     return Report(path, figures, claims, page)
+
+
+def sweep_label(settings: dict) -> str:
+    """A folder name for one store of a sweep: ``name=value`` of each swept setting (its last
+    key part), joined by commas."""
+    return ",".join(f"{k.rsplit('.', 1)[-1]}={_setting(v)}" for k, v in settings.items())
+
+
+def write_sweep_report(ds, out_dir, html=False, versus=None) -> tuple[Path, str]:
+    """The stores of a sweep (``ds``: :func:`~mccard_dist.store.open_results` of a Hydra
+    multirun folder along settings that differ) reported as one: each store's report in
+    ``out_dir/<setting>=<value>/`` (:func:`write_report`), and ``out_dir/report.md`` with each
+    method's means over its finished cells per setting. Returns that file and, with ``versus``
+    (a method), :func:`~mccard_dist.analysis.compare.versus_report` of each store that has it."""
+    from ..store import open_results
+    from .compare import versus_report
+    from .values import cell_values
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    keys = list(json.loads(ds.attrs["sweep"]).values())
+    stores = json.loads(ds.attrs["stores"])
+    shown = ("r", "rmse", "f1", "n_selected")
+    lines, said = [], []
+    for entry in stores:
+        label = sweep_label(entry["settings"])
+        one = open_results(entry["path"])
+        write_report(one, out / label, store_path=entry["path"], html=html)
+        labels = {m: method_style(m, entry["methods"], one)["label"] for m in entry["methods"]}
+        for m in entry["methods"]:
+            means = []
+            for name in shown:
+                v = cell_values(one, name).sel(model=m).values if name in one else np.array([])
+                v = v[np.isfinite(v)]
+                means.append(f"{v.mean():.3g}" if v.size else "–")
+            lines.append((f"[{label}]({label}/report.md)", labels[m], *means))
+        if versus is not None and versus in entry["methods"]:
+            said.append(f"## {label}\n\n{versus_report(one, versus)}")
+    header = ("setting", "method", "r", "RMSE", "F1", "features")
+    text = markdown([Paragraph(Strong(f"A sweep of {len(stores)} stores along {', '.join(keys)}")),
+                     Paragraph("Each method's means over its finished cells; each setting's "
+                               "report in its folder."),
+                     Table(header, lines, "llrrrr")])
+    path = out / "report.md"
+    path.write_text(text + "\n")
+    return path, "\n\n".join(said)
