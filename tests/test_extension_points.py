@@ -1,7 +1,8 @@
 """Each extension point is one place. A built-in estimator is its module, its method file and
 its tests: no other module of the package names an estimator class (they ask its kind,
 :func:`mccard_dist.methods.kind_of`). A user's estimator is no package file at all
-(tests/test_own_method.py), a metric one entry of ``metrics.METRICS``
+(tests/test_own_method.py), nor is a metric of one's own (tests/test_own_metric.py) or a data
+generator (tests/test_own_generator.py); a built-in metric is one entry of ``metrics.METRICS``
 (tests/test_metric_table.py), a cluster kind its spec class and its conf/cluster file
 (tests/test_cluster_kinds.py), a cv key its field (tests/test_store_versions.py)."""
 
@@ -18,6 +19,27 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mccard_dist"
 MAY_NAME = ("models/", "__init__.py", "bench/", "store/migrate.py")
 
 
+def _named_classes(source: str, classes: set) -> set:
+    """The classes of ``classes`` that code names: as a name or an attribute, or as a string
+    that is an import path (``"pkg.module:Class"``: a value the code uses). A class named in a
+    sentence (a message's or a docstring's example) or a comment couples nothing."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name) and node.id in classes:
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute) and node.attr in classes:
+            found.add(node.attr)
+        elif isinstance(node, ast.alias) and node.name.rpartition(".")[2] in classes:
+            found.add(node.name.rpartition(".")[2])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            path = re.fullmatch(r"[A-Za-z_][\w.]*:(\w+)", node.value)
+            if path and path.group(1) in classes:
+                found.add(path.group(1))
+    return found
+
+
 def test_no_module_outside_the_estimators_names_an_estimator_class():
     classes = {OmegaConf.load(f).estimator.rpartition(":")[2]
                for f in method_files(config_path(environ={})).values()}
@@ -27,13 +49,15 @@ def test_no_module_outside_the_estimators_names_an_estimator_class():
         rel = path.relative_to(PACKAGE).as_posix()
         if rel.startswith(MAY_NAME):
             continue
-        code = "\n".join(line for line in path.read_text().splitlines()
-                         if not line.lstrip().startswith("#"))
-        # an import path shown as an example (a message, a docstring) couples nothing
-        found = sorted(c for c in classes if re.search(rf"(?<!mccard_dist\.models:)\b{c}\b", code))
+        found = sorted(_named_classes(path.read_text(), classes))
         if found:
             named[rel] = found
     assert named == {}, named
+    # the rule sees what it is for: a stand-in estimator by import path, a class by name
+    assert _named_classes('plain = {"estimator": "mccard_dist.models:LSARDRegressor"}',
+                          classes) == {"LSARDRegressor"}
+    assert _named_classes("from .models import MCCL1Regressor", classes) == {"MCCL1Regressor"}
+    assert not _named_classes('fail("e.g. mccard_dist.models:MCCARDRegressor")', classes)
 
 
 def test_every_method_file_is_found_without_a_line_in_config_yaml():

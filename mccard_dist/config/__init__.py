@@ -15,8 +15,9 @@ from .cluster import (CLUSTER_KINDS, CLUSTER_SCHEMAS, AdaptiveSpec, cluster_spec
                       listens_beyond_loopback)
 from .data import DATA_SCHEMAS, DataSpec, DiabetesDataSpec, FileDataSpec
 from .experiment import (ExperimentSpec, composition_message, config_dir, config_path,
-                         from_dictconfig, method_files, register_resolvers, schemas,
-                         shipped_estimators, shipped_kind, spec_from_dict, unknown_method)
+                         data_spec_from_dict, from_dictconfig, method_files, register_resolvers,
+                         schemas, shipped_estimators, shipped_kind, spec_from_dict,
+                         unknown_method)
 from .specs import (CV_PATHS, CV_SCHEMES, CV_SCORES, FIT_UNIT_CELLS_PER_WORKER, RUN_UNITS, CVSpec,
                     MethodSpec, RunSpec, StoreSpec)
 
@@ -24,6 +25,7 @@ __all__ = ["CLUSTER_KINDS", "CLUSTER_SCHEMAS", "CV_PATHS", "CV_SCHEMES", "CV_SCO
            "DATA_SCHEMAS", "FIT_UNIT_CELLS_PER_WORKER", "RUN_UNITS", "AdaptiveSpec",
            "CVSpec", "ConfigError", "DataSpec", "DiabetesDataSpec", "ExperimentSpec",
            "FileDataSpec", "FrozenMap", "MethodSpec", "RunSpec", "StoreSpec", "cluster_spec",
-           "composition_message", "config_dir", "config_path", "from_dictconfig",
+           "composition_message", "config_dir", "config_path", "data_spec_from_dict",
+           "from_dictconfig",
            "listens_beyond_loopback", "method_files", "register_resolvers", "schemas",
            "shipped_estimators", "shipped_kind", "spec_from_dict", "to_plain", "unknown_method"]

@@ -388,6 +388,23 @@ def spec_from_dict(d: Mapping) -> ExperimentSpec:
         raise ConfigError(_one_line(exc) or (str(exc).splitlines() or ["config"])[0]) from None
 
 
+def data_spec_from_dict(d: Mapping):
+    """The data section of a config alone (a store's, to rebuild its cells' data), checked as
+    :func:`spec_from_dict` checks it: no method is built, so nothing a store names is
+    imported."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    if not isinstance(d, Mapping):
+        fail("data", "must be a mapping", d)
+    cls = _schema_of("data", d)
+    _shape(cls, d, "data")
+    try:
+        return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(cls), to_plain(d)))
+    except OmegaConfBaseException as exc:
+        raise ConfigError(_one_line(exc) or (str(exc).splitlines() or ["data"])[0]) from None
+
+
 def unknown_method(name: str, known: list[str], listed) -> str:
     """The message for ``experiment.methods`` (``listed``) naming a method ``name`` that the
     config's ``known`` methods do not include."""

@@ -21,7 +21,7 @@ import numpy as np
 from .. import grid, metrics
 from ..records import STATUS_DONE
 
-__all__ = ["fill_metrics", "metric_values", "new_metrics"]
+__all__ = ["fill_metrics", "metric_values", "new_metrics", "store_cells"]
 
 log = logging.getLogger(__name__)
 
@@ -32,17 +32,26 @@ def new_metrics(held, table=None) -> list[metrics.Metric]:
     return [m for m in (metrics.METRICS if table is None else table) if m.name not in set(held)]
 
 
-def metric_values(spec, metric: metrics.Metric, status: np.ndarray,
+def store_cells(axes) -> list[grid.Cell]:
+    """The cells of a store whose coordinates are ``axes``: ``(models, taus, psis, seeds)``."""
+    models, taus, psis, seeds = axes
+    return [grid.Cell(str(m), float(t), float(p), int(s), (mi, ti, pi, si))
+            for mi, m in enumerate(models) for ti, t in enumerate(taus)
+            for pi, p in enumerate(psis) for si, s in enumerate(seeds)]
+
+
+def metric_values(data, cells, metric: metrics.Metric, status: np.ndarray,
                   coef: np.ndarray | None, reading: bool = False) -> tuple[np.ndarray, str]:
-    """``metric`` of every finished cell (``status``, dims ``(model, tau, psi, seed)``) from its
-    stored coefficients (``coef``, with ``feature`` last; None without them), NaN for the
-    others; and a note when the finished cells cannot have it (empty otherwise). ``reading``:
-    for a store's reader, which rebuilds no data a generator of one's own makes (what a store
-    names is never imported)."""
+    """``metric`` of every finished cell of ``cells`` (``status``, dims ``(model, tau, psi,
+    seed)``) from its stored coefficients (``coef``, with ``feature`` last; None without them)
+    and the cell's data (the data spec ``data`` rebuilds them), NaN for the others; and a note
+    when the finished cells cannot have it (empty otherwise). ``reading``: for a store's reader,
+    which rebuilds no data a generator of one's own makes (what a store names is never
+    imported)."""
     values = np.full(status.shape, np.nan)
-    if reading and metric.needs == "selection" and not spec.data.rebuilt_when_read:
+    if reading and metric.needs == "selection" and not data.rebuilt_when_read:
         return values, (f"{metric.name} needs the true coefficients of the data generator "
-                        f"{spec.data.generator}, which reading a store does not import: NaN "
+                        f"{data.generator}, which reading a store does not import: NaN "
                         "until a resume with it computes them")
     if metric.needs in ("prediction", "estimator"):
         what = "test predictions" if metric.needs == "prediction" else "fitted estimator"
@@ -55,15 +64,15 @@ def metric_values(spec, metric: metrics.Metric, status: np.ndarray,
                         "metric was added")
     done = status == STATUS_DONE
     truth: dict = {}
-    source = spec.data.load_source() if metric.needs == "selection" and done.any() else None
-    for cell in grid.cells(spec):
+    source = data.load_source() if metric.needs == "selection" and done.any() else None
+    for cell in cells:
         if not done[cell.index]:
             continue
         coef_true = None
         if metric.needs == "selection":
             key = (cell.seed, cell.psi, cell.tau)
             if key not in truth:
-                truth[key] = spec.data.make_data(cell.seed, cell.psi, cell.tau, source).coef_true
+                truth[key] = data.make_data(cell.seed, cell.psi, cell.tau, source).coef_true
             coef_true = truth[key]
             if coef_true is None:  # real data: the selection cannot be scored
                 continue
@@ -85,7 +94,7 @@ def fill_metrics(path, spec, added, group) -> None:
     coef = np.asarray(group["coef"][...]) if "coef" in group else None
     with zarr.config.set({"array.write_empty_chunks": True}):
         for metric in added:
-            values, note = metric_values(spec, metric, status, coef)
+            values, note = metric_values(spec.data, grid.cells(spec), metric, status, coef)
             group[metric.name][...] = values
             if note:
                 group[metric.name].attrs["note"] = note

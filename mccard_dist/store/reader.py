@@ -15,11 +15,11 @@ import numpy as np
 from ..grid import flatten_keys
 from ..records import STATUS_DONE, STATUS_NAMES
 
-from .backfill import metric_values, new_metrics
+from .backfill import metric_values, new_metrics, store_cells
 from .errors import StoreDamagedError, StoreMismatchError
 from .integrity import REPAIR_HINT, check_stored, open_dataset
 from .layout import CELL_DIMS, metadata_damage, metadata_message
-from .migrate import current_run, declared_kinds, finish_interrupted_migration
+from .migrate import declared_kinds, finish_interrupted_migration
 from .version import refuse_earlier, refuse_forged
 
 __all__ = ["SWEEP_LIST", "open_results"]
@@ -132,23 +132,19 @@ def open_results(path, mask: bool = True):
 def _with_new_metrics(ds):
     """The store with the metrics it does not hold (the package gained them after it was
     written), computed for its finished cells as a resume stores them
-    (:mod:`~mccard_dist.store.backfill`)."""
-    from ..config import spec_from_dict
+    (:mod:`~mccard_dist.store.backfill`): from the cells' data, which the store's data section
+    rebuilds; no method is built, so no estimator the store names is imported."""
+    from ..config import data_spec_from_dict
 
     added = new_metrics(ds.variables)
     if not added:
         return ds
-    config = json.loads(ds.attrs["config"])
-    # a metric needs the cells (the methods by name) and their data, not the estimators: each
-    # method stands in as a plain one of the package, so no other package is imported
-    plain = {"estimator": "mccard_dist.models:LSARDRegressor", "params": {}, "grid": {}}
-    config["methods"] = dict.fromkeys(config["methods"], plain)
-    config["experiment"]["metrics"] = []  # one's own metrics are not imported here either
-    spec = spec_from_dict(current_run(config))
+    data = data_spec_from_dict(json.loads(ds.attrs["config"])["data"])
+    cells = store_cells([ds[d].values for d in CELL_DIMS])
     status = ds["status"].values
     coef = ds["coef"].values if "coef" in ds else None
     for metric in added:
-        values, note = metric_values(spec, metric, status, coef, reading=True)
+        values, note = metric_values(data, cells, metric, status, coef, reading=True)
         ds[metric.name] = (CELL_DIMS, values, {"note": note} if note else {})
     return ds
 
