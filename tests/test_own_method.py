@@ -77,6 +77,33 @@ class Misnamed(MedianOnly):
         return np.asarray(X, float) @ self.weights_
 
 
+class SolvedRidge(RegressorMixin, BaseEstimator):
+    """scikit-learn's Ridge whose solver a rule of its own picks from the training data's shape
+    (its declared ``resolve_params``), not MCC-ARD's."""
+
+    mccard_method = {"solver_params": ("solver",), "resolve_params": "mylab.robust:pick_solver"}
+
+    def __init__(self, alpha=1.0, solver="auto"):
+        self.alpha = alpha
+        self.solver = solver
+
+    def fit(self, X, y):
+        from sklearn.linear_model import Ridge
+
+        ridge = Ridge(alpha=self.alpha, solver=self.solver).fit(X, y)
+        self.coef_, self.intercept_, self.solver_ = ridge.coef_, ridge.intercept_, self.solver
+        return self
+
+    def predict(self, X):
+        return np.asarray(X, float) @ self.coef_ + self.intercept_
+
+
+def pick_solver(params, n_samples, n_features):
+    if params["solver"] != "auto":
+        return params
+    return {**params, "solver": "cholesky" if n_samples > n_features else "svd"}
+
+
 class OtherMedian(MedianOnly):
     """MedianOnly under another name: the estimator a command line swaps in."""
 '''
@@ -95,6 +122,39 @@ grid:
   shrink: [0.25, 0.5, 1.0]
 """
 
+SIM = '''
+import numpy as np
+
+
+def hetero(seed, psi, tau, n=40, d=12, k=3, slope=1.0):
+    """Noise growing with |x_0| (slope), a share psi of the rows shifted by tau."""
+    rng = np.random.default_rng([seed, 3])
+    coef = np.zeros(d)
+    coef[:k] = rng.normal(size=k) + 1.0
+    X, X_test = rng.normal(size=(n, d)), rng.normal(size=(n, d))
+    noise = rng.normal(size=n) * (0.1 + slope * np.abs(X[:, 0]))
+    out = rng.random(n) < psi
+    noise[out] += tau
+    return {"X_train": X, "y_train": X @ coef + noise, "X_test": X_test,
+            "y_test": X_test @ coef, "coef_true": coef, "outlier_mask": out}
+'''
+
+METRICS = '''
+import numpy as np
+from mccard_dist.metrics import Metric
+
+
+def _inlier_mae(ev):
+    clean = ~ev.data.outlier_mask
+    return float(np.mean(np.abs(ev.data.y_train[clean]
+                                - ev.estimator.predict(ev.data.X_train[clean]))))
+
+
+inlier_mae = Metric("inlier_mae", _inlier_mae, needs="estimator", better=-1, label="inlier MAE",
+                    heading="training MAE on the clean rows (units of y)", shown=True)
+'''
+
+
 @pytest.fixture
 def user(tmp_path):
     """``(env, folder)``: a package ``mylab`` and a config folder with its method files."""
@@ -102,11 +162,17 @@ def user(tmp_path):
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text('__version__ = "0.3"\n')
     (pkg / "robust.py").write_text(PACKAGE)
+    (pkg / "sim.py").write_text(SIM)
+    (pkg / "metrics.py").write_text(METRICS)
     conf = tmp_path / "conf"
     (conf / "method").mkdir(parents=True)
     (conf / "method" / "trimmed_ridge.yaml").write_text(METHOD)
     (conf / "method" / "median_only.yaml").write_text(NO_COEF)
     (conf / "method" / "misnamed.yaml").write_text("estimator: mylab.robust:Misnamed\n")
+    (conf / "method" / "ridge.yaml").write_text(
+        "estimator: sklearn.linear_model:Ridge\nparams: {}\ngrid:\n  alpha: [0.1, 1.0, 10.0]\n")
+    (conf / "method" / "solved_ridge.yaml").write_text(
+        "estimator: mylab.robust:SolvedRidge\nparams: {}\ngrid:\n  alpha: [0.1, 1.0, 10.0]\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "pkg"), "MCCARD_CONFIG_DIR": str(conf),
            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     return env, tmp_path
@@ -117,7 +183,13 @@ def _run(env, cwd, *args, timeout=240):
                           text=True, timeout=timeout)
 
 
-GRID = ["experiment=smoke", "experiment.methods=[mcc_ard,trimmed_ridge]",
+#: (a) scikit-learn's Ridge with a grid over alpha, (b) a class with only fit and predict, (c) a
+#: class declaring solver_params and a solver rule of its own, (d) a metric of the fitted
+#: estimator, (e) a data generator with a parameter of its own; beside MCC-ARD
+GRID = ["experiment=smoke",
+        "experiment.methods=[mcc_ard,trimmed_ridge,ridge,median_only,solved_ridge]",
+        "experiment.metrics=[mylab.metrics:inlier_mae]", "data=generator",
+        "data.generator=mylab.sim:hetero", "+data.params.slope=0.5",
         "experiment.seeds.count=3", "methods.mcc_ard.grid.kernel_width=[0.3,3.0]",
         "run.block_seconds=0", "cluster.n_workers=1", "run.progress=false"]
 #: what differs between two runs of the same cells: times
@@ -174,7 +246,23 @@ def test_ones_own_regressor_runs_is_killed_resumes_and_reports_beside_mcc_ard(us
     html = subprocess.run(["mccard-report", str(killed), "--html", "--out", str(tmp / "rep")],
                           env=off_path, cwd=tmp, capture_output=True, text=True, timeout=240)
     assert html.returncode == 0, html.stderr[-2000:]
-    assert "Trimmed ridge" in (tmp / "rep" / "report.html").read_text()
+    page = (tmp / "rep" / "report.html").read_text()
+    assert "Trimmed ridge" in page and "training MAE on the clean rows" in page
+    assert "| inlier MAE |" in versus.stdout.split("\n\n")[1]
+    # every method in a colour and a marker of its own, each drawn in the page
+    from mccard_dist.analysis.values import method_style
+
+    methods = [str(m) for m in a["model"].values]
+    styles = [method_style(m, methods, b) for m in methods]
+    assert len({(st["color"], st["marker"]) for st in styles}) == len(methods)
+    assert len({st["color"] for st in styles}) == len(methods)
+    assert all(st["color"] in page for st in styles)
+    # (b), (c), (d), (e) as declared
+    assert np.isnan(a["coef"].sel(model="median_only")).all()
+    assert np.isfinite(a["inlier_mae"]).all()
+    assert json.loads(a.attrs["grid_description"])["data"]["params"] == {"slope": 0.5}
+    solved = a["chosen_alpha"].sel(model="solved_ridge")
+    assert np.isin(solved, [0.1, 1.0, 10.0]).all()
     assert "trimmed_ridge" in (tmp / "rep" / "report.html").read_text()
 
 
