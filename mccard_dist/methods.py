@@ -8,7 +8,7 @@ of its constructor's parameters. The rest of the package asks the method's kind
 
 What the pipeline reads from a fitted estimator is a small protocol: ``predict`` (required),
 ``coef_`` and ``intercept_`` (the selection metrics and the stored coefficients; NaN without),
-``n_iter_`` and ``converged_`` (NaN and unknown without).
+``n_iter_``, ``converged_`` and ``degenerate_`` (NaN and unknown without).
 """
 
 from __future__ import annotations

@@ -231,12 +231,10 @@ def _failed(cell, exc, n_failures, seconds, scores, cv_error="") -> CellResult:
 
 
 def _degenerate(est) -> float:
-    """1 when the final fit is degenerate (MCC-ARD: every sample lost its weight; LS-ARD: the
-    noise variance collapsed), 0 when not, NaN for an estimator that does not say."""
-    for name in ("degenerate_", "noise_var_collapsed_"):
-        if hasattr(est, name):
-            return float(bool(getattr(est, name)))
-    return np.nan
+    """1 when the final fit says it is degenerate (its ``degenerate_``: MCC-ARD's when every
+    sample lost its weight, LS-ARD's when the noise variance collapsed), 0 when not, NaN for an
+    estimator that does not say."""
+    return float(bool(est.degenerate_)) if hasattr(est, "degenerate_") else np.nan
 
 
 def _done(spec, method, cell, est, chosen, metrics, coef, data, fit_seconds, cell_seconds,

@@ -59,7 +59,7 @@ def test_a_collapsed_noise_variance_is_floored_flagged_and_warned(solver):
     y = X @ rng.standard_normal(60)
     with pytest.warns(ConvergenceWarning, match="collapsed"):
         model = LSARDRegressor(solver=solver).fit(X, y)
-    assert model.noise_var_collapsed_
+    assert model.degenerate_
     if solver == "pruning":  # the variance's floor
         assert 0 < model.noise_var_ <= 1e-12 * (np.var(y) + np.finfo(float).eps) * (1 + 1e-9)
     else:  # stopped where the model interpolates
@@ -72,5 +72,5 @@ def test_a_noise_variance_that_does_not_collapse_is_not_flagged():
     X = rng.standard_normal((100, 10))
     y = X[:, 0] + 0.5 * rng.standard_normal(100)
     model = LSARDRegressor().fit(X, y)
-    assert not model.noise_var_collapsed_
+    assert not model.degenerate_
     assert model.noise_var_ == pytest.approx(0.25, rel=0.3)

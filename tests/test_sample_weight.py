@@ -179,5 +179,5 @@ def test_ls_ard_sequential_collapses_when_weights_below_one_use_up_the_degrees_o
     weights = np.full(y.size, 0.02)  # sum 0.8
     for solver in ("pruning", "sequential"):
         model = fit_quietly(LSARDRegressor(solver=solver), X, y, sample_weight=weights)
-        assert model.noise_var_collapsed_, solver
+        assert model.degenerate_, solver
         assert np.isfinite(model.noise_var_) and model.noise_var_ <= np.var(y), solver

@@ -68,9 +68,10 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         Estimated noise variance ``sigma^2``.
     sigma_ : ndarray of shape (n_active, n_active)
         Posterior covariance of the kept coefficients.
-    noise_var_collapsed_ : bool
-        Whether the noise variance collapsed: the model interpolates the training data (typically
-        with more features than samples, or noise-free targets), and ``noise_var_``, the
+    degenerate_ : bool
+        Whether the fit is degenerate (the attribute MCC-ARD sets too): its noise variance
+        collapsed, the model interpolates the training data (typically with more features than
+        samples, or noise-free targets), and ``noise_var_``, the
         predictive band and the relevances say little. The pruning solver's variance then stops
         at its floor, ``1e-12 var(y)``; the sequential solver stops adding features at ``N - 2``
         of them (``N - 1`` without an intercept). A ``ConvergenceWarning`` says so too.
@@ -175,7 +176,7 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         if fit.degenerate:
             warnings.warn(f"LS-ARD: the noise variance collapsed ({fit.noise_var:.3g}) with "
                           f"{fit.active.size} features: the model interpolates the training data "
-                          "(noise_var_collapsed_); with more features than samples the evidence "
+                          "(degenerate_); with more features than samples the evidence "
                           "grows without bound as the variance falls.", ConvergenceWarning,
                           stacklevel=3)
         elif not fit.converged:
@@ -184,5 +185,5 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
                           stacklevel=3)
         self._keep_fit(X, fit, self._weights(X.shape[0], fit.noise_var))
         self.noise_var_ = float(fit.noise_var)
-        self.noise_var_collapsed_ = bool(fit.degenerate)
+        self.degenerate_ = bool(fit.degenerate)
         return self
