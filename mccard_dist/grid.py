@@ -314,7 +314,8 @@ def _method_description(method: MethodSpec) -> dict:
     """A method's config, and the version of its estimator's package where that is not this
     package: a new version of a user's estimator is another method (another store, no reuse)."""
     version = method.kind.version
-    return {**method.to_dict(), **({"version": str(version)} if version is not None else {})}
+    described = {k: v for k, v in method.to_dict().items() if k != "style"}  # no result
+    return {**described, **({"version": str(version)} if version is not None else {})}
 
 
 def grid_hash(spec: ExperimentSpec) -> str:

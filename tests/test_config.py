@@ -389,7 +389,7 @@ def test_a_method_the_experiment_does_not_select_is_not_validated_nor_imported(s
 
 @pytest.mark.parametrize("overrides, needle", [
     (["methods.lasso.alpha_ratio=[0.1]"],
-     "methods.lasso.alpha_ratio: unknown key(s); known keys are estimator, params, grid; did you "
+     "methods.lasso.alpha_ratio: unknown key(s); known keys are estimator, params, grid, style; did you "
      "mean methods.lasso.grid.alpha_ratio?"),
 ])
 def test_keys_of_an_unselected_method_are_checked_by_the_schema(overrides, needle):
@@ -499,7 +499,7 @@ def test_a_grid_key_hydra_cannot_set_is_named(overrides, message):
                  "source, n_train, n_noise_features, standardize, outliers, df (a key of "
                  "data.source=paper)", marks=pytest.mark.slow),
     (["methods.mcc_ard.kernel_widths=[1]"], "methods.mcc_ard.kernel_widths: unknown key(s); "
-     "known keys are estimator, params, grid; did you mean methods.mcc_ard.grid.kernel_width?"),
+     "known keys are estimator, params, grid, style; did you mean methods.mcc_ard.grid.kernel_width?"),
     (["cluster.cores=4"], "cluster.cores: is not used by cluster.kind=local (it is a setting of "
      "slurm, pbs)"),
     pytest.param(["cluster=slurm", "cluster.n_workers=4"], "cluster.n_workers: is not used by "
@@ -733,7 +733,7 @@ def test_a_grid_is_keyed_by_its_estimators_names(smoke_dict):
     assert new.method("huber").grid == {"epsilon": (1.1, 1.35, 2.0), "alpha": (1.0, 10.0)}
     assert new.method("ls_ard").grid == {}
     with pytest.raises(ConfigError, match=r"^methods.huber.kernel_width: unknown key\(s\); known "
-                                          r"keys are estimator, params, grid; did you mean "
+                                          r"keys are estimator, params, grid, style; did you mean "
                                           r"methods.huber.grid.kernel_width\?"):
         spec_from_dict(bad(d, "methods.huber.kernel_width", [1.5]))
     with pytest.raises(ConfigError, match=r"^methods.huber.grid.kernel_width: is not a grid "
@@ -938,3 +938,36 @@ def test_a_method_name_that_is_not_text_is_refused_in_one_line(compose, name):
     d["experiment"]["methods"] = [name]
     with pytest.raises(ConfigError, match=r"^experiment\.methods: must be a list of method names"):
         spec_from_dict(d)
+
+
+def test_a_methods_style_is_its_files_changes_no_grid_hash_and_is_checked(compose):
+    """``style: {color, marker}`` of a method file colours the method in the report; it is no
+    part of the grid description (the same store), and a colour or marker the figures cannot
+    draw is refused in one line."""
+    from conftest import refusal
+
+    import xarray as xr
+
+    from mccard_dist.analysis.values import method_style
+    from mccard_dist.grid import grid_description, grid_hash
+
+    spec = from_dictconfig(compose(["experiment=smoke"]))
+    mine = from_dictconfig(compose(["experiment=smoke", "methods.mcc_ard.style.color='#123456'"]))
+    assert mine.method("mcc_ard").style == {"color": "#123456", "marker": "o"}
+    assert grid_hash(mine) == grid_hash(spec)
+    assert "style" not in json.dumps(grid_description(mine))
+    assert mine.to_dict()["methods"]["mcc_ard"]["style"]["color"] == "#123456"
+    ds = xr.Dataset(coords={"model": ["mcc_ard", "mine"]})
+    ds.attrs["config"] = json.dumps({"methods": {
+        "mcc_ard": mine.method("mcc_ard").to_dict(),
+        "mine": {"estimator": "x.y:Z", "style": {"color": "#aec7e8", "marker": "P"}},
+        "other": {"estimator": "x.y:W"}}})
+    methods = ["mcc_ard", "mine", "other"]
+    assert method_style("mcc_ard", methods, ds)["color"] == "#123456"
+    assert method_style("mine", methods, ds) == {"label": "mine", "color": "#aec7e8",
+                                                 "marker": "P"}
+    assert method_style("other", methods, ds)["color"] not in ("#aec7e8", "#123456")
+    assert refusal(["experiment=smoke", "methods.mcc_ard.style.color=red"]) == (
+        "methods.mcc_ard.style.color: must be a CSS hex colour, #rrggbb, got 'red'")
+    assert refusal(["experiment=smoke", "methods.mcc_ard.style.marker=Q"]).startswith(
+        "methods.mcc_ard.style.marker: must be one of o s ^")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import warnings
@@ -253,34 +254,39 @@ def _num(x: float) -> str:
     return "–" if not math.isfinite(x) else f"{x:.3g}"
 
 
-#: label, colour and marker of the known methods: the one table of method labels and colours
-#: (figures, tables, claims, report.html). Colours are CSS hex strings, which matplotlib and SVG
-#: (Vega's report.html) both draw; matplotlib's names such as "tab:blue" are not CSS colours.
-#: The hues are matplotlib's tab10 palette (blue, purple, red, green, cyan, pink, olive, orange,
-#: brown, gray), then black and gold.
-_KNOWN_METHODS = {
-    "mcc_ard": ("MCC-ARD", "#1f77b4", "o"),
-    "mcc_ard_proper": ("MCC-ARD, proper C'", "#9467bd", "s"),
-    "ls_ard": ("LS-ARD", "#d62728", "^"),
-    "mcc_l1": ("MCC-L1", "#2ca02c", "D"),
-    # the auto-width twins: other markers and hues, as they are drawn beside the K-fold methods
-    "mcc_ard_auto": ("MCC-ARD, auto width", "#17becf", "X"),
-    "mcc_ard_proper_auto": ("MCC-ARD, proper C', auto width", "#e377c2", "P"),
-    "mcc_l1_auto": ("MCC-L1, auto width", "#bcbd22", "*"),
-    "lasso": ("Lasso", "#ff7f0e", "v"),
-    "huber": ("Huber", "#8c564b", "h"),
-    "huber_l1": ("Huber + L1", "#7f7f7f", "p"),
-    "huber_mcp": ("Huber + MCP", "#000000", "<"),
-    "lad_lasso": ("LAD-Lasso", "#ffd700", ">"),
-}
 #: the methods the claims are about (roles), in the paper's order
 ROLES = ("mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1")
-#: their labels in the claims' text
-_NAMES = {m: _KNOWN_METHODS[m][0] for m in ROLES}
-#: colours and markers of other methods, none a known method's (tab20's light hues)
+#: their names in the claims' text, as the paper names them
+_NAMES = {"mcc_ard": "MCC-ARD", "mcc_ard_proper": "MCC-ARD, proper C'", "ls_ard": "LS-ARD",
+          "mcc_l1": "MCC-L1"}
+#: colours and markers of methods without a style of their own (tab20's light hues and markers
+#: no shipped method file takes)
 _SPARE_COLORS = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
                  "#dbdb8d", "#9edae5")
 _SPARE_MARKERS = ("d", "H", "8", "x", "+", "1", "2", "3", "4")
+
+
+@functools.cache
+def _shipped_methods() -> dict[str, dict]:
+    """The shipped method files, read as text (nothing imported)."""
+    import yaml
+
+    from ..config import config_path, method_files
+
+    return {name: yaml.safe_load(file.read_text()) or {}
+            for name, file in method_files(config_path(environ={})).items()}
+
+
+def _fixed_style(method: str, ds=None) -> dict | None:
+    """The colour and marker a method's file declares (``style``), as the store's config
+    records it; for a store made before method files declared styles, or without a store, the
+    shipped method file's where the method is a shipped one (:func:`is_shipped`)."""
+    stored = _config(ds).get("methods", {}).get(method) if ds is not None else None
+    if isinstance(stored, dict) and "style" in stored:
+        return stored["style"] or None
+    if not is_shipped(method, ds):
+        return None
+    return _shipped_methods().get(method, {}).get("style")
 
 
 def stored_kind(ds, method: str):
@@ -318,33 +324,48 @@ def method_label(ds, method: str) -> str | None:
 
 
 def is_shipped(method: str, ds=None) -> bool:
-    """Whether ``method`` is one of the known methods (:data:`_KNOWN_METHODS`) and, in the store
-    ``ds``, computed by the estimator of the shipped method file of its name (a method file of
-    one's own with a shipped name is another method)."""
-    from ..config import shipped_estimators
-
-    if method not in _KNOWN_METHODS:
+    """Whether ``method`` is a shipped method file's and, in the store ``ds``, computed by that
+    file's estimator (a method file of one's own with a shipped name is another method)."""
+    shipped = _shipped_methods().get(method)
+    if shipped is None:
         return False
     stored = _config(ds).get("methods", {}).get(method) if ds is not None else None
-    return stored is None or stored.get("estimator") == shipped_estimators().get(method)
+    return stored is None or stored.get("estimator") == shipped.get("estimator")
 
 
 def method_style(method: str, methods=(), ds=None) -> dict:
-    """``{"label", "color", "marker"}`` of a method: colours and markers fixed for the shipped
-    methods (:func:`is_shipped`), spare ones, none a shipped method's, for others in the order
-    they appear in ``methods``. With ``ds`` (the
-    store), the label says what the method is from its stored config (:func:`method_label`), so
-    ``methods.mcc_ard.grid.kernel_width=auto`` is not labelled as the K-fold MCC-ARD."""
-    label = method_label(ds, method) if ds is not None else None
-    if is_shipped(method, ds):
-        known, color, marker = _KNOWN_METHODS[method]
-        return {"label": label or known, "color": color, "marker": marker}
-    others = [m for m in methods if not is_shipped(m, ds)]
+    """``{"label", "color", "marker"}`` of a method: the colour and marker its method file
+    declares (``style``; the shipped methods' are fixed so), else spare ones, none a style of
+    another method of ``methods``, in the order they appear there. With ``ds`` (the store), the
+    label says what the method is from its stored config (:func:`method_label`), so
+    ``methods.mcc_ard.grid.kernel_width=auto`` is not labelled as the K-fold MCC-ARD; where it
+    says nothing, a shipped method's label is its file's."""
+    label = ((method_label(ds, method) if ds is not None else None)
+             or (_shipped_label(method) if is_shipped(method, ds) else None))
+    fixed = _fixed_style(method, ds)
+    if fixed is not None:
+        return {"label": label or method, "color": fixed.get("color", "#000000"),
+                "marker": fixed.get("marker", "o")}
+    styled = {m: _fixed_style(m, ds) for m in methods}
+    taken = {st.get("color") for st in styled.values() if st}
+    colors = [c for c in _SPARE_COLORS if c not in taken] or list(_SPARE_COLORS)
+    others = [m for m in methods if not styled[m]]
     i = others.index(method) if method in others else 0
-    # the marker moves on each round of the colours: the first 81 never share both
-    n = len(_SPARE_COLORS)
-    return {"label": label or method, "color": _SPARE_COLORS[i % n],
+    # the marker moves on each round of the colours: the first n^2 never share both
+    n = len(colors)
+    return {"label": label or method, "color": colors[i % n],
             "marker": _SPARE_MARKERS[(i + i // n) % len(_SPARE_MARKERS)]}
+
+
+def _shipped_label(method: str) -> str | None:
+    """A shipped method's label from its file and its class's declarations."""
+    from ..config import shipped_kind
+
+    file = _shipped_methods().get(method)
+    kind = shipped_kind(str(file.get("estimator"))) if file else None
+    if kind is None:
+        return None
+    return kind.label_for(file.get("params") or {}, file.get("grid") or {})
 
 
 class MissingCells(Exception):

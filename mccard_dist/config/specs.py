@@ -8,6 +8,7 @@ import difflib
 import math
 import numbers
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -100,8 +101,10 @@ class MethodSpec(Sealed):
     params: dict[str, Any] | None = field(default_factory=dict)
     grid: dict[str, Any] | None = field(default_factory=dict)
     name: str | None = None
+    style: dict[str, Any] | None = None
 
-    RULES = dict.fromkeys(("params", "grid"), lambda key, value: freeze(value or {}))
+    RULES = {**dict.fromkeys(("params", "grid"), lambda key, value: freeze(value or {})),
+             "style": lambda key, value: None if value is None else freeze(value)}
 
     @property
     def kind(self):
@@ -139,11 +142,34 @@ class MethodSpec(Sealed):
         _kind(f"{key}.estimator", self.estimator)
         grid = _grid(key, self.kind, self.grid)
         return replace(self, name=name, grid=grid,
-                       params=_params(f"{key}.params", self.kind, self.params, grid))
+                       params=_params(f"{key}.params", self.kind, self.params, grid),
+                       style=_style(f"{key}.style", self.style))
 
     def to_dict(self) -> dict:
         return {"estimator": self.estimator, "params": to_plain(self.params),
-                "grid": to_plain(self.grid)}
+                "grid": to_plain(self.grid),
+                **({"style": to_plain(self.style)} if self.style else {})}
+
+
+#: the markers a method's ``style`` may name (matplotlib's; report.html draws the colour)
+MARKERS = ("o", "s", "^", "v", "<", ">", "D", "d", "p", "h", "H", "8", "*", "P", "X", "x", "+",
+           "1", "2", "3", "4")
+
+
+def _style(key: str, value):
+    """A method's colour and marker in the report's figures: ``{color: "#rrggbb", marker: one
+    of MARKERS}`` (either may be left out), or None (spare ones). It changes no result, so it
+    is no part of the grid description."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or set(value) - {"color", "marker"}:
+        fail(key, "must be a mapping of color (#rrggbb) and marker", to_plain(value))
+    color, marker = value.get("color"), value.get("marker")
+    if color is not None and not re.fullmatch(r"#[0-9a-fA-F]{6}", str(color)):
+        fail(f"{key}.color", "must be a CSS hex colour, #rrggbb", color)
+    if marker is not None and marker not in MARKERS:
+        fail(f"{key}.marker", f"must be one of {' '.join(MARKERS)}", marker)
+    return freeze(dict(value))
 
 
 def _kind(key: str, estimator):
