@@ -254,11 +254,8 @@ class MethodKind:
         of ``n_samples x n_features`` (unchanged without a hook)."""
         if self.resolve_params is None:
             return dict(params)
-        signature = self.param_names()
-        defaults = {name: signature[name].default for name in self.solver_params
-                    if name in signature
-                    and signature[name].default is not inspect.Parameter.empty}
-        return dict(_load(self.resolve_params)({**defaults, **params}, n_samples, n_features))
+        return dict(_load(self.resolve_params)({**dict(self.defaults), **params}, n_samples,
+                                               n_features))
 
     def path_name(self, route: str) -> str:
         """The grid name a path of ``route`` walks along, from its largest value."""
