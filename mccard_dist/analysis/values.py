@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import warnings
@@ -266,15 +265,10 @@ _SPARE_COLORS = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94
 _SPARE_MARKERS = ("d", "H", "8", "x", "+", "1", "2", "3", "4")
 
 
-@functools.cache
 def _shipped_methods() -> dict[str, dict]:
-    """The shipped method files, read as text (nothing imported)."""
-    import yaml
+    from ..config import shipped_methods
 
-    from ..config import config_path, method_files
-
-    return {name: yaml.safe_load(file.read_text()) or {}
-            for name, file in method_files(config_path(environ={})).items()}
+    return shipped_methods()
 
 
 def _fixed_style(method: str, ds=None) -> dict | None:

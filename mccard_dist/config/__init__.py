@@ -14,10 +14,10 @@ from .checks import ConfigError, FrozenMap, to_plain
 from .cluster import (CLUSTER_KINDS, CLUSTER_SCHEMAS, AdaptiveSpec, cluster_spec,
                       listens_beyond_loopback)
 from .data import DATA_SCHEMAS, DataSpec, DiabetesDataSpec, FileDataSpec
-from .experiment import (ExperimentSpec, composition_message, config_dir, config_path,
-                         data_spec_from_dict, from_dictconfig, method_files, register_resolvers,
-                         schemas, shipped_estimators, shipped_kind, spec_from_dict,
-                         unknown_method)
+from .experiment import (ExperimentSpec, composition_message, data_spec_from_dict,
+                         from_dictconfig, schemas, spec_from_dict, unknown_method)
+from .folders import (config_dir, config_path, method_files, register_resolvers,
+                      shipped_estimators, shipped_kind, shipped_methods)
 from .specs import (CV_PATHS, CV_SCHEMES, CV_SCORES, FIT_UNIT_CELLS_PER_WORKER, RUN_UNITS, CVSpec,
                     MethodSpec, RunSpec, StoreSpec)
 
@@ -28,4 +28,5 @@ __all__ = ["CLUSTER_KINDS", "CLUSTER_SCHEMAS", "CV_PATHS", "CV_SCHEMES", "CV_SCO
            "composition_message", "config_dir", "config_path", "data_spec_from_dict",
            "from_dictconfig",
            "listens_beyond_loopback", "method_files", "register_resolvers", "schemas",
-           "shipped_estimators", "shipped_kind", "spec_from_dict", "to_plain", "unknown_method"]
+           "shipped_estimators", "shipped_kind", "shipped_methods", "spec_from_dict", "to_plain",
+           "unknown_method"]
