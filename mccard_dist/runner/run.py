@@ -175,6 +175,30 @@ def _signals_interrupt():
             signal.signal(sig, handler)
 
 
+@contextlib.contextmanager
+def _interrupts_deferred():
+    """A Ctrl-C, SIGTERM or SIGHUP that arrives inside is delivered on leaving, so that what is
+    inside (a run record's start) is written whole (in the main thread, where Python delivers
+    signals)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {sig: signal.signal(sig, lambda signum, frame: held.append(signum))
+                for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if held:
+            signal.raise_signal(held[0])
+
+
 def _drive(spec, client, store, todo, report, stop_after_blocks, show_progress):
     if spec.cluster.has_dashboard:
         log.info("Dask dashboard: %s", client.dashboard_link)
@@ -235,9 +259,11 @@ def _recorded(store, report: RunReport, start: float):
     ``outcome["ended"]``, or as its exception says (interrupted, failed: <first line>). A store
     that can no longer be written (often the error that stopped the run) leaves the record
     ``running``, and the next run counts it."""
-    run_id = store.start_run()
+    run_id = None
     outcome = {"ended": "interrupted"}
     try:
+        with _interrupts_deferred():  # a record started is a record that will end
+            run_id = store.start_run()
         yield outcome
     except KeyboardInterrupt as exc:
         outcome["ended"] = f"interrupted ({exc})" if str(exc) else "interrupted"
@@ -249,8 +275,9 @@ def _recorded(store, report: RunReport, start: float):
     finally:
         report.seconds = time.perf_counter() - start
         try:
-            store.end_run(run_id, report.n_blocks_written, outcome["ended"],
-                          n_cells=report.n_cells_written)
+            if run_id is not None:  # else no record was started (refused before it)
+                store.end_run(run_id, report.n_blocks_written, outcome["ended"],
+                              n_cells=report.n_cells_written)
         except StoreAccessError as exc:
             log.warning("the run's end could not be recorded: %s", exc)
 
