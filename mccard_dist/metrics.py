@@ -86,7 +86,9 @@ class Metric:
     ``better``: +1 higher is better, -1 lower, 0 neither (a count). ``label``: a column title;
     ``heading``: an axis or table title, with the unit. ``shown``: a column of the report's
     tables, figures and ``--versus``; ``log``: its figures' y scale (``"auto"``: log where the
-    means lie far apart); ``fmt``: its number format."""
+    means lie far apart); ``fmt``: its number format. ``bounds``: the ``(low, high)`` every value
+    lies in, where there are such (a stop rule's intervals of the metric are then exact at every
+    number of seeds, :mod:`mccard_dist.intervals`)."""
 
     name: str
     of: Callable[[Evaluation], float]
@@ -97,6 +99,7 @@ class Metric:
     shown: bool = False
     log: bool | str = False
     fmt: str = ".3g"
+    bounds: tuple[float, float] | None = None
 
     def __post_init__(self):
         if self.needs not in NEEDS:
@@ -105,6 +108,12 @@ class Metric:
         if self.better not in (-1, 0, 1):
             raise ValueError(f"Metric {self.name!r}: better must be 1 (higher is better), -1 "
                              f"(lower) or 0 (neither), got {self.better!r}")
+        if self.bounds is not None and not (len(self.bounds) == 2
+                                            and math.isfinite(self.bounds[0])
+                                            and math.isfinite(self.bounds[1])
+                                            and self.bounds[0] < self.bounds[1]):
+            raise ValueError(f"Metric {self.name!r}: bounds must be (low, high) with low < high, "
+                             f"both finite, or None, got {self.bounds!r}")
 
     def value(self, evaluation: Evaluation) -> float:
         """:attr:`of` the evaluation, NaN where it lacks what the metric needs."""
@@ -119,14 +128,17 @@ class Metric:
         one's own (:meth:`from_declared`)."""
         return {"name": self.name, "needs": self.needs, "better": self.better,
                 "label": self.label, "heading": self.heading, "shown": self.shown,
-                "log": self.log, "fmt": self.fmt}
+                "log": self.log, "fmt": self.fmt,
+                **({"bounds": list(self.bounds)} if self.bounds is not None else {})}
 
     @classmethod
     def from_declared(cls, declared) -> Metric:
         """The metric a store recorded, without its function (reading a store imports
         nothing): its column, labels and direction for the report."""
-        return cls(of=None, **{k: declared[k] for k in ("name", "needs", "better", "label",
-                                                        "heading", "shown", "log", "fmt")})
+        bounds = declared.get("bounds")
+        return cls(of=None, bounds=tuple(bounds) if bounds is not None else None,
+                   **{k: declared[k] for k in ("name", "needs", "better", "label", "heading",
+                                               "shown", "log", "fmt")})
 
 
 def _ratio(numerator: int, denominator: int) -> float:
@@ -155,17 +167,19 @@ def _f1(ev: Evaluation) -> float:
 #: every per-cell metric, in the order of the store and of the report's columns
 METRICS = (
     Metric("r", lambda ev: _correlation(ev.y_test, ev.y_pred), "prediction", 1, "r",
-           "test r (Pearson, unitless)", shown=True, fmt=".3f"),
+           "test r (Pearson, unitless)", shown=True, fmt=".3f", bounds=(-1.0, 1.0)),
     Metric("rmse", lambda ev: _rmse(ev.y_test, ev.y_pred), "prediction", -1, "RMSE",
            "test RMSE (units of y)", shown=True, log="auto"),
     Metric("f1", _f1, "selection", 1, "F1", "F1 of the selected features", shown=True,
-           fmt=".3f"),
+           fmt=".3f", bounds=(0.0, 1.0)),
     Metric("n_selected", lambda ev: int(np.count_nonzero(ev.coef)), "coef", 0, "features",
            "selected features (count)", shown=True, log=True, fmt=".1f"),
     *(Metric(k, _count(k), "selection", 0, k, f"{k} of the selection (count)")
       for k in ("tp", "fp", "fn", "tn")),
-    Metric("precision", _precision, "selection", 1, "precision", "precision of the selection"),
-    Metric("recall", _recall, "selection", 1, "recall", "recall of the selection"),
+    Metric("precision", _precision, "selection", 1, "precision", "precision of the selection",
+           bounds=(0.0, 1.0)),
+    Metric("recall", _recall, "selection", 1, "recall", "recall of the selection",
+           bounds=(0.0, 1.0)),
 )
 
 #: Keys of the dict returned by :func:`evaluate`, in order: the names of :data:`METRICS` as this

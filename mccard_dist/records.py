@@ -12,12 +12,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["DONE_CELL_VALUES", "SCALARS", "SELECTION_COUNTS", "SELECTION_VALUES", "STATUS_DONE",
-           "STATUS_FAILED", "STATUS_NAMES", "STATUS_PENDING", "BlockResult", "CellResult",
-           "done_cell_values"]
+           "STATUS_FAILED", "STATUS_NAMES", "STATUS_PENDING", "STATUS_UNNEEDED", "BlockResult",
+           "CellResult", "done_cell_values"]
 
 #: a cell's status in the store
-STATUS_PENDING, STATUS_DONE, STATUS_FAILED = 0, 1, 2
-STATUS_NAMES = {STATUS_PENDING: "pending", STATUS_DONE: "done", STATUS_FAILED: "failed"}
+#: a cell's status in the store; ``not needed``: a seed past where its (tau, psi) cell's stop
+#: rule held (:mod:`mccard_dist.stopping`), computed again if a later rule needs it
+STATUS_PENDING, STATUS_DONE, STATUS_FAILED, STATUS_UNNEEDED = 0, 1, 2, 3
+STATUS_NAMES = {STATUS_PENDING: "pending", STATUS_DONE: "done", STATUS_FAILED: "failed",
+                STATUS_UNNEEDED: "not needed"}
 
 #: scalar per-cell values of the fit and the run, in the order the store lays them out after
 #: the metrics (:data:`mccard_dist.metrics.METRICS`; each as float64, NaN where a cell has no

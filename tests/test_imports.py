@@ -15,6 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mccard_dist"
 #: each room's layer; a room may import rooms of lower layers only (the house plan's picture)
 LAYERS = {
     "defaults": -1, "errors": 0, "lock": 1, "records": 0, "data": 1, "metrics": 0, "models": 0,
+    "intervals": 0, "stopping": 1,  # confidence sequences; a stop rule read on them
     "methods": 1,
     "config": 2,
     "grid": 3, "method_cv": 3,  # any method file as one CV estimator (config and models)

@@ -82,6 +82,16 @@ class ExperimentSpec(Sealed):
                 fail("experiment.metrics", f"a metric is named {m.name!r}, a name the store "
                                            "keeps for another value (or not a plain name); "
                                            "rename it", list(self.experiment.metrics))
+        rule = self.experiment.stop
+        names = [m.name for m in found]
+        for key, pairs in (("precision", rule.precision if rule else ()),
+                           ("claims.margin", rule.margin if rule else ())):
+            for name, _ in pairs:
+                if name not in names:
+                    close = difflib.get_close_matches(name, names, n=1)
+                    fail(f"experiment.stop.{key}", f"{name!r} is not a metric of this experiment"
+                         + (f"; did you mean {close[0]!r}?" if close else
+                            f" (they are {', '.join(names)})"), dict(pairs))
 
     @property
     def metric_table(self) -> tuple:
@@ -95,6 +105,7 @@ class ExperimentSpec(Sealed):
     tau = property(attrgetter("experiment.tau"))
     psi = property(attrgetter("experiment.psi"))
     seeds = property(attrgetter("experiment.seeds"))
+    stop = property(attrgetter("experiment.stop"))
 
     @property
     def method_names(self) -> tuple[str, ...]:
@@ -131,7 +142,8 @@ class ExperimentSpec(Sealed):
         exp = self.experiment
         return {"experiment": {"name": exp.name, "methods": list(self.method_names),
                                "tau": list(exp.tau), "psi": list(exp.psi),
-                               "seeds": list(exp.seeds), "metrics": list(exp.metrics)},
+                               "seeds": list(exp.seeds), "metrics": list(exp.metrics),
+                               **({"stop": exp.stop.to_dict()} if exp.stop else {})},
                 "methods": {m.name: m.to_dict() for m in self.methods},
                 "data": self.data.to_dict(),
                 **{name: to_plain(asdict(getattr(self, name))) for name in ("cv", "run", "store")},

@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any
 
 from ..methods import AUTO_WIDTH, ESTIMATOR_RE, kind_of
+from ..stopping import StopRule
 from .checks import (MISSING, NAME_RE, ConfigError, Sealed, duration, fail, freeze, integer,
                      known, one_of, present, real, real_list, text, to_plain, unique)
 from .data import MIN_SAMPLES
@@ -70,10 +71,66 @@ def _metric_paths(key: str, value) -> tuple[str, ...]:
     return unique(key, paths) if paths else ()
 
 
+STOP_KEYS = ("min_seeds", "round", "precision", "claims", "level", "tuned_for")
+
+
+def _per_metric(key: str, value) -> tuple[tuple[str, float], ...]:
+    """``{metric: positive number}`` as pairs (metric names are checked against the metric table
+    with the data, :meth:`ExperimentSpec.check_data`)."""
+    if not isinstance(value, Mapping) or not value:
+        fail(key, "must map metric names to positive numbers, e.g. {r: 0.002, f1: 0.02}", value)
+    return tuple((str(name), real(f"{key}.{name}", v, low=0.0, low_open=True))
+                 for name, v in value.items())
+
+
+def _known_keys(section: Mapping, key: str, names) -> None:
+    """:func:`known`, with a "did you mean" for a misspelt key."""
+    for name in section:
+        close = difflib.get_close_matches(str(name), names, n=1)
+        if name not in names and close:
+            fail(f"{key}.{name}", f"unknown key; did you mean {key}.{close[0]}? (known keys are "
+                                  f"{', '.join(names)})", show_value=False)
+    known(section, key, names)
+
+
+def _stop(key: str, value) -> StopRule | None:
+    """``experiment.stop``: a stop rule (:class:`mccard_dist.stopping.StopRule`), or None (every
+    seed runs)."""
+    if value is None or isinstance(value, StopRule):
+        return value
+    if not isinstance(value, Mapping):
+        fail(key, "must be a mapping such as {min_seeds: 10, round: 10, precision: {f1: 0.02}}",
+             value)
+    _known_keys(value, key, STOP_KEYS)
+    claims = value.get("claims") or {}
+    if not isinstance(claims, Mapping):
+        fail(f"{key}.claims", "must be a mapping {margin: {metric: margin}, against: method}",
+             claims)
+    _known_keys(claims, f"{key}.claims", ("margin", "against"))
+    if claims and "margin" not in claims:
+        raise ConfigError(f"{key}.claims.margin: missing; give the margin within which two "
+                          "methods count as equivalent, per metric, e.g. {f1: 0.02}")
+    rule = StopRule(
+        min_seeds=integer(f"{key}.min_seeds", value.get("min_seeds", 10), 2),
+        round=integer(f"{key}.round", value.get("round", 10), 1),
+        precision=(_per_metric(f"{key}.precision", value["precision"])
+                   if value.get("precision") is not None else ()),
+        margin=_per_metric(f"{key}.claims.margin", claims["margin"]) if claims else (),
+        against=text(f"{key}.claims.against", claims.get("against"), allow_none=True),
+        level=real(f"{key}.level", value.get("level", 0.95), low=0.5, high=1.0, high_open=True),
+        tuned_for=integer(f"{key}.tuned_for", value.get("tuned_for", 100), 2))
+    if not rule.precision and not rule.margin:
+        raise ConfigError(f"{key}: says nothing to stop on; give precision (e.g. {{f1: 0.02}}) "
+                          "or claims.margin (e.g. {f1: 0.02}), or remove experiment.stop")
+    return rule
+
+
 @dataclass(unsafe_hash=True)
 class ExperimentSection(Sealed):
-    """The grid: the methods (by name, in order), tau, psi, and the seeds; and the metrics of
-    one's own computed beside the built-in ones (by import path), which change no cell's fits."""
+    """The grid: the methods (by name, in order), tau, psi, and the seeds; the metrics of one's
+    own computed beside the built-in ones (by import path), which change no cell's fits; and a
+    stop rule (``stop``, :func:`_stop`), with which ``seeds`` is the budget of each (tau, psi)
+    cell: neither is part of the grid's hash."""
 
     name: str = MISSING
     methods: list[str] = MISSING
@@ -81,12 +138,21 @@ class ExperimentSection(Sealed):
     psi: list[float] = MISSING
     seeds: Any = MISSING
     metrics: list[str] = field(default_factory=list)
+    stop: Any = None
 
     SECTION = "experiment"
     RULES = {"name": _name, "methods": lambda key, value: unique(key, tuple(value)),
              "tau": partial(real_list, low=0.0, low_open=True),
              "psi": partial(real_list, low=0.0, low_open=False, high=1.0), "seeds": _seeds,
-             "metrics": _metric_paths}
+             "metrics": _metric_paths, "stop": _stop}
+
+    def check(self):
+        against = self.stop.against if self.stop is not None else None
+        if against is not None and against not in self.methods:
+            close = difflib.get_close_matches(against, self.methods, n=1)
+            fail("experiment.stop.claims.against", "must be one of experiment.methods ("
+                 + ", ".join(self.methods) + ")"
+                 + (f"; did you mean {close[0]!r}?" if close else ""), against)
 
 
 @dataclass(unsafe_hash=True)

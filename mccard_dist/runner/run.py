@@ -29,6 +29,7 @@ from ..store import store_path as default_store_path
 from ..store.migrate import refuse_unmigrated
 from ..tasks import run_block, try_methods
 from .drain import drain
+from .rounds import Rounds, RoundTasks
 from .work import BlockTasks, FitTasks, Sizes, write
 
 __all__ = ["Interrupted", "RunReport", "run_experiment", "run_serial"]
@@ -97,10 +98,13 @@ def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunRep
         store = ResultsStore(path, spec)
         store.lock = lock
         store.check_and_repair()  # lost or damaged chunks: their cells are pending again
-        todo = store.todo(spec.run.retry_failed)
+        rounds = Rounds(spec, store) if spec.stop else None
+        todo = rounds.plan() if rounds else store.todo(spec.run.retry_failed)
     else:
-        store = None
+        store = rounds = None
         todo = np.ones((len(spec.methods), len(spec.tau), len(spec.psi), len(spec.seeds)), bool)
+        if spec.stop:  # the first round of every cell
+            todo[..., min(spec.stop.min_seeds, len(spec.seeds)):] = False
     report = RunReport(path, todo.size, int(todo.sum()))
     if not report.n_pending_before:
         log.info("every cell of %s is already done; nothing to run", path)
@@ -113,13 +117,14 @@ def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunRep
             lock.hold_store()
             store.lock = lock
             # a new store may have taken cells of unchanged methods from a store beside it
-            todo = store.todo(spec.run.retry_failed)
+            rounds = Rounds(spec, store) if spec.stop else None
+            todo = rounds.plan() if rounds else store.todo(spec.run.retry_failed)
             if todo.sum() < report.n_pending_before:
                 report.n_pending_before = int(todo.sum())
                 log.info("%d of %d cells left to run", report.n_pending_before, report.n_cells)
         with _recorded(store, report, start) as outcome:
             if report.n_pending_before:
-                _drive(spec, client, store, todo, report, stop_after_blocks,
+                _drive(spec, client, store, todo, rounds, report, stop_after_blocks,
                        spec.run.progress if progress is None else progress)
             if report.stopped_early:
                 outcome["ended"] = "stopped early"
@@ -199,7 +204,7 @@ def _interrupts_deferred():
             signal.raise_signal(held[0])
 
 
-def _drive(spec, client, store, todo, report, stop_after_blocks, show_progress):
+def _drive(spec, client, store, todo, rounds, report, stop_after_blocks, show_progress):
     if spec.cluster.has_dashboard:
         log.info("Dask dashboard: %s", client.dashboard_link)
     else:
@@ -222,6 +227,8 @@ def _drive(spec, client, store, todo, report, stop_after_blocks, show_progress):
     log.info("unit of work: %s (%d cells, %d workers)", report.unit, n_cells, n_workers)
     tasks = (FitTasks if report.unit == "fit" else BlockTasks)(spec, client, store, todo, report,
                                                                  source, token)
+    if rounds is not None:
+        tasks = RoundTasks(tasks, rounds)
     drain(spec, client, tasks, report, stop_after_blocks, max_in_flight, show_progress)
 
 
@@ -239,16 +246,23 @@ def run_serial(spec: ExperimentSpec, store_path=None) -> RunReport:
         store = ResultsStore.open_or_create(spec, store_path)
         lock.hold_store()
         store.lock = lock
-        todo = store.todo(spec.run.retry_failed)
+        rounds = Rounds(spec, store) if spec.stop else None
+        todo = rounds.plan() if rounds else store.todo(spec.run.retry_failed)
         report = RunReport(store.path, todo.size, int(todo.sum()))
         sizes = Sizes.of(spec)
         with _recorded(store, report, start) as outcome:
             source = spec.data.load_source()
-            for block in grid.blocks(spec, todo, sizes, store.tile):
-                report.n_blocks += 1
-                result = run_block(spec, block, source)
-                sizes.observe(block.method, len(block), result.seconds)
-                write(store, [(block, result)], report)
+            while todo.any():  # with a stop rule, round after round
+                opened = np.zeros_like(todo)
+                for block in grid.blocks(spec, todo, sizes, store.tile):
+                    report.n_blocks += 1
+                    result = run_block(spec, block, source)
+                    sizes.observe(block.method, len(block), result.seconds)
+                    write(store, [(block, result)], report)
+                    more = rounds.written([(block, result)]) if rounds else None
+                    if more is not None:
+                        opened |= more
+                todo = opened
             outcome["ended"] = "finished (serial)"
     return report
 

@@ -125,7 +125,7 @@ class BlockTasks:
         self.spec, self.client, self.store, self.report = spec, client, store, report
         self.source, self.token = source, token
         self.sizes = Sizes.of(spec)
-        self._blocks = grid.blocks(spec, todo, self.sizes, store.tile)
+        self._blocks = collections.deque([grid.blocks(spec, todo, self.sizes, store.tile)])
         self.queue = self
         self.total = int(todo.sum())
         self.finished: list = []
@@ -145,7 +145,17 @@ class BlockTasks:
             return self.alone.popleft()
         if self.ran_alone & set(self.submitted):
             raise StopIteration
-        return next(self._blocks)
+        while self._blocks:
+            block = next(self._blocks[0], None)
+            if block is not None:
+                return block
+            self._blocks.popleft()
+        raise StopIteration
+
+    def extend(self, todo) -> None:
+        """Add the cells ``todo`` marks (a stop rule's next rounds) to the blocks to run."""
+        self._blocks.append(grid.blocks(self.spec, todo, self.sizes, self.store.tile))
+        self.total += int(todo.sum())
 
     def submit(self, block):
         self.report.n_blocks += 1
@@ -217,19 +227,38 @@ class FitTasks:
     def __init__(self, spec, client, store, todo, report, source, token):
         self.spec, self.client, self.store, self.report = spec, client, store, report
         self.source, self.token = source, token
-        self.cells = [cell for block in grid.blocks(spec, todo, lambda _: 1, store.tile)
-                      for cell in block.cells]
         self.units = {m.name: cv_units(m, spec.cv) for m in spec.methods}
-        self.progress = {c.key: _CellProgress.of(spec, c, self.units[c.method])
-                         for c in self.cells}
-        self.queue = self._fits()
-        self.total = len(self.cells)
+        self.progress: dict = {}
+        self.total = 0
+        self._fits = collections.deque()
+        self.queue = self
         self.finished: list = []
         self.overdue: dict = {}
+        self.extend(todo)
 
-    def _fits(self):
+    def extend(self, todo) -> None:
+        """Add the cells ``todo`` marks (all of a run's, or a stop rule's next rounds)."""
+        cells = [cell for block in grid.blocks(self.spec, todo, lambda _: 1, self.store.tile)
+                 for cell in block.cells]
+        self.progress.update((c.key, _CellProgress.of(self.spec, c, self.units[c.method]))
+                             for c in cells)
+        self.total += len(cells)
+        self._fits.append(self._fits_of(cells))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        while self._fits:
+            item = next(self._fits[0], None)
+            if item is not None:
+                return item
+            self._fits.popleft()
+        raise StopIteration
+
+    def _fits_of(self, cells):
         """The fits in cell order; a cell without candidates goes straight to its final fit."""
-        for cell in self.cells:
+        for cell in cells:
             units = self.units[cell.method]
             if not units:
                 yield ("finish", cell)

@@ -306,7 +306,7 @@ def check(group, path: Path, methods: list[str], cv_methods: set[int], *, full: 
                             + (f"; rebuilt from cell_seconds and error ({int(written.sum())} "
                                "finished cells)" if repair and rebuilt else ""))
         status[region] = 0 if block is None else block
-    finished = status != STATUS_PENDING
+    finished = (status == STATUS_DONE) | (status == STATUS_FAILED)
     done = status == STATUS_DONE
 
     # -- error messages: rebuilt where their chunk is gone (several cells each) ------------

@@ -73,7 +73,9 @@ class Layout:
 
         data_vars = {  # written with the template: every cell pending, no error
             "status": (CELL_DIMS, np.zeros(cell_shape, np.int8),
-                       {"description": "0 pending, 1 done, 2 failed"}),
+                       {"description": "0 pending, 1 done, 2 failed"
+                                      + (", 3 not needed (past where the cell's stop rule "
+                                         "held)" if self.spec.stop else "")}),
             "error": (CELL_DIMS, np.full(cell_shape, "", dtype=object),
                       {"description": "error message of a failed cell"}),
         }

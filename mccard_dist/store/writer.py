@@ -26,7 +26,7 @@ from . import integrity
 from ..config import ExperimentSpec
 from ..errors import StoreAccessError
 from ..lock import INNER_LOCK
-from ..records import STATUS_FAILED, STATUS_PENDING, BlockResult, done_cell_values
+from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING, BlockResult, done_cell_values
 from .backfill import fill_metrics, new_metrics
 from .errors import StoreDamagedError, StoreMismatchError
 from .integrity import open_group
@@ -426,7 +426,7 @@ class ResultsStore:
         return runs
 
     def _n_finished(self) -> int:
-        return int((self.status() != STATUS_PENDING).sum())
+        return int(np.isin(self.status(), (STATUS_DONE, STATUS_FAILED)).sum())
 
     def start_run(self, started: str | None = None) -> str:
         """Record a run as started (``ended: "running"``, host, PID, the cells finished then, the
@@ -450,6 +450,7 @@ class ResultsStore:
                   "pid": os.getpid(), "finished_cells_at_start": n_finished,
                   "code": fingerprint(*computing(self.spec)),
                   "versions": package_versions(),
+                  **({"stop": self.spec.stop.to_dict()} if self.spec.stop else {}),
                   **({"mixed_versions": mixed} if mixed else {})}
 
         def change(runs):
