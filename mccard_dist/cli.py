@@ -26,7 +26,7 @@ def run_from_spec(spec, *, stop_after_blocks=None):
     """Run ``spec`` into its store and log a summary table; returns the run report."""
     from .analysis.edges import cv_failure_warnings, edge_warnings, grid_edges
     from .analysis.values import summary_table
-    from .records import STATUS_DONE, STATUS_FAILED
+    from .records import STATUS_DONE, STATUS_FAILED, STATUS_UNNEEDED
     from .runner import run_experiment
     from .store import open_results, store_path
 
@@ -43,8 +43,10 @@ def run_from_spec(spec, *, stop_after_blocks=None):
     report = run_experiment(spec, stop_after_blocks=stop_after_blocks)
     ds = open_results(report.store_path)
     n_done = int((ds["status"] == STATUS_DONE).sum())
-    log.info("store %s: %d of %d cells done, %d failed; this run: %d blocks in %.1f s",
+    unneeded = int((ds["status"] == STATUS_UNNEEDED).sum())
+    log.info("store %s: %d of %d cells done, %d failed%s; this run: %d blocks in %.1f s",
              report.store_path, n_done, report.n_cells, int((ds["status"] == STATUS_FAILED).sum()),
+             f", {unneeded} not needed (the stop rule held)" if unneeded else "",
              report.n_blocks_written, report.seconds)
     print(summary_table(ds))
     for line in edge_warnings(grid_edges(ds)) + cv_failure_warnings(ds, report.cv_errors):

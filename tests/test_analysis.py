@@ -24,7 +24,8 @@ from mccard_dist.analysis.claims import (
     claims_table,
     with_roles,
 )
-from mccard_dist.analysis.compare import auto_roles, paired_interval
+from mccard_dist.analysis.compare import auto_roles
+from mccard_dist.intervals import Intervals
 from mccard_dist.analysis.figures import (
     FIGURES,
     fig_densities,
@@ -296,7 +297,7 @@ def test_the_interval_is_the_paired_t_interval_of_per_seed_differences():
     part = _part(check_claims(ds), "1", "r, τ = 5")
     low, high = stats.t.interval(0.95, N_SEEDS - 1, loc=diffs.mean(), scale=stats.sem(diffs))
     assert (part.estimate, part.ci_low, part.ci_high) == pytest.approx((diffs.mean(), low, high))
-    assert paired_interval(diffs) == pytest.approx((diffs.mean(), low, high, N_SEEDS))
+    assert Intervals().of(diffs) == pytest.approx((diffs.mean(), low, high, N_SEEDS))
     assert "0.05, 0.3, 0.6" in part.quantity and "r(MCC-ARD) − r(LS-ARD)" in part.quantity
 
 

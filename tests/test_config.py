@@ -457,7 +457,7 @@ TOP_LEVEL = "known top-level keys are experiment, methods, data, cv, run, store,
     ("++foo=1", f"foo: unknown key; {TOP_LEVEL}"),
     # inside a section, as before
     ("+experiment.bar=1",
-     "experiment.bar: unknown key(s); known keys are name, methods, tau, psi, seeds, metrics"),
+     "experiment.bar: unknown key(s); known keys are name, methods, tau, psi, seeds, metrics, stop"),
 ])
 def test_unknown_top_level_keys_are_refused(compose, override, message):
     with pytest.raises(ConfigError) as info:

@@ -18,8 +18,8 @@ BASE = ("experiment.methods=[mcc_ard,ls_ard]", "experiment.psi=[0.0,0.3]",
         "experiment.seeds.count=9")
 #: RMSE's interval (no bounds: the asymptotic sequence) within 0.2: the psi=0 cell, whose RMSE
 #: varies little over seeds, stops after a few rounds; the psi=0.3 one spends the budget
-LOOSE = "+experiment.stop={min_seeds: 3, round: 2, precision: {rmse: 0.2}}"
-TIGHT = "+experiment.stop={min_seeds: 3, round: 2, precision: {rmse: 0.13}}"
+LOOSE = "experiment.stop={min_seeds: 3, round: 2, precision: {rmse: 0.2}}"
+TIGHT = "experiment.stop={min_seeds: 3, round: 2, precision: {rmse: 0.13}}"
 VALUES = ("status", "r", "rmse", "f1", "n_selected", "cell_seconds")
 
 
@@ -138,7 +138,34 @@ def test_a_fixed_count_experiment_is_as_without_the_rule(smoke_spec):
 def test_a_bad_rule_is_refused_in_one_line_before_a_store_exists(smoke_spec, rule, needle,
                                                                   tmp_path):
     with pytest.raises(ConfigError) as info:
-        spec = smoke_spec(*BASE, f"+experiment.stop={rule}", name="refused")
+        spec = smoke_spec(*BASE, f"experiment.stop={rule}", name="refused")
         spec.check_data()
     assert needle in str(info.value) and "\n" not in str(info.value)
     assert not (tmp_path / "refused.zarr").exists()
+
+
+def test_the_report_shows_the_rule_its_decisions_and_the_sequences(loose_reference, tmp_path):
+    from mccard_dist.analysis.report import write_report
+    from mccard_dist.store import open_results
+
+    ds = open_results(loose_reference)
+    text = write_report(ds, tmp_path / "report").path.read_text()
+    assert "- intervals: 95% confidence sequences" in text
+    assert "## Stop rule" in text
+    (n0, _), _ = seeds_used(loose_reference).values()
+    assert f"| 5 | 0 | {n0} | rule held |" in text and "| 5 | 0.3 | 9 | budget spent |" in text
+    assert f"Seeds run: {n0 + 9} of 18" in text
+    assert (tmp_path / "report" / "seeds_used.png").stat().st_size > 1000
+    assert "| method | done | failed | pending | not needed | total |" in text
+
+
+def test_a_fixed_count_report_says_it_shows_t_intervals(smoke_spec, tmp_path):
+    from mccard_dist.analysis.report import write_report
+    from mccard_dist.store import open_results
+
+    spec = smoke_spec("experiment.methods=[ls_ard]", name="fixed")
+    run_serial(spec)
+    text = write_report(open_results(store_path(spec)), tmp_path / "report").path.read_text()
+    assert "- intervals: 95% t-intervals" in text
+    assert "## Stop rule" not in text and not (tmp_path / "report" / "seeds_used.png").exists()
+    assert "not needed" not in text

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .compare import paired_interval
+from .stops import intervals_of
 from .markup import Paragraph, Strong, Table, markdown
 from .values import (_NAMES, ROLES, MissingCells, StoreCells, _config, _num, metric_label,
                      n_relevant, scenario)
@@ -98,7 +98,7 @@ def _part(cells, claim, part, quantity, kind, compute, level, tol, better=None) 
         diffs, levels = (np.asarray(x, dtype=float) for x in out)
     else:
         diffs = levels = np.asarray(out, dtype=float)
-    mean, lo, hi, n = paired_interval(diffs, level)
+    mean, lo, hi, n = intervals_of(cells.ds, level).of(diffs)
     margin = math.nan
     if kind == "similar" and n:
         margin = tol * abs(float(np.mean(levels[np.isfinite(diffs)])))
@@ -260,7 +260,8 @@ def check_claims(ds, level: float = 0.95, similar_tolerance: float = SIMILAR_TOL
     Every comparison is a per-seed quantity (a difference between methods, or between two psi,
     usually averaged over a set of psi), computed on the seeds where every cell it needs is
     finished (the seeds are paired by construction), with the paired t-interval of its mean
-    (``level``, default 95%, :func:`paired_interval`). Decision rules:
+    (``level``, default 95%; t-intervals, or confidence sequences for a store run with a stop
+    rule, :func:`~.stops.intervals_of`). Decision rules:
 
     - "greater" / "less" parts hold when the whole interval lies on the claimed side of 0, and do
       not hold when the mean itself lies on the other side; a mean on the claimed side with an

@@ -7,38 +7,12 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from .markup import Code, Paragraph, Strong, Table, markdown
 from .. import metrics as _metrics
+from .stops import bounds_of, intervals_of, stop_record
 from .values import (_auto_width_methods, _config, _grid, _num, cell_values, metric_label,
                      shown_metrics, store_metrics, stored_kind)
-
-
-def t_interval(mean, sd, n, level: float = 0.95):
-    """``(low, high)``: the t-interval ``mean ± t_{(1+level)/2, n-1} * sd / sqrt(n)`` of the mean
-    of ``n`` values with standard deviation ``sd`` (ddof=1); NaN with fewer than 2 values or no
-    ``sd``. Arrays work element by element."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        half = stats.t.ppf(0.5 + level / 2, np.asarray(n) - 1) * sd / np.sqrt(n)
-    return mean - half, mean + half
-
-
-def paired_interval(diffs, level: float = 0.95) -> tuple[float, float, float, int]:
-    """Mean and :func:`t_interval` of paired differences (NaN entries ignored).
-
-    Returns ``(mean, low, high, n)``; ``low`` and ``high`` are NaN with fewer than 2 values.
-    """
-    d = np.asarray(diffs, dtype=float)
-    d = d[np.isfinite(d)]
-    n = int(d.size)
-    if n == 0:
-        return math.nan, math.nan, math.nan, 0
-    mean = float(d.mean())
-    if n < 2:
-        return mean, math.nan, math.nan, n
-    low, high = t_interval(mean, float(d.std(ddof=1)), n, level)
-    return mean, float(low), float(high), n
 
 
 @dataclass(frozen=True)
@@ -69,10 +43,12 @@ def compare_stores(base, other, metrics=None, level: float = 0.95
                    ) -> list[Comparison]:
     """Paired comparison of two stores on the cells both finished (same method, tau, psi, seed):
     per method and metric, both means, the mean paired difference ``other - base`` with its
-    t-interval, and the baseline's pooled seed-to-seed standard deviation within each (tau, psi)
-    (the noise a rerun with other seeds would show)."""
+    interval (confidence sequences where a stop rule chose either store's seeds,
+    :func:`~.stops.intervals_of`), and the baseline's pooled seed-to-seed standard deviation
+    within each (tau, psi) (the noise a rerun with other seeds would show)."""
     import xarray as xr
 
+    intervals = intervals_of(base if stop_record(base) else other, level)
     if metrics is None:  # the shown metrics that have a better side
         metrics = [n for n in shown_metrics(base) if better(n, base)]
     rows = []
@@ -86,7 +62,8 @@ def compare_stores(base, other, metrics=None, level: float = 0.95
             both = np.isfinite(va.values) & np.isfinite(vb.values)
             if not both.any():
                 continue
-            mean, low, high, n = paired_interval((vb.values - va.values)[both], level)
+            mean, low, high, n = intervals.of((vb.values - va.values)[both],
+                                              bounds_of(metric, base, difference=True))
             shared = va.where(both)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -128,6 +105,7 @@ def compare_methods(ds, pairs, metrics=None, level: float = 0.95,
     cells, e.g. ``tau=10.0``. A seed counts over seeds when both finished one of its cells;
     ``metrics``: names (default: the metrics the report shows)."""
     metrics = shown_metrics(ds) if metrics is None else metrics
+    intervals = intervals_of(ds, level)
     rows = []
     for base, other in pairs:
         for metric in metrics:
@@ -144,8 +122,9 @@ def compare_methods(ds, pairs, metrics=None, level: float = 0.95,
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 per_seed = np.nanmean(d, axis=1)
-            mean, cell_low, cell_high, n_cells = paired_interval(d.ravel(), level)
-            _, seed_low, seed_high, n_seeds = paired_interval(per_seed, level)
+            spread = bounds_of(metric, ds, difference=True)
+            mean, cell_low, cell_high, n_cells = intervals.of(d.ravel(), spread)
+            _, seed_low, seed_high, n_seeds = intervals.of(per_seed, spread)
             rows.append(MethodComparison(base, other, metric, n_cells, n_seeds,
                                          float(v[0][both].mean()), float(v[1][both].mean()),
                                          mean, seed_low, seed_high, cell_low, cell_high))
@@ -301,6 +280,7 @@ def versus(ds, base: str, others=None, metrics=None, n_blocks: int = 3,
     methods = [str(m) for m in ds["model"].values]
     others = [m for m in methods if m != base] if others is None else list(others)
     blocks = psi_blocks(ds["psi"].values, n_blocks)
+    intervals = intervals_of(ds, level)
     rows = []
     for other in others:
         for tau in (float(t) for t in ds["tau"].values):
@@ -315,7 +295,7 @@ def versus(ds, base: str, others=None, metrics=None, n_blocks: int = 3,
                     if not complete.any():
                         continue
                     b, o = v[0][complete].mean(axis=1), v[1][complete].mean(axis=1)
-                    diff, low, high, n = paired_interval(b - o, level)
+                    diff, low, high, n = intervals.of(b - o, bounds_of(metric, ds, True))
                     rows.append(BlockComparison(base, other, tau, psis, metric, n,
                                                 float(b.mean()), float(o.mean()), diff, low,
                                                 high, better(metric, ds),

@@ -10,7 +10,7 @@ import json
 import numpy as np
 
 from .claims import claims_blocks
-from .compare import t_interval
+from .stops import bounds_of, intervals_of
 from .markup import to_html
 from .values import _config, cell_values, has_values, method_style, store_metrics, summarize
 from .width_figures import DEFAULT_PSI, _cv_methods, _standardised_width
@@ -63,7 +63,7 @@ def records(ds, summary=None) -> list[dict]:
                     for x in ("mean", "std"))
         seeds = cell_values(ds, name).transpose("model", "tau", "psi", "seed")
         count = seeds.notnull().sum("seed").values
-        low, high = t_interval(mean, sd, count)
+        _, low, high, _ = intervals_of(ds).along(seeds.values, bounds_of(name, ds))
         low = np.fmax(np.where(np.isfinite(low), low, mean), seeds.min("seed").values)
         high = np.fmin(np.where(np.isfinite(high), high, mean), seeds.max("seed").values)
         for mi, ti, pi in zip(*np.nonzero(np.isfinite(mean) & (count > 0))):

@@ -10,12 +10,13 @@ import numpy as np
 
 from ..errors import UsageError
 from ..methods import FLAT_PER_DECADE
-from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING
+from ..records import STATUS_DONE, STATUS_FAILED, STATUS_NAMES, STATUS_PENDING, STATUS_UNNEEDED
 from .claims import check_claims, claims_markdown
 from .compare import auto_roles, compare_methods, method_comparison_markdown, width_pairs
 from .edges import EDGE_SHARE, cv_failure_warnings, edge_warnings, grid_edges, grid_edges_markdown
 from .figures import method_style, write_figures
 from .markup import Code, Items, Paragraph, Strong, Table, markdown
+from .stops import SEEDS_FIGURE, fig_seeds_used, intervals_of, stop_blocks, stop_record
 from .values import _config, scenario, summarize, summary_markdown
 
 
@@ -67,15 +68,19 @@ def _cells_blocks(ds) -> list:
     failed cells with the last line of their error."""
     status = ds["status"].load()
     methods = [str(m) for m in ds["model"].values]
-    rows, totals = [], np.zeros(3, int)
+    kinds = [STATUS_DONE, STATUS_FAILED, STATUS_PENDING]
+    if (status == STATUS_UNNEEDED).any():  # a stop rule held before these seeds
+        kinds.append(STATUS_UNNEEDED)
+    rows, totals = [], np.zeros(len(kinds), int)
     for m in methods:
         st = status.sel({"model": m}).values
-        counts = np.array([(st == s).sum() for s in (STATUS_DONE, STATUS_FAILED, STATUS_PENDING)])
+        counts = np.array([(st == s).sum() for s in kinds])
         totals += counts
         label = method_style(m, methods, ds)["label"]
         rows.append(((f"{label} (", Code(m), ")"), *map(str, counts), str(st.size)))
     rows.append((Strong("all"), *map(str, totals), str(status.size)))
-    blocks = [Table(("method", "done", "failed", "pending", "total"), rows, "lrrrr")]
+    blocks = [Table(("method", *(STATUS_NAMES[k] for k in kinds), "total"), rows,
+                    "l" + "r" * (len(kinds) + 1))]
     failed = np.argwhere(status.transpose("model", "tau", "psi", "seed").values == STATUS_FAILED)
     if failed.size:
         errors = (ds["error"].load().transpose("model", "tau", "psi", "seed").values
@@ -103,14 +108,16 @@ def _degenerate_lines(ds) -> list[str]:
             "cells: " + ", ".join(counts) + ".", ""]
 
 
-def report_markdown(ds, claims, figures, store_path=None) -> str:
-    """The text of ``report.md``: store and cells, figures, claims, summary tables, config and
+def report_markdown(ds, claims, figures, store_path=None, seeds_figure=None) -> str:
+    """The text of ``report.md``: store and cells, the stop rule's account where one chose the
+    seeds (``seeds_figure``: its figure's file), figures, claims, summary tables, config and
     versions (from the store's attributes)."""
     attrs = ds.attrs
     config = _config(ds)
     name = config.get("experiment", {}).get("name", "?")
     methods = [str(m) for m in ds["model"].values]
     s = summarize(ds)
+    intervals = intervals_of(ds)
     n_undefined = int(s["n_r_undefined"].sum()) if "n_r_undefined" in s else 0
     out = [f"# mccard-dist report: experiment `{name}`", ""]
     if store_path is not None:
@@ -123,7 +130,13 @@ def report_markdown(ds, claims, figures, store_path=None) -> str:
             "- psi: " + ", ".join(f"{p:g}" for p in ds["psi"].values),
             f"- seeds: {ds.sizes['seed']} ({ds['seed'].values.min()}–{ds['seed'].values.max()})",
             "- data: " + (scenario(ds) or "the paper's problem (Laplace outliers in y)"),
+            f"- intervals: {intervals.name}",
             "", "## Cells", "", markdown(_cells_blocks(ds)), ""]
+    stops = stop_blocks(ds)
+    if stops:
+        out += ["## Stop rule", "", markdown(stops), ""]
+        if seeds_figure is not None:
+            out += [f"![seeds used per cell]({seeds_figure.name})", ""]
     edges = grid_edges(ds)
     if edges:
         out += ["## CV grid edges", "",
@@ -151,15 +164,16 @@ def report_markdown(ds, claims, figures, store_path=None) -> str:
         shown = f"![{f.title}]({f.path.name})" if f.path is not None else f"Skipped: {f.note}"
         out += [f"### {f.title}", "", shown, ""]
     out += ["## Claims of the paper", "",
-            "Paired comparisons over seeds (same data for every method), mean and 95% t-interval "
-            "of the per-seed quantity; rules in `mccard_dist.analysis.check_claims`.", "",
+            "Paired comparisons over seeds (same data for every method), mean and "
+            f"{intervals.name} of the per-seed quantity; rules in "
+            "`mccard_dist.analysis.check_claims`.", "",
             claims_markdown(claims), ""]
     pairs = width_pairs(ds)
     if pairs:
         out += ["## Kernel width set inside the fit against K-fold CV", "",
                 "Each auto-width method against the method with the same estimator and "
                 "parameters whose width K-fold CV chose, on the cells both finished (same data "
-                "and folds): means, the mean paired difference and its 95% t-intervals over "
+                f"and folds): means, the mean paired difference and its {intervals.name} over "
                 "seeds (each seed's difference averaged over its cells) and over cells.", "",
                 method_comparison_markdown(compare_methods(ds, pairs)), "",
                 "### Claims of the paper with the auto widths", "",
@@ -202,9 +216,14 @@ def write_report(ds, out_dir, cell=None, store_path=None, html=False) -> Report:
         require_html()  # before anything is written
     out_dir = Path(out_dir)
     figures = write_figures(ds, out_dir, cell=cell)
+    seeds_figure = None
+    if stop_record(ds):
+        seeds_figure = out_dir / SEEDS_FIGURE
+        fig_seeds_used(ds).savefig(seeds_figure, dpi=120, format="png")
     claims = check_claims(ds)
     path = out_dir / "report.md"
-    path.write_text(report_markdown(ds, claims, figures, store_path), encoding="utf-8")
+    path.write_text(report_markdown(ds, claims, figures, store_path, seeds_figure),
+                    encoding="utf-8")
     page = out_dir / "report.html" if html else None
     if html:
         page.write_text(report_html(ds, claims, _cells_blocks(ds), store_path), encoding="utf-8")
