@@ -16,13 +16,19 @@ from .common import AUTO, CURRENT, PLAIN_KFOLD, RACE, floats
 from .estimators import bench_estimators
 from .paper import bench_paper
 from .pipeline import bench_pipeline
+from .stop import bench_stop
 
 __all__ = ["AUTO", "CURRENT", "PLAIN_KFOLD", "RACE", "bench_estimators", "bench_paper",
-           "bench_pipeline", "main", "parser"]
+           "bench_pipeline", "bench_stop", "main", "parser"]
 
 
 def _paper(baseline_psi, **kwargs):
     bench_paper(baseline_psi=tuple(floats(baseline_psi)), **kwargs)
+
+
+def _stop(margins, **kwargs):
+    pairs = (item.split("=", 1) for item in margins.split(","))
+    bench_stop(margins={k.strip(): float(v) for k, v in pairs}, **kwargs)
 
 
 _OVERRIDES = {"action": "append", "default": [], "metavar": "KEY=VALUE", "dest": "overrides"}
@@ -54,6 +60,20 @@ SUBCOMMANDS = {
                            "against K-fold CV with racing on the baseline cells"},
         "--set": {**_OVERRIDES, "help": "Hydra override for every run, e.g. --set "
                                         "data.n_features=2000 (repeatable)"}}),
+    "stop": ("the paper experiment under a stop rule against its fixed seeds: seeds and "
+             "core-hours used, claims decided, decisions against the fixed run's", _stop, {
+        "--budget": {"type": int, "default": 1000, "help": "seeds a cell may run at most"},
+        "--fixed": {"type": int, "default": 100, "help": "seeds of the fixed run"},
+        "--min-seeds": {"type": int, "default": 10, "help": "seeds of a cell's first round"},
+        "--round": {"type": int, "default": 10, "dest": "round_", "metavar": "N",
+                    "help": "seeds added to an open cell at a time"},
+        "--margins": {"default": "r=0.05,f1=0.1",
+                      "help": "the claims' margins, metric=margin,... (equivalent within it)"},
+        "--against": {"default": None, "metavar": "METHOD",
+                      "help": "claims of this method against every other (default: every pair)"},
+        "--workers": {"type": int, "default": 2, "help": "one-thread LocalCluster workers"},
+        "--set": {**_OVERRIDES, "help": "Hydra override for both runs, e.g. --set "
+                                        "experiment=paper_auto (repeatable)"}}),
 }
 
 #: the width of ``mccard-bench --help``'s list of commands
