@@ -16,9 +16,10 @@ from .claims import check_claims, claims_markdown
 from .compare import (compare_methods, compare_stores, comparison_table, method_comparison_markdown,
                       solver_pairs, width_pairs)
 from .report import Report, check_one_grid, write_report
+from .stops import intervals_of, stop_record
 
 __all__ = [
     "Report", "check_claims", "check_one_grid", "claims_markdown", "compare_methods",
-    "compare_stores", "comparison_table", "method_comparison_markdown", "solver_pairs",
-    "width_pairs", "write_report",
+    "compare_stores", "comparison_table", "intervals_of", "method_comparison_markdown",
+    "solver_pairs", "stop_record", "width_pairs", "write_report",
 ]
