@@ -53,6 +53,7 @@ def loose_reference(tmp_path_factory):
     return store_path(spec)
 
 
+@pytest.mark.slow
 def test_a_cell_stops_when_its_rule_holds_and_the_seeds_after_are_not_needed(loose_reference):
     used = seeds_used(loose_reference)
     (n0, why0), (n1, why1) = used["0/0"], used["0/1"]
@@ -68,6 +69,7 @@ def test_a_cell_stops_when_its_rule_holds_and_the_seeds_after_are_not_needed(loo
     assert all((high - low) / 2 <= 0.2 and n == n0 for _, _, _, _, low, high, n, _ in parts)
 
 
+@pytest.mark.slow
 def test_distributed_rounds_give_the_serial_store(smoke_spec, local_client, loose_reference):
     spec = smoke_spec(*BASE, LOOSE, name="dist")
     report = run_experiment(spec, client=local_client)
@@ -78,6 +80,7 @@ def test_distributed_rounds_give_the_serial_store(smoke_spec, local_client, loos
     assert report.n_cells_written == int((status == STATUS_DONE).sum())
 
 
+@pytest.mark.slow
 def test_a_run_killed_during_a_round_resumes_to_the_same_store(smoke_spec, local_client,
                                                                loose_reference):
     spec = smoke_spec(*BASE, LOOSE, "run.block_seconds=0", name="killed")
@@ -90,6 +93,7 @@ def test_a_run_killed_during_a_round_resumes_to_the_same_store(smoke_spec, local
     assert_same_store(store_path(spec), loose_reference)
 
 
+@pytest.mark.slow
 def test_a_tighter_rule_continues_only_the_cells_it_reopens(smoke_spec, local_client,
                                                            loose_reference):
     spec = smoke_spec(*BASE, LOOSE, name="tightened")
@@ -144,6 +148,7 @@ def test_a_bad_rule_is_refused_in_one_line_before_a_store_exists(smoke_spec, rul
     assert not (tmp_path / "refused.zarr").exists()
 
 
+@pytest.mark.slow
 def test_the_report_shows_the_rule_its_decisions_and_the_sequences(loose_reference, tmp_path):
     from mccard_dist.analysis.report import write_report
     from mccard_dist.store import open_results
@@ -159,6 +164,7 @@ def test_the_report_shows_the_rule_its_decisions_and_the_sequences(loose_referen
     assert "| method | done | failed | pending | not needed | total |" in text
 
 
+@pytest.mark.slow
 def test_a_fixed_count_report_says_it_shows_t_intervals(smoke_spec, tmp_path):
     from mccard_dist.analysis.report import write_report
     from mccard_dist.store import open_results
