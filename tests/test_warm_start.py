@@ -30,18 +30,41 @@ def test_auto_takes_pruning_at_the_papers_sizes_and_sequential_beyond(shape, sol
     assert resolve_solver("pruning", *shape) == "pruning"
 
 
-@pytest.mark.parametrize("shape, solver, update", [
-    ((300, 1000), "pruning", "mackay"),       # the paper's size: the paper's algorithm
-    ((300, 10_000), "pruning", "tail-exact"),
-    ((1000, 3000), "pruning", "tail-exact"),
-    ((3000, 1000), "sequential", "mackay"),  # fewer features than samples
-    ((3000, 10_000), "sequential", "mackay"),  # a pruning iteration: N D min(N, D) = 9e10
+@pytest.mark.parametrize("shape, solver", [
+    ((300, 1000), "pruning"),
+    ((300, 10_000), "pruning"),
+    ((1000, 3000), "pruning"),
+    ((3000, 1000), "sequential"),   # fewer features than samples
+    ((3000, 10_000), "sequential"),  # a pruning iteration: N D min(N, D) = 9e10
 ])
 def test_with_the_width_set_in_the_fit_auto_prunes_where_features_outnumber_samples(
-        shape, solver, update):
+        shape, solver):
     assert resolve_solver("auto", *shape, auto_width=True) == solver
-    assert resolve_relevance_update("auto", solver, *shape) == update
-    assert resolve_relevance_update("mackay", solver, *shape) == "mackay"
+
+
+@pytest.mark.parametrize("shape, solver, likelihood, update", [
+    ((300, 1000), "pruning", "deviant", "tail-exact"),   # MCC-ARD at every size
+    ((300, 1000), "pruning", "proper", "tail-exact"),
+    ((300, 10_000), "pruning", "deviant", "tail-exact"),
+    ((300, 1000), "pruning", "gaussian", "mackay"),      # LS-ARD at the paper's size
+    ((300, 10_000), "pruning", "gaussian", "tail-exact"),  # LS-ARD beyond it
+    ((1000, 3000), "pruning", "gaussian", "tail-exact"),
+    ((3000, 1000), "sequential", "deviant", "mackay"),   # the sequential solver: not its choice
+])
+def test_auto_runs_the_exact_tail_step_for_mcc_ard_and_for_ls_ard_beyond_the_papers_sizes(
+        shape, solver, likelihood, update):
+    assert resolve_relevance_update("auto", solver, *shape, likelihood) == update
+    assert resolve_relevance_update("mackay", solver, *shape, likelihood) == "mackay"
+
+
+def test_the_estimators_say_which_update_ran_at_the_papers_size():
+    d = make_paper_data(seed=0, psi=0.2, tau=5.0, n_train=60, n_features=100, n_relevant=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert MCCARDRegressor(1.0).fit(d.X_train, d.y_train).relevance_update_ == "tail-exact"
+        assert LSARDRegressor().fit(d.X_train, d.y_train).relevance_update_ == "mackay"
+        paper = MCCARDRegressor(1.0, relevance_update="mackay").fit(d.X_train, d.y_train)
+    assert paper.relevance_update_ == "mackay"
 
 
 @pytest.mark.slow  # keeps the fast subset under its 30 s

@@ -86,13 +86,18 @@ def resolve_solver(solver: str, n_samples: int, n_features: int,
     return "sequential"
 
 
-def resolve_relevance_update(update: str, solver: str, n_samples: int, n_features: int) -> str:
-    """``update``, or for ``"auto"``: MacKay's at the paper's sizes (the paper's algorithm),
-    ``"tail-exact"`` where the pruning solver runs beyond them (MacKay's update creeps there for
-    hundreds of iterations towards the fixed point the exact step reaches at once)."""
+def resolve_relevance_update(update: str, solver: str, n_samples: int, n_features: int,
+                             likelihood: str = "deviant") -> str:
+    """``update``, or for ``"auto"``: ``"tail-exact"`` wherever the pruning solver runs MCC-ARD
+    (``likelihood`` ``"deviant"`` or ``"proper"``: MacKay's update creeps for hundreds of
+    iterations towards the fixed point the exact step reaches at once, and at ``max_iter`` 300
+    stops short of it in many paper-size fits); for LS-ARD (``likelihood="gaussian"``) MacKay's
+    at the paper's sizes, where it converges, and ``"tail-exact"`` beyond."""
     if update != "auto":
         return update
-    if solver == "pruning" and not _paper_sizes(n_samples, n_features):
+    if solver != "pruning":
+        return "mackay"
+    if likelihood != "gaussian" or not _paper_sizes(n_samples, n_features):
         return "tail-exact"
     return "mackay"
 
@@ -109,7 +114,8 @@ def resolve_params(params: dict, n_samples: int, n_features: int) -> dict:
     resolved = {**params, "solver": solver}
     if "relevance_update" in params:
         resolved["relevance_update"] = resolve_relevance_update(
-            params["relevance_update"], solver, n_samples, n_features)
+            params["relevance_update"], solver, n_samples, n_features,
+            params.get("likelihood", "gaussian"))
     return resolved
 
 

@@ -45,6 +45,22 @@ def _drop_held(relevance, relevance_max, *arrays):
     keep = relevance < relevance_max
     return [a[keep] for a in (relevance, *arrays)]
 
+def _settle_w(model, Xa, y, coef, intercept, relevance, h, ridge):
+    """w-steps at fixed relevances until ``w`` settles (at most ``w_steps``): the w-step's fixed
+    point of a model that lost the features the tail held, whose tiny coefficients the
+    others' had absorbed; returns the coefficients and intercept."""
+    steps = RidgeSteps(Xa, relevance, **ridge)
+    for _ in range(model.w_steps):
+        s = model._precisions(y - intercept - Xa @ coef, h)
+        if not s.any():
+            break
+        sol = steps.solve(y, s, compute_gamma=False)
+        settled = relative_change(sol.coef, coef) <= model.tol
+        coef, intercept = sol.coef, sol.intercept
+        if settled:
+            break
+    return coef, intercept
+
 def _exact_gamma(model, Xa, e, relevance, gamma_fisher, h):
     """``gamma_d = 1 - a_d s_d^2`` from the exact negative Hessian ``H = G + A`` (eq. (29)) as
     ``(H^{-1} G)_dd`` (no cancellation), the Fisher value where unusable; returns (gamma, n_bad)."""
@@ -157,7 +173,10 @@ def fit_robust(model, X, y, schedule, start=None) -> ARDFit:
             converged = True  # w = 0 is a fixed point of both steps
         if converged:
             break
+    held = int(np.sum(relevance >= model.relevance_max))
     relevance, active, coef = _drop_held(relevance, model.relevance_max, active, coef)
+    if held and active.size and not degenerate:
+        coef, intercept = _settle_w(model, X[:, active], y, coef, intercept, relevance, h, ridge)
     if degenerate:
         active, coef, relevance = active[:0], coef[:0], relevance[:0]
     return ARDFit(active, coef, float(intercept), relevance, float(h), float("nan"), n_iter,

@@ -137,7 +137,8 @@ form, solver, relevance_update
         solver = resolve_solver(self.solver, *X.shape, self.curvature)
         base = self._base().set_params(
             solver=solver, warm_start=False,
-            relevance_update=resolve_relevance_update(self.relevance_update, solver, *X.shape))
+            relevance_update=resolve_relevance_update(self.relevance_update, solver, *X.shape,
+                                                      self.likelihood))
         if self.warm_start:
             units = [tuple(sorted(range(len(widths)), key=lambda c: -widths[c]))]
             fit = partial(_fit_path, base)

@@ -170,7 +170,7 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         self._fit_weights = sw
         self.solver_ = resolve_solver(self.solver, *X.shape)
         self.relevance_update_ = resolve_relevance_update(self.relevance_update, self.solver_,
-                                                          *X.shape)
+                                                          *X.shape, likelihood="gaussian")
         solver = _sequential_fits if self.solver_ == "sequential" else _pruning_fits
         fit = solver.fit_gaussian(self, X, y)
         if fit.degenerate:

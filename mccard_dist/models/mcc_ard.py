@@ -341,7 +341,7 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
             start = None
         self.solver_ = resolve_solver(self.solver, *X.shape, self.curvature, auto_width=auto)
         self.relevance_update_ = resolve_relevance_update(self.relevance_update, self.solver_,
-                                                          *X.shape)
+                                                          *X.shape, self.likelihood)
         solver = _sequential_fits if self.solver_ == "sequential" else _pruning_fits
         fit = solver.fit_robust(self, X, y, schedule, start)
         active, coef, relevance, h = fit.active, fit.coef, fit.relevance, fit.kernel_width

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from mccard_dist.bench.common import blas_report, one_thread
-from tailexact import _seeds
+from converge import seed_list as _seeds
 
 #: arm -> MCCARDRegressor parameters
 ARMS = {"default": {}, "pruning": {"solver": "pruning", "relevance_update": "mackay"},

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import sys
 
+from converge import bench_converge
 from default import bench_default
 from floor import bench_floor
 from paths import bench_paths, compare_stores
 from scaling import bench_scaling
 from solvers import compare_solvers, compare_widths, evidence_gap
 from startup import bench_startup
-from tailexact import bench_tailexact
 from units import bench_units
 
 from mccard_dist.bench import main
@@ -121,19 +121,18 @@ SUBCOMMANDS = {
         "--seeds": {"default": "40-44", "help": "seeds, FIRST-LAST or comma-separated"},
         "--csv": {"default": None, "dest": "csv_path", "metavar": "CSV",
                   "help": "also write one row per fit and arm to this file, as they are made"}}),
-    "tailexact": ("the pruning solver's tail-exact relevance update against MacKay's, paired on "
-                  "the same fits, MacKay's run to 5000 iterations as the reference",
-                  bench_tailexact, {
-        "--seeds": {"default": "30-39", "help": "seeds, FIRST-LAST or comma-separated"},
+    "converge": ("the ARD estimators' default relevance update against MacKay's capped at 300 "
+                 "iterations, both against MacKay's run to 5000 iterations, paired on the same fits",
+                 bench_converge, {
+        "--seeds": {"default": "70-79", "help": "seeds, FIRST-LAST or comma-separated"},
         "--psi": {"default": "0,0.3,0.6,0.9", "help": "comma-separated psi values"},
         "--tau": {"default": "2,5,10", "help": "comma-separated tau values"},
-        "--widths": {"default": "0.27,1.5,7.9",
-                     "help": "MCC-ARD kernel widths, comma-separated (both likelihoods each)"},
+        "--widths": {"default": None,
+                     "help": "MCC-ARD kernel widths, comma-separated, 'auto' among them (default: "
+                             "the paper experiment's grid and auto; both likelihoods each)"},
+        "--jobs": {"type": int, "default": 1, "help": "draws fitted at once, one process each"},
         "--csv": {"default": None, "dest": "csv_path", "metavar": "CSV",
-                  "help": "also write one row per fit and arm to this file, as they are made"},
-        "--report": {"default": None, "metavar": "CSV",
-                     "help": "print the figures of a file written by --csv (its complete cells) "
-                             "instead of fitting"}}),
+                  "help": "also write one row per fit and arm to this file"}}),
 }
 
 ABOUT = ("Research benchmarks of mccard-dist: each command prints its figures with ratios against "
