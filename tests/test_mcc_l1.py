@@ -68,45 +68,53 @@ def test_working_set_and_full_sweeps_reach_the_same_fit(fit_intercept):
     assert ws.intercept_ == pytest.approx(full.intercept_, abs=1e-6)
 
 
-def test_working_set_step_satisfies_the_weighted_lasso_optimality_conditions():
-    # one weighted-Lasso step with an ample sweep budget, checked against the KKT conditions
-    # on every column of the explicitly weighted, centred design
-    from mccard_dist.models._lasso import working_set_lasso
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("working_set", [True, False])
+def test_weighted_lasso_step_satisfies_the_optimality_conditions(fit_intercept, working_set):
+    # one compiled weighted-Lasso step with an ample sweep budget, checked against the KKT
+    # conditions on every column of the explicitly weighted (and centred) design, and against
+    # scikit-learn's Lasso on that design
+    from mccard_dist.models._lasso_kernels import weighted_lasso_step
 
     rng = np.random.default_rng(2)
     n, d = 50, 200
-    X = rng.standard_normal((n, d))
-    y = X[:, :5] @ [3.0, -2.0, 1.5, 1.0, -1.0] + rng.standard_normal(n)
+    X = rng.standard_normal((n, d)) + 0.5
+    y = X[:, :5] @ [3.0, -2.0, 1.5, 1.0, -1.0] + rng.standard_normal(n) + 2.0
     s = rng.uniform(0.1, 1.9, n)
+    s[:3] = 0.0  # samples the kernel has dropped
     s *= n / s.sum()
     root = np.sqrt(s)
-    x_mean = s @ X / n
-    z = (y - s @ y / n) * root
+    x_mean = s @ X / n if fit_intercept else np.zeros(d)
+    y_mean = s @ y / n if fit_intercept else 0.0
+    z = (y - y_mean) * root
     Xs = (X - x_mean) * root[:, None]
     alpha = 0.1 * np.max(np.abs(Xs.T @ z)) / n
     start = np.zeros(d)
-    coef = working_set_lasso(X, x_mean, root, z, alpha, start, sweeps=5000)
-    assert not start.any()  # the start is not modified
+    start[7] = 0.3  # a coefficient the solution does not keep
+    coef, intercept, sweeps = weighted_lasso_step(np.ascontiguousarray(X.T), y, s, start, alpha,
+                                                  alpha, 5000, 1e-12, fit_intercept,
+                                                  working_set)
+    assert start[7] == 0.3 and np.count_nonzero(start) == 1  # the start is not modified
+    assert 1 <= sweeps < 5000
     grad = Xs.T @ (z - Xs @ coef) / n
     nz = coef != 0
-    assert 0 < nz.sum() < n
+    assert 0 < nz.sum() < n and not nz[7]
     np.testing.assert_allclose(grad[nz], alpha * np.sign(coef[nz]), atol=1e-6 * alpha)
     assert np.all(np.abs(grad[~nz]) <= alpha * (1 + 1e-6))
-    # and it is the minimiser scikit-learn's Lasso finds on the same design
+    assert intercept == pytest.approx(y_mean - x_mean @ coef, abs=1e-12)
     ref = Lasso(alpha=alpha, fit_intercept=False, tol=1e-12, max_iter=100000).fit(Xs, z)
     np.testing.assert_allclose(coef, ref.coef_, atol=1e-6)
 
 
-def test_cd_stops_on_the_objective_and_does_not_alias_the_previous_coefficients():
-    # the inner descent works in place on its start; the outer loop's previous coefficients
-    # must survive it (they did not once, which silently disabled the coefficient test)
-    from mccard_dist.models._lasso import lasso_sweeps
+def test_the_step_keeps_to_its_sweep_budget_and_the_stop_rules():
+    from mccard_dist.models._lasso_kernels import weighted_lasso_step
 
     X, y, _ = contaminated(d=60, seed=4)
-    Xs = np.asfortranarray(X - X.mean(0))
     start = np.full(60, 0.01)
-    coef, n_iter = lasso_sweeps(Xs, y - y.mean(), 0.05, start, sweeps=50)
-    assert np.all(start == 0.01) and not np.allclose(coef, start) and 1 <= n_iter <= 50
+    s = np.ones(X.shape[0])
+    coef, _, sweeps = weighted_lasso_step(np.ascontiguousarray(X.T), y, s, start, 0.05, 0.05, 3,
+                                          1e-8, True, True)
+    assert np.all(start == 0.01) and not np.allclose(coef, start) and sweeps == 3
     # cd stops on the relative decrease of F; the lasso route and EM also need w to settle
     model = MCCL1Regressor(1.0, 0.1)
     assert model._stop(1.0, 1.0 - 1e-7, np.zeros(3), np.ones(3))

@@ -26,7 +26,8 @@ def body(name: str) -> str:
 
 def block(readme: str, name: str) -> re.Match:
     """The README's text between the markers of ``name``."""
-    found = re.search(rf"<!-- {re.escape(name)}:begin -->\n(.*?)\n?(<!-- {re.escape(name)}:end -->)",
+    begin, end = (re.escape(f"<!-- {name}:{tag} -->") for tag in ("begin", "end"))
+    found = re.search(rf"{begin}\n(.*?)\n?({end})",
                       readme, flags=re.S)
     if found is None:
         raise SystemExit(f"README.md has no <!-- {name}:begin --> ... <!-- {name}:end --> block")

@@ -11,7 +11,6 @@ from sklearn.utils._param_validation import StrOptions
 
 from ._base import (AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, WIDTH, RegressorBase, check_params,
                     check_sample_weight, relative_change, weighted_median)
-from ._lasso import lasso_sweeps, working_set_lasso
 from ._likelihoods import kernel
 from ._linalg import loo_from_leverage, weighted_ridge
 from ._width import WidthSchedule, is_auto
@@ -22,11 +21,23 @@ __all__ = ["MCCL1Regressor", "mcc_l1_alpha_max", "mcc_l1_objective"]
 def mcc_l1_objective(X, y, coef, intercept, kernel_width, alpha, sample_weight=None):
     """``F(w, b) = (h/N) sum_n (1 - exp(-e_n^2 / 2h)) + alpha ||w||_1`` (to be minimised); with
     ``sample_weight`` ``c``, ``(h / sum c) sum_n c_n (1 - exp(-e_n^2 / 2h)) + alpha ||w||_1``."""
-    e = y - intercept - X @ coef
-    h = kernel_width
+    return _objective(y - intercept - X @ coef, coef, kernel_width, alpha, sample_weight)
+
+
+def _objective(e, coef, h, alpha, sample_weight=None):
+    """:func:`mcc_l1_objective` from the residuals ``e``."""
     loss = -np.expm1(-np.square(e) / (2.0 * h))
     mean = np.mean(loss) if sample_weight is None else (sample_weight @ loss) / sample_weight.sum()
     return float(h * mean + alpha * np.abs(coef).sum())
+
+
+def _residual(X, y, coef, intercept, design_t=None):
+    """``y - intercept - X coef`` through the non-zero coefficients (``design_t``: ``X``
+    transposed, C-ordered, whose rows are gathered faster than ``X``'s columns)."""
+    nonzero = np.flatnonzero(coef)
+    if design_t is not None:
+        return y - intercept - coef[nonzero] @ design_t[nonzero]
+    return y - intercept - X[:, nonzero] @ coef[nonzero]
 
 
 def _robust_location(y, h, sample_weight=None, max_iter=200, tol=1e-10):
@@ -105,9 +116,10 @@ class MCCL1Regressor(RegressorBase):
         L1 penalty (``>= 0``); see :func:`mcc_l1_alpha_max` for the scale.
     solver : {"cd", "lasso", "em"}, default="cd"
         ``"cd"``: half-quadratic outer loop (sample weights ``kappa_n`` from the residuals) around
-        a weighted-Lasso solve by coordinate descent (``enet_path`` on the weighted, centred
-        columns of a working set), warm-started, at most 50 sweeps per outer iteration: each
-        sweep lowers the surrogate, so ``F`` still decreases monotonically. ``"lasso"``: the same
+        a weighted-Lasso solve by cyclic coordinate descent on the weighted, centred columns of
+        a working set (compiled by numba, with scikit-learn's stopping test at ``tol=1e-8``),
+        warm-started, at most 50 sweeps per outer iteration: each sweep lowers the surrogate,
+        so ``F`` still decreases monotonically. ``"lasso"``: the same
         loop through scikit-learn's ``Lasso`` with ``sample_weight``, a slower reference route
         with scikit-learn's own inner solver and stopping test (it stops at slightly different
         points). ``"em"``: the EM method of Figueiredo (2003) cited by the paper, majorising the
@@ -223,20 +235,24 @@ class MCCL1Regressor(RegressorBase):
         X, y, sw = self._validate_fit_data(X, y, sample_weight)
         return self._fit_arrays(X, y, sample_weight=sw)
 
-    def _fit_arrays(self, X, y, start=None, alpha_previous=None, sample_weight=None):
+    def _fit_arrays(self, X, y, start=None, alpha_previous=None, sample_weight=None,
+                    design_t=None):
         """:meth:`fit` on validated arrays. ``start``: ``(coef, intercept)`` of a path's previous
         fit at ``alpha_previous``, from which the outer loop starts (and whose penalty the first
-        inner solve's strong rule screens from)."""
+        inner solve's strong rule screens from); ``design_t``: ``X`` transposed, C-ordered (a
+        path's fits share it)."""
         self._fit_weights = sample_weight
         auto = is_auto(self.kernel_width)
         schedule = WidthSchedule(y, weights=sample_weight) if auto else None
         if self.solver == "em":
             coef, intercept, n_iter, converged = self._fit_em(X, y)
         else:
-            step = (self._cd_step(X, y, alpha_previous) if self.solver == "cd"
+            if self.solver == "cd" and design_t is None:
+                design_t = np.ascontiguousarray(X.T, dtype=np.float64)
+            step = (self._cd_step(X, y, alpha_previous, design_t) if self.solver == "cd"
                     else self._lasso_step(X, y))
-            coef, intercept, n_iter, converged = self._fit_half_quadratic(X, y, step, schedule,
-                                                                          start)
+            coef, intercept, n_iter, converged = self._fit_half_quadratic(
+                X, y, step, schedule, start, design_t)
         h = schedule.h if auto else self.kernel_width
         if not converged:
             warnings.warn(f"MCC-L1 ({self.solver}) did not converge in max_iter={self.max_iter} "
@@ -246,9 +262,9 @@ class MCCL1Regressor(RegressorBase):
         self.active_ = coef != 0.0
         self.kernel_width_ = float(h)
         self.kernel_width_path_ = np.array(schedule.path if auto else [h], dtype=float)
-        self.outlier_weights_ = kernel(y - self.intercept_ - X @ coef, h)
-        self.objective_ = mcc_l1_objective(X, y, coef, self.intercept_, h, self.alpha,
-                                           sample_weight)
+        e = _residual(X, y, coef, self.intercept_, design_t)
+        self.outlier_weights_ = kernel(e, h)
+        self.objective_ = _objective(e, coef, h, self.alpha, sample_weight)
         self.n_iter_ = n_iter
         self.converged_ = converged
         return self
@@ -259,7 +275,7 @@ class MCCL1Regressor(RegressorBase):
             return df <= self.tol
         return df <= self.tol and relative_change(coef_new, coef_old) <= self.tol
 
-    def _fit_half_quadratic(self, X, y, lasso_step, schedule=None, start=None):
+    def _fit_half_quadratic(self, X, y, lasso_step, schedule=None, start=None, design_t=None):
         """Outer loop of ``cd``/``lasso``: weights ``kappa`` from the residuals, then
         ``lasso_step(kappa, total, coef) -> (coef, intercept)``. A :class:`WidthSchedule`'s width
         is updated from each step's leave-one-out residuals; the loop goes on while it moves."""
@@ -272,7 +288,7 @@ class MCCL1Regressor(RegressorBase):
             intercept = 0.0
         else:
             coef, intercept = np.array(start[0], dtype=float), float(start[1])
-            kappa = self._kappa(y - intercept - X @ coef, h)
+            kappa = self._kappa(_residual(X, y, coef, intercept, design_t), h)
         f_old = np.inf
         for n_iter in range(1, self.max_iter + 1):
             total = kappa.sum()
@@ -284,55 +300,43 @@ class MCCL1Regressor(RegressorBase):
                 new_coef, new_intercept = sol.coef, sol.intercept
             else:
                 new_coef, new_intercept = lasso_step(kappa, total, coef)
-            f_new = mcc_l1_objective(X, y, new_coef, new_intercept, h, self.alpha, sw)
+            e = _residual(X, y, new_coef, new_intercept, design_t)
+            f_new = _objective(e, new_coef, h, self.alpha, sw)
             done = self._stop(f_old, f_new, coef, new_coef)
             coef, intercept, f_old = new_coef, new_intercept, f_new
-            e = y - intercept - X @ coef
             if schedule is not None and not schedule.settled:
                 leverage = _active_set_leverage(X[:, coef != 0.0], kappa, self.fit_intercept)
                 h = schedule.update(loo_from_leverage(e, leverage, sw))
-                f_old = mcc_l1_objective(X, y, coef, intercept, h, self.alpha, sw)
+                f_old = _objective(e, coef, h, self.alpha, sw)
                 done = False
             if done:
                 return coef, intercept, n_iter, True
             kappa = self._kappa(e, h)
         return coef, intercept, self.max_iter, False
 
-    def _cd_step(self, X, y, alpha_previous=None):
+    def _cd_step(self, X, y, alpha_previous=None, design_t=None):
         """Weighted Lasso step by coordinate descent, at most 50 sweeps (the first screened by
-        the strong rule from ``alpha_previous``, on a path)."""
-        n_samples, n_features = X.shape
+        the strong rule from ``alpha_previous``, on a path), compiled
+        (:mod:`._lasso_kernels`); ``design_t``: ``X`` transposed, C-ordered."""
+        from ._lasso_kernels import weighted_lasso_step
+
+        n_samples = X.shape[0]
         size = n_samples if self._fit_weights is None else float(self._fit_weights.sum())
         screen = [alpha_previous]  # the first step only
-        # without a working set: the weighted, centred design, rewritten in place (Fortran order)
-        Xs = None if self.working_set else np.empty((n_samples, n_features), order="F")
+
+        y = np.ascontiguousarray(y, dtype=np.float64)
 
         def step(kappa, total, coef):
             # (1/2M) sum kappa e^2 + alpha |w|_1 = (total/M) [(1/2N) sum s e^2 + alpha' |w|_1]
             # with M = size, s = kappa N / total and alpha' = alpha M / total
             s = kappa * (n_samples / total)
-            root = np.sqrt(s)
-            if self.fit_intercept:
-                x_mean = (s @ X) / n_samples
-                y_mean = float(s @ y) / n_samples
-            else:
-                x_mean, y_mean = None, 0.0
-            z = (y - y_mean) * root
             alpha = self.alpha * size / total
             previous, screen[0] = screen[0], None
-            if self.working_set:
-                screen_alpha = (None if previous is None else
-                                (2.0 * self.alpha - previous) * size / total)
-                new_coef = working_set_lasso(X, x_mean, root, z, alpha, coef, sweeps=50,
-                                              screen_alpha=screen_alpha)
-            else:
-                if self.fit_intercept:
-                    np.subtract(X, x_mean, out=Xs)
-                    np.multiply(Xs, root[:, None], out=Xs)
-                else:
-                    np.multiply(X, root[:, None], out=Xs)
-                new_coef = lasso_sweeps(Xs, z, alpha, coef, sweeps=50)[0]
-            return new_coef, (y_mean - float(x_mean @ new_coef) if self.fit_intercept else 0.0)
+            first = alpha if previous is None else min(alpha, (2.0 * self.alpha - previous)
+                                                       * size / total)
+            new_coef, intercept, _ = weighted_lasso_step(
+                design_t, y, s, coef, alpha, first, 50, 1e-8, self.fit_intercept, self.working_set)
+            return new_coef, intercept
 
         return step
 

@@ -26,11 +26,12 @@ def iter_path(model, X, y, widths, alphas, warm_start=True, sample_weight=None):
     at an unchanged width the first inner solve screens columns by the strong rule. Over
     decreasing widths this is a continuation through wider, closer-to-convex objectives."""
     start, previous, last_width = None, None, None
+    design_t = np.ascontiguousarray(X.T, dtype=np.float64) if model.solver == "cd" else None
     for h, alpha in zip(widths, alphas):
         model.set_params(kernel_width=float(h), alpha=float(alpha))
         model._validate_params()
         model._fit_arrays(X, y, start, previous if h == last_width else None,
-                          sample_weight=sample_weight)
+                          sample_weight=sample_weight, design_t=design_t)
         yield model
         if warm_start:
             start, previous, last_width = (model.coef_, model.intercept_), model.alpha, h

@@ -11,8 +11,10 @@ from __future__ import annotations
 import sys
 
 from converge import bench_converge
+from converge import seed_list as _seeds
 from default import bench_default
 from floor import bench_floor
+from l1route import bench_l1route
 from paths import bench_paths, compare_stores
 from scaling import bench_scaling
 from solvers import compare_solvers, compare_widths, evidence_gap
@@ -54,6 +56,11 @@ def _scaling(n, d, seeds, cap, plot):
 def _evidence(cells, seeds, widths):
     evidence_gap(cells=[tuple(float(v) for v in c.split(":")) for c in cells.split(",")],
                  seeds=ints(seeds), widths=floats(widths))
+
+
+def _l1route(baseline, seeds, psi, tau):
+    psi = floats(psi) if psi else [round(0.05 * k, 2) for k in range(21)]
+    bench_l1route(baseline, seeds=_seeds(seeds), psi=psi, tau=floats(tau))
 
 
 def _store_arg(what):
@@ -122,7 +129,8 @@ SUBCOMMANDS = {
         "--csv": {"default": None, "dest": "csv_path", "metavar": "CSV",
                   "help": "also write one row per fit and arm to this file, as they are made"}}),
     "converge": ("the ARD estimators' default relevance update against MacKay's capped at 300 "
-                 "iterations, both against MacKay's run to 5000 iterations, paired on the same fits",
+                 "iterations, both against MacKay's run to 5000 iterations, paired on the same "
+                 "fits",
                  bench_converge, {
         "--seeds": {"default": "70-79", "help": "seeds, FIRST-LAST or comma-separated"},
         "--psi": {"default": "0,0.3,0.6,0.9", "help": "comma-separated psi values"},
@@ -133,6 +141,14 @@ SUBCOMMANDS = {
         "--jobs": {"type": int, "default": 1, "help": "draws fitted at once, one process each"},
         "--csv": {"default": None, "dest": "csv_path", "metavar": "CSV",
                   "help": "also write one row per fit and arm to this file"}}),
+    "l1route": ("MCC-L1's cross-validated paper cells by this tree against another version, side "
+                "by side in one run, on the same cells", _l1route, {
+        "--baseline": {"required": True, "metavar": "REV",
+                       "help": "the git revision to compare with (run from a worktree of it)"},
+        "--seeds": {"default": "80-81", "help": "seeds, FIRST-LAST or comma-separated"},
+        "--psi": {"default": None,
+                  "help": "comma-separated psi values (default: the paper experiment's 21)"},
+        "--tau": {"default": "2,5,10", "help": "comma-separated tau values"}}),
 }
 
 ABOUT = ("Research benchmarks of mccard-dist: each command prints its figures with ratios against "

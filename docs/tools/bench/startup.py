@@ -1,5 +1,5 @@
-"""``bench startup``: how long ``mccard-run --help`` and a refusal (a misspelt method, found once the
-config is composed) take, against the interpreter's start and the import of Hydra; with
+"""``bench startup``: how long ``mccard-run --help`` and a refusal (a misspelt method, found once
+the config is composed) take, against the interpreter's start and the import of Hydra; with
 ``--tree``, the same commands of another checkout (e.g. a worktree of an earlier commit) side by
 side, interleaved run by run. Each command runs ``repeats`` times in a fresh process (the minimum
 is the least disturbed figure)."""
