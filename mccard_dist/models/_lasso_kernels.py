@@ -23,19 +23,42 @@ __all__ = ["set_cd", "weighted_lasso_step"]
 
 
 @njit(cache=True, fastmath=True)
+def _dot(a, b):
+    acc = 0.0
+    for i in range(a.size):
+        acc += a[i] * b[i]
+    return acc
+
+
+@njit(cache=True, fastmath=True)
+def _rows_dot(M, v):
+    """``M @ v`` for a C-ordered ``M``, row by row (contiguous reads)."""
+    out = np.empty(M.shape[0])
+    for j in range(M.shape[0]):
+        acc = 0.0
+        for i in range(M.shape[1]):
+            acc += M[j, i] * v[i]
+        out[j] = acc
+    return out
+
+
+@njit(cache=True, fastmath=True)
 def _set_gap(Xw, R, zw, w, alpha):
     """The duality gap of ``(1/2)||zw - Xw^T w||^2 + alpha ||w||_1`` at ``w`` with residual ``R``
     (the dual point ``R`` rescaled into the feasible set), as scikit-learn's ``cd_fast``."""
-    dual_norm = np.max(np.abs(Xw @ R)) if w.size else 0.0
-    r_norm2 = R @ R
-    l1 = np.abs(w).sum()
+    dual_norm = 0.0
+    l1 = 0.0
+    for a in range(w.size):
+        dual_norm = max(dual_norm, abs(_dot(Xw[a], R)))
+        l1 += abs(w[a])
+    r_norm2 = _dot(R, R)
     if dual_norm > alpha:
         const = alpha / dual_norm
         gap = 0.5 * r_norm2 * (1.0 + const * const)
     else:
         const = 1.0
         gap = r_norm2
-    return gap + alpha * l1 - const * (R @ zw)
+    return gap + alpha * l1 - const * _dot(R, zw)
 
 
 @njit(cache=True, fastmath=True)
@@ -47,8 +70,8 @@ def set_cd(Xw, R, zw, w, alpha, max_sweeps, tol):
     k, n = Xw.shape
     norms = np.empty(k)
     for a in range(k):
-        norms[a] = Xw[a] @ Xw[a]
-    norm_y = zw @ zw
+        norms[a] = _dot(Xw[a], Xw[a])
+    norm_y = _dot(zw, zw)
     for sweep in range(max_sweeps):
         w_max = 0.0
         d_w_max = 0.0
@@ -77,7 +100,7 @@ def set_cd(Xw, R, zw, w, alpha, max_sweeps, tol):
     return max_sweeps
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=True)
 def weighted_lasso_step(XT, y, s, coef, alpha, first_alpha, max_sweeps, tol, fit_intercept,
                         working_set):
     """One weighted Lasso solve (module docstring) from ``coef`` (not modified): ``XT`` the
@@ -87,45 +110,63 @@ def weighted_lasso_step(XT, y, s, coef, alpha, first_alpha, max_sweeps, tol, fit
     Returns ``(coef, intercept, sweeps)``."""
     d, n = XT.shape
     coef = coef.copy()
-    nonzero = np.flatnonzero(coef)
-    # u = y - X coef, through the non-zero coefficients
-    u = y.copy()
-    for j in nonzero:
-        c = coef[j]
-        for i in range(n):
-            u[i] -= XT[j, i] * c
+    root = np.empty(n)
+    u = np.empty(n)  # y - X coef, through the non-zero coefficients
+    su = np.empty(n)
+    for i in range(n):
+        root[i] = np.sqrt(s[i])
+        u[i] = y[i]
+    for j in range(d):
+        if coef[j] != 0.0:
+            c = coef[j]
+            for i in range(n):
+                u[i] -= XT[j, i] * c
+    for i in range(n):
+        su[i] = s[i] * u[i]
     # one pass over X for the weighted means and the gradient at the start
-    V = np.empty((n, 2))
-    V[:, 0] = s
-    V[:, 1] = s * u
-    P = XT @ V
+    m = np.zeros(d)
+    grad = np.empty(d)
+    ybar = 0.0
+    offset = 0.0  # the intercept: r = u - offset
+    for j in range(d):
+        acc_s = 0.0
+        acc_u = 0.0
+        for i in range(n):
+            acc_s += XT[j, i] * s[i]
+            acc_u += XT[j, i] * su[i]
+        if fit_intercept:
+            m[j] = acc_s / n
+        grad[j] = acc_u
     if fit_intercept:
-        m = P[:, 0] / n
-        ybar = (s @ y) / n
-    else:
-        m = np.zeros(d)
-        ybar = 0.0
-    offset = ybar - m @ coef  # the intercept: r = u - offset
-    r = u - offset
-    root = np.sqrt(s)
-    R = root * r  # the weighted residual, kept through the solves
-    zw = root * (y - ybar)
-    # S r through the pass: X^T S r = X^T S u - offset X^T s; centred: minus m sum(S r) = 0
-    grad = P[:, 1] - offset * P[:, 0]
-    if fit_intercept:
-        grad -= m * (s @ r)
-    inside = coef != 0.0
-    if not working_set:
-        inside[:] = True
+        ybar = _dot(s, y) / n
+        offset = ybar - _dot(m, coef)
+    R = np.empty(n)  # the weighted residual, kept through the solves
+    zw = np.empty(n)
+    sum_sr = 0.0
+    for i in range(n):
+        R[i] = root[i] * (u[i] - offset)
+        zw[i] = root[i] * (y[i] - ybar)
+        sum_sr += s[i] * (u[i] - offset)
+    # X^T S r = X^T S u - offset X^T s, centred: minus m sum(S r) (0 but for rounding)
+    for j in range(d):
+        grad[j] -= offset * m[j] * n + m[j] * sum_sr
+    inside = np.empty(d, dtype=np.bool_)
+    for j in range(d):
+        inside[j] = coef[j] != 0.0 or not working_set
     threshold = alpha * n
     used = 0
+    sr = np.empty(n)
     while used < max_sweeps:
         if working_set:
             if used:
-                sr = root * R
-                grad = XT @ sr
+                total = 0.0
+                for i in range(n):
+                    sr[i] = root[i] * R[i]
+                    total += sr[i]
+                grad = _rows_dot(XT, sr)
                 if fit_intercept:
-                    grad -= m * sr.sum()
+                    for j in range(d):
+                        grad[j] -= m[j] * total
             limit = threshold if used else min(threshold, first_alpha * n)
             n_new = 0
             for j in range(d):
@@ -134,19 +175,28 @@ def weighted_lasso_step(XT, y, s, coef, alpha, first_alpha, max_sweeps, tol, fit
                     n_new += 1
             if used and n_new == 0:
                 break
-        cols = np.flatnonzero(inside)
-        if cols.size == 0:
+        k = 0
+        for j in range(d):
+            k += inside[j]
+        if k == 0:
             break
-        k = cols.size
+        cols = np.empty(k, dtype=np.int64)
+        k = 0
+        for j in range(d):
+            if inside[j]:
+                cols[k] = j
+                k += 1
         Xw = np.empty((k, n))
+        w = np.empty(k)
         for a in range(k):
             j = cols[a]
+            w[a] = coef[j]
             for i in range(n):
                 Xw[a, i] = (XT[j, i] - m[j]) * root[i]
-        w = coef[cols]
         used += max(set_cd(Xw, R, zw, w, threshold, max_sweeps - used, tol), 1)
-        coef[cols] = w
+        for a in range(k):
+            coef[cols[a]] = w[a]
         if not working_set:
             break
-    intercept = ybar - m @ coef if fit_intercept else 0.0
+    intercept = ybar - _dot(m, coef) if fit_intercept else 0.0
     return coef, intercept, used
