@@ -57,6 +57,16 @@ def test_auto_runs_the_exact_tail_step_for_mcc_ard_and_for_ls_ard_beyond_the_pap
     assert resolve_relevance_update("mackay", solver, *shape, likelihood) == "mackay"
 
 
+def test_the_pipeline_resolves_the_update_as_the_estimator_would_without_a_likelihood_given():
+    # a method file naming MCCARDRegressor without its likelihood: the estimator's default
+    # (deviant) decides the update, as a direct fit would, not LS-ARD's rule
+    from mccard_dist.methods import kind_of
+
+    mcc = kind_of("mccard_dist.models:MCCARDRegressor").resolve({"solver": "pruning"}, 300, 1000)
+    ls = kind_of("mccard_dist.models:LSARDRegressor").resolve({"solver": "pruning"}, 300, 1000)
+    assert (mcc["relevance_update"], ls["relevance_update"]) == ("tail-exact", "mackay")
+
+
 def test_the_estimators_say_which_update_ran_at_the_papers_size():
     d = make_paper_data(seed=0, psi=0.2, tau=5.0, n_train=60, n_features=100, n_relevant=5)
     with warnings.catch_warnings():
@@ -193,12 +203,12 @@ def test_the_pipeline_resolves_the_solver_and_update_once_as_the_estimator_does(
         "kernel_width": "auto", "solver": "pruning", "relevance_update": "tail-exact"}
     assert chosen(mcc, {}, 300, 5000) == {"solver": "sequential", "relevance_update": "mackay"}
     assert chosen(mcc, {"kernel_width": "auto"}, 300, 1000) == {
-        "kernel_width": "auto", "solver": "pruning", "relevance_update": "mackay"}
+        "kernel_width": "auto", "solver": "pruning", "relevance_update": "tail-exact"}
     said = {"solver": "pruning", "relevance_update": "mackay"}
     assert chosen(mcc, said, 300, 5000) == said
-    # 300 x 3,000 is of the paper's sizes, a 5-fold training set of 240 x 3,000 is not
+    # MCC-ARD takes the exact tail step at every size (its likelihood unsaid: the default's)
     assert chosen(mcc, {"solver": "pruning"}, 300, 3000) == {
-        "solver": "pruning", "relevance_update": "mackay"}
+        "solver": "pruning", "relevance_update": "tail-exact"}
     ls = kind_of("mccard_dist.models:LSARDRegressor")
     assert chosen(ls, {}, 300, 5000) == {"solver": "sequential", "relevance_update": "mackay"}
     # the rule is the class's own: a class declaring the same parameters without the hook keeps

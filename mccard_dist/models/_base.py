@@ -16,8 +16,8 @@ from ._linalg import loo_from_leverage, posterior_covariance
 __all__ = ["ARDFit", "AT_LEAST_ONE", "NON_NEGATIVE", "POSITIVE", "WIDTH", "WarmStart",
            "check_params", "PosteriorPredictive", "RegressorBase", "ard_relevance_step",
            "check_sample_weight", "faul_tipping_step", "relative_change",
-           "resolve_params", "resolve_relevance_update", "resolve_solver", "weighted_median",
-           "weighted_var"]
+           "resolve_ls_params", "resolve_params", "resolve_relevance_update", "resolve_solver",
+           "weighted_median", "weighted_var"]
 
 @dataclass
 class ARDFit:
@@ -102,12 +102,14 @@ def resolve_relevance_update(update: str, solver: str, n_samples: int, n_feature
     return "mackay"
 
 
-def resolve_params(params: dict, n_samples: int, n_features: int) -> dict:
-    """MCC-ARD's and LS-ARD's fixed parameters for training data of ``n_samples x n_features``
-    (their :attr:`~mccard_dist.methods.MethodKind.resolve_params`): a solver ``"auto"`` replaced
-    by :func:`resolve_solver`'s choice, then a ``relevance_update`` ``"auto"`` by
-    :func:`resolve_relevance_update`'s, so that every fold's fit and the final fit of a cell use
-    one solver and one update."""
+def resolve_params(params: dict, n_samples: int, n_features: int,
+                   likelihood: str = "deviant") -> dict:
+    """MCC-ARD's fixed parameters for training data of ``n_samples x n_features`` (its
+    :attr:`~mccard_dist.methods.MethodKind.resolve_params`): a solver ``"auto"`` replaced by
+    :func:`resolve_solver`'s choice, then a ``relevance_update`` ``"auto"`` by
+    :func:`resolve_relevance_update`'s (for ``params``' likelihood, else ``likelihood``: the
+    estimator's default), so that every fold's fit and the final fit of a cell use one solver
+    and one update."""
     solver = resolve_solver(params["solver"], n_samples, n_features,
                             params.get("curvature", "fisher"),
                             auto_width=params.get("kernel_width") == "auto")
@@ -115,8 +117,13 @@ def resolve_params(params: dict, n_samples: int, n_features: int) -> dict:
     if "relevance_update" in params:
         resolved["relevance_update"] = resolve_relevance_update(
             params["relevance_update"], solver, n_samples, n_features,
-            params.get("likelihood", "gaussian"))
+            params.get("likelihood", likelihood))
     return resolved
+
+
+def resolve_ls_params(params: dict, n_samples: int, n_features: int) -> dict:
+    """:func:`resolve_params` for LS-ARD (the Gaussian likelihood)."""
+    return resolve_params(params, n_samples, n_features, likelihood="gaussian")
 
 
 def relative_change(coef, coef_prev) -> float:

@@ -18,7 +18,7 @@ __all__ = ["TAIL_CHANGE", "fit_gaussian", "fit_robust"]
 #: which (after the first iteration, with no more active features than samples) the a-step is
 #: Faul & Tipping's exact one. Applied earlier, or from the start, it leaves the basin MacKay's
 #: updates reach (the model collapses to a few features); a looser gate lands in a neighbouring
-#: fixed point more often (docs/measurements/bench-tailexact.md).
+#: fixed point more often.
 TAIL_CHANGE = 3e-4
 
 def _gate_holds(n_iter, Xa, coef, coef_prev) -> bool:

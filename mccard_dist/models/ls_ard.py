@@ -47,8 +47,9 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
         optimum at the current ``sigma^2`` (Faul & Tipping, 2002; held at ``relevance_max``
         where it is infinite and pruned when the fit ends). The tail: after the first
         iteration, no more active features than samples and ``w`` moving by at most 3e-4
-        relative (as :class:`MCCARDRegressor`). ``"auto"``: MacKay's at the paper's sizes,
-        tail-exact where the pruning solver runs beyond them (as :class:`MCCARDRegressor`).
+        relative (as :class:`MCCARDRegressor`). ``"auto"``: MacKay's at the paper's sizes (where
+        it converges), tail-exact where the pruning solver runs beyond them
+        (:func:`~mccard_dist.models.resolve_relevance_update`).
 
     Attributes
     ----------
@@ -110,7 +111,7 @@ class LSARDRegressor(PosteriorPredictive, RegressorBase):
     #: what the pipeline reads about this estimator (:func:`mccard_dist.methods.kind_of`)
     mccard_method = {"label": "LS-ARD", "alo": True,
                      "solver_params": ("solver", "form", "relevance_update"),
-                     "resolve_params": "mccard_dist.models._base:resolve_params",
+                     "resolve_params": "mccard_dist.models._base:resolve_ls_params",
                      "label_params": (("solver", "sequential", "sequential solver"),)}
 
     _parameter_constraints = {

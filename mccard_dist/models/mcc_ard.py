@@ -101,9 +101,10 @@ class MCCARDRegressor(PosteriorPredictive, RegressorBase):
         fit ends, since the others' moves can bring it back. The tail: after the first
         iteration, width settled, ``curvature="fisher"``, no more active features than samples
         and ``w`` moving by at most 3e-4 relative. The sequential solver
-        always uses the exact step. ``"auto"``: MacKay's at the paper's sizes (above),
-        tail-exact beyond (:func:`~mccard_dist.models.resolve_relevance_update`);
-        ``relevance_update_`` says which ran.
+        always uses the exact step. ``"auto"``: tail-exact wherever the pruning solver runs
+        (MacKay's update stops at ``max_iter`` short of its fixed point in many paper-size fits;
+        :func:`~mccard_dist.models.resolve_relevance_update`); ``relevance_update_`` says which
+        ran. ``"mackay"`` is the paper's Algorithm 1 as printed.
     warm_start : bool, default=False
         Start ``fit`` from the previous fit's answer (on as many features; a fixed
         ``kernel_width`` only) instead of ``init``: the pruning solver from its coefficients and
