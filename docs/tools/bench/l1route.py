@@ -9,7 +9,9 @@ test metrics: the pipeline's :func:`~mccard_dist.tasks.run_cell`). Per cell: the
 features kept; each process first runs the first cell untimed (its imports, and compiled code
 loaded or compiled). Printed: seconds per cell of either and their ratio; the cells whose choices
 are equal; on the cells whose choices differ, the paired differences of test RMSE; and on every
-cell the paired 95% t-intervals of the differences of every metric.
+cell the paired 95% t-intervals of the differences of every metric; for a version with the
+compiled step, its steps a cell, the share that spend the 50-sweep budget and the non-zero
+coefficients after a step.
 """
 
 from __future__ import annotations
@@ -41,16 +43,33 @@ job = json.loads(sys.argv[1])
 spec = compose_spec(job["overrides"])
 chosen = [f"chosen_{name}" for name in spec.method("mcc_l1").grid_names]
 warnings.simplefilter("ignore")
+steps = []  # (sweeps, non-zero coefficients) of each weighted Lasso step, where the tree says
+try:
+    from mccard_dist.models import _lasso_kernels as kernels
+    inner = kernels.weighted_lasso_step
+
+    def counted(*args):
+        out = inner(*args)
+        steps.append((out[2], int((out[0] != 0).sum())))
+        return out
+
+    kernels.weighted_lasso_step = counted
+except ImportError:
+    pass
 todo = cells(spec)
 start = time.process_time()
 run_cell(spec, todo[0], save_coef=False)  # imports and compiled code loaded, untimed
 print(json.dumps({"warm_up": time.process_time() - start}), flush=True)
 for cell in todo:
+    steps.clear()
     start = time.process_time()
     result = run_cell(spec, cell, save_coef=False)
     cpu = time.process_time() - start
+    sweeps = [s for s, _ in steps]
     row = {"tau": cell.tau, "psi": cell.psi, "seed": cell.seed, "cpu": cpu,
-           "status": int(result.status), "error": result.error[:200]}
+           "status": int(result.status), "error": result.error[:200],
+           "steps": len(steps), "capped": sum(s >= 50 for s in sweeps),
+           "nonzero": [n for _, n in steps]}
     row.update({k: float(result.scalars.get(k, float("nan")))
                 for k in [*chosen, "r", "rmse", "f1", "n_selected"]})
     print(json.dumps(row), flush=True)
@@ -125,6 +144,16 @@ def _report(old, new, wall, out):
           f"{cpu_new.mean() / cpu_old.mean():.3f} of the baseline's (per cell: median "
           f"{np.median(cpu_new / cpu_old):.3f}, range {np.min(cpu_new / cpu_old):.3f}-"
           f"{np.max(cpu_new / cpu_old):.3f})", file=out)
+    for name, rows in (("baseline", old), ("this tree", new)):
+        steps = sum(rows[k]["steps"] for k in keys)
+        if steps:
+            nonzero = np.concatenate([rows[k]["nonzero"] for k in keys])
+            capped = sum(rows[k]["capped"] for k in keys)
+            print(f"  {name}: {steps / len(keys):.0f} weighted Lasso steps a cell, "
+                  f"{capped / steps:.0%} of them spending the 50-sweep budget; non-zero "
+                  f"coefficients after a step: "
+                  f"median {np.median(nonzero):.0f}, 90th percentile "
+                  f"{np.percentile(nonzero, 90):.0f}", file=out)
     same = [k for k in keys if all(old[k][c] == new[k][c] for c in chosen)]
     differ = [k for k in keys if k not in same]
     print(f"  choices ({', '.join(c[7:] for c in chosen)}) equal in {len(same)}/{len(keys)} "
