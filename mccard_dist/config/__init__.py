@@ -18,8 +18,9 @@ from .experiment import (ExperimentSpec, composition_message, data_spec_from_dic
                          from_dictconfig, schemas, spec_from_dict, unknown_method)
 from .folders import (config_dir, config_path, method_files, register_resolvers,
                       shipped_estimators, shipped_kind, shipped_methods)
+from .method import MethodSpec
 from .specs import (CV_PATHS, CV_SCHEMES, CV_SCORES, FIT_UNIT_CELLS_PER_WORKER, RUN_UNITS, CVSpec,
-                    MethodSpec, RunSpec, StoreSpec)
+                    RunSpec, StoreSpec)
 
 __all__ = ["CLUSTER_KINDS", "CLUSTER_SCHEMAS", "CV_PATHS", "CV_SCHEMES", "CV_SCORES",
            "DATA_SCHEMAS", "FIT_UNIT_CELLS_PER_WORKER", "RUN_UNITS", "AdaptiveSpec",

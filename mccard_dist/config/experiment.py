@@ -1,6 +1,6 @@
 """The whole experiment (:class:`ExperimentSpec`), built by OmegaConf from a resolved config into
-the dataclasses of :mod:`.specs`, :mod:`.data` and :mod:`.cluster`, OmegaConf's errors said as
-this package's one-line messages (``key: what to change``)."""
+the dataclasses of :mod:`.specs`, :mod:`.method`, :mod:`.data` and :mod:`.cluster`, OmegaConf's
+errors said as this package's one-line messages (``key: what to change``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from .checks import MISSING, NAME_RE, ConfigError, Sealed, fail, to_plain
 from .cluster import CLUSTER_SCHEMAS
 from .data import DATA_SCHEMAS
 from .folders import config_path, method_files, register_resolvers
-from .specs import CVSpec, ExperimentSection, MethodSpec, RunSpec, StoreSpec
+from .method import MethodSpec
+from .specs import CVSpec, ExperimentSection, RunSpec, StoreSpec
 
 #: the top-level keys of a resolved config (``hydra``: Hydra's own node, not read here)
 TOP_LEVEL_KEYS = ("experiment", "methods", "data", "cv", "run", "store", "cluster", "hydra")
