@@ -161,35 +161,3 @@ def test_every_parameter_is_validated_as_scikit_learn_validates_its_own(estimato
         warnings.simplefilter("ignore")
         check_param_validation(type(estimator).__name__, estimator)
 
-
-BLAS_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-@pytest.mark.skipif(len(__import__("os").sched_getaffinity(0)) < 2, reason="one CPU")
-@pytest.mark.parametrize("base", [MCCARDRegressor, LSARDRegressor, MCCARDRegressorCV],
-                         ids=lambda c: c.__name__)
-def test_a_fit_leaves_the_processes_blas_threads_as_the_caller_set_them(base, monkeypatch):
-    """``fit`` has no side effect on the process's thread pools: inside a subclass's fit, and
-    after it, BLAS runs the threads the caller had, with no limit set in the environment."""
-    from threadpoolctl import threadpool_info, threadpool_limits
-
-    def blas():
-        return {i["filepath"]: i["num_threads"] for i in threadpool_info()
-                if i["user_api"] == "blas"}
-
-    class Mine(base):
-        def fit(self, X, y, sample_weight=None):
-            self.seen_ = blas()
-            return super().fit(X, y, sample_weight)
-
-    for name in BLAS_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-    X = np.random.default_rng(0).standard_normal((40, 8))
-    y = X[:, 0] + 0.1 * X[:, 1]
-    kwargs = {"kernel_widths": [1.0, 10.0], "cv": 2} if base is MCCARDRegressorCV else {}
-    with threadpool_limits(limits=2, user_api="blas"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        before = blas()
-        model = Mine(**kwargs).fit(X, y)
-        assert model.seen_ == before == blas()
-    assert set(before.values()) == {2}

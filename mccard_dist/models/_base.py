@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import (Interval, InvalidParameterError, St
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ._linalg import loo_from_leverage, posterior_covariance
+from ._threads import BlasThreads
 
 __all__ = ["ARDFit", "AT_LEAST_ONE", "NON_NEGATIVE", "POSITIVE", "WIDTH", "WarmStart",
            "check_params", "PosteriorPredictive", "RegressorBase", "ard_relevance_step",
@@ -183,10 +184,9 @@ def check_params(constraints: dict, params: dict, caller: str) -> None:
     validate_parameter_constraints(constraints, params, caller_name=caller)
 
 
-class RegressorBase(RegressorMixin, BaseEstimator):
-    """Validation of parameters and data, and prediction, for the linear estimators. A fit runs
-    on the BLAS threads the process has (the caller limits them: ``threadpoolctl`` or
-    ``OMP_NUM_THREADS``)."""
+class RegressorBase(BlasThreads, RegressorMixin, BaseEstimator):
+    """Validation of parameters and data, and prediction, for the linear estimators; every
+    subclass's ``fit`` runs with the BLAS threads its size pays for (:mod:`._threads`)."""
 
     #: name -> constraints, as scikit-learn's; checked at the start of ``fit``
     _parameter_constraints: dict = {}

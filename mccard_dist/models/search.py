@@ -27,6 +27,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import check_params, check_sample_weight
+from ._threads import BlasThreads
 
 __all__ = ["FIT_ERRORS", "InadmissibleCandidate", "Search", "SearchCV", "choose", "fit_error",
            "fit_one", "quiet", "race_survivors", "search_results"]
@@ -245,7 +246,7 @@ def _scorer(base, scoring):
     return lambda fitted, X, y, **kw: scorer(_Predicts(fitted), X, y, **kw)
 
 
-class SearchCV(RegressorMixin, BaseEstimator):
+class SearchCV(BlasThreads, RegressorMixin, BaseEstimator):
     """The search over :meth:`_search`'s candidates, the choice, the refit and prediction.
 
     A subclass has ``cv``, ``scoring``, ``n_jobs``, ``verbose`` and its :attr:`_estimator`'s

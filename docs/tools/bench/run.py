@@ -19,6 +19,7 @@ from paths import bench_paths, compare_stores
 from scaling import bench_scaling
 from solvers import compare_solvers, compare_widths, evidence_gap
 from startup import bench_startup
+from threads import bench_threads
 from units import bench_units
 
 from mccard_dist.bench import main
@@ -149,6 +150,12 @@ SUBCOMMANDS = {
         "--psi": {"default": None,
                   "help": "comma-separated psi values (default: the paper experiment's 21)"},
         "--tau": {"default": "2,5,10", "help": "comma-separated tau values"}}),
+    "threads": ("the README's estimator example under the fits' BLAS-thread rule against the "
+                "process's default threads and one thread, idle and beside one busy process per "
+                "core; one fit at N = D = LARGE with and without the rule", bench_threads, {
+        "--repeats": {"type": int, "default": 3, "help": "runs of each arm (median)"},
+        "--large": {"type": int, "default": 3000,
+                    "help": "N = D of the large fit (0: none)"}}),
 }
 
 ABOUT = ("Research benchmarks of mccard-dist: each command prints its figures with ratios against "
