@@ -32,10 +32,8 @@ __all__ = ["LIMIT_VARIABLES", "THREADS_MIN_COST", "BlasThreads", "available_cpus
            "fit_blas_threads", "fit_threads", "user_limit"]
 
 #: ``N D min(N, D)`` (one pruning iteration's dense work) from which a fit keeps the process's
-#: BLAS threads. Measured on 2 cores (MCC-ARD fits, 1 against 2 threads): with the cores busy, two
-#: threads were 1.7x slower at N = D = 3,000 (2.7e10) and 3-35x slower at every smaller size tried
-#: (down to the paper's 300 x 1,000, 9e7); on an idle machine 1.6x faster at N = D = 3,000 and 3x
-#: slower at the paper's size.
+#: BLAS threads: below it a second thread costs more in waiting than it gains in the products
+#: (``python docs/tools/bench/run.py threads`` measures both sides of it)
 THREADS_MIN_COST = 2.5e10
 #: the environment variables through which a user limits BLAS threads
 LIMIT_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
