@@ -115,8 +115,10 @@ def _group_problem(override, folders) -> str | None:
     with the group's options and the closest one."""
     group = str(override.key_or_group)
     inside = [f / group for f in folders if (f / group).is_dir()]
-    if "." in group or not inside or override.is_delete():
+    if "." in group or "/" in group or override.is_delete():
         return None
+    if not inside:
+        return _misspelt_group(override, group, folders)
     try:
         values = ([str(v) for v in override.sweep_string_iterator()]
                   if override.is_sweep_override() else [str(override.value())])
@@ -131,6 +133,24 @@ def _group_problem(override, folders) -> str | None:
         return (f"{key}={value}: no such option of {group}; available: {', '.join(options)}"
                 + (f"; did you mean {group}={close[0]}?" if close else ""))
     return None
+
+
+def _misspelt_group(override, word: str, folders) -> str | None:
+    """A top-level word that is neither a key of the config nor a group of ``folders``, close to
+    a group's name (``experment=smoke``): the override as it was meant."""
+    from dataclasses import fields
+
+    from .config import ExperimentSpec
+
+    keys = {f.name for f in fields(ExperimentSpec)}
+    groups = {d.name for f in folders if f.is_dir() for d in f.iterdir() if d.is_dir()}
+    close = difflib.get_close_matches(word, sorted(keys | groups), n=1)
+    if word in keys or not close or close[0] not in groups:
+        return None  # a key of the config, or close to one: the config's check says so
+    key = override.get_key_element().lstrip("+~")
+    value = override.value() if not override.is_sweep_override() else None
+    meant = f"{close[0]}={value}" if isinstance(value, str) else close[0]
+    return f"{key}: no config group or key {word}; did you mean {meant}?"
 
 
 def _grammar(message: str, overrides: list[str]) -> str:

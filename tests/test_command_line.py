@@ -53,6 +53,19 @@ def test_a_misspelt_group_option_names_the_options(mccard_run):
     assert not reached and message.endswith("did you mean cluster=slurm?")
 
 
+@pytest.mark.parametrize("args, message", [
+    (["experment=smoke"], "error: experment: no config group or key experment; "
+                          "did you mean experiment=smoke?"),
+    (["-m", "clustr=slurm,local"], "error: clustr: no config group or key clustr; "
+                                   "did you mean cluster?"),
+    (["methds=[mcc_ard]"], None),  # close to a key, not a group: the schema's check says it
+])
+def test_a_misspelt_group_says_the_override_that_was_meant(mccard_run, args, message):
+    said, reached = mccard_run(*args)
+    assert said == message
+    assert reached is (message is None)
+
+
 @pytest.mark.parametrize("word, hint", [
     ("smoke", "did you mean experiment=smoke?"),
     ("slurm", "did you mean cluster=slurm?"),

@@ -446,6 +446,13 @@ def test_bad_values_through_hydra_overrides(compose):
         assert str(info.value).startswith(key), (overrides, str(info.value))
 
 
+def test_a_batch_systems_word_for_a_typed_key_names_the_key(compose):
+    with pytest.raises(ConfigError) as info:
+        from_dictconfig(compose(["experiment=smoke", "cluster=slurm", "+cluster.partition=gpu"]))
+    assert str(info.value) == ("cluster.partition: not a key; for cluster.kind=slurm use "
+                               "cluster.queue (cluster.queue=<partition>)")
+
+
 TOP_LEVEL = "known top-level keys are experiment, methods, data, cv, run, store, cluster, hydra"
 
 

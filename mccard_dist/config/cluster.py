@@ -89,6 +89,8 @@ class ClusterSpec(Sealed):
     examples = {}
     #: what to use instead of a key of another kind, by key (appended to the refusal)
     instead = {}
+    #: the batch system's own words for a typed key, by word (``partition`` -> ``queue``)
+    aliases = {}
     #: whether Dask's dashboard is served (its link is logged)
     has_dashboard = True
 
@@ -442,6 +444,8 @@ class SlurmClusterSpec(JobQueueClusterSpec):
     test_submit = ("sbatch", "--test-only")
     queue_query = "squeue --me"
     directive = ("#SBATCH", "--qos=normal")
+    aliases = {"partition": "queue", "time": "walltime", "mem": "memory",
+               "cpus_per_task": "cores"}
     walltime_days = True
 
 

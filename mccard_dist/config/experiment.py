@@ -180,6 +180,10 @@ def _unknown(cls, parent: str, name: str) -> str:
             hint = f" ({cls.instead[name]})" if name in cls.instead else ""
             return (f"{key}: is not used by cluster.kind={cls.kind} (it is a setting of "
                     f"{', '.join(kinds)}){hint}")
+    if name in getattr(cls, "aliases", {}):
+        typed = cls.aliases[name]
+        return (f"{key}: not a key; for cluster.kind={cls.kind} use cluster.{typed} "
+                f"(cluster.{typed}=<{name}>)")
     known = _keys(cls)
     hint = ""
     if cls in CLUSTER_SCHEMAS.values():
@@ -203,7 +207,7 @@ def _unknown(cls, parent: str, name: str) -> str:
         params = difflib.get_close_matches(name, params, n=1)
         close = [f"grid.{grid[0]}"] if grid else [f"params.{params[0]}"] if params else []
     if close:
-        hint += f"; did you mean {parent}.{close[0]}?"
+        hint += f"; did you mean {parent + '.' if parent else ''}{close[0]}?"
     return f"{key}: unknown key(s); known keys are {', '.join(known)}{hint}"
 
 
