@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from .layout import CELL_DIMS, metadata_damage, metadata_message
 from .migrate import declared_kinds, finish_interrupted_migration
 from .version import refuse_earlier, refuse_forged
 
-__all__ = ["SWEEP_LIST", "open_results"]
+__all__ = ["SWEEP_LIST", "listed_stores", "open_results", "sweep_entry"]
 
 
 #: the per-cell variables of a store are loaded by :func:`open_results` up to this size
@@ -74,10 +75,11 @@ def open_results(path, mask: bool = True):
             return _sweep(stores, path)
         return _side_by_side(stores, path)
     if Path(path, SWEEP_LIST).is_file():  # a Hydra multirun folder
-        listed = [line.strip() for line in Path(path, SWEEP_LIST).read_text().splitlines()]
-        return open_results([p for p in listed if p], mask)
+        return open_results(listed_stores(path), mask)
 
     finish_interrupted_migration(path)  # a migration stopped halfway: its store back
+    if not Path(path).exists():
+        raise StoreMismatchError(f"no such store: {path}")
     copies, bad = metadata_damage(Path(path))
     if bad:
         raise StoreDamagedError(metadata_message(path, copies, bad))
@@ -149,8 +151,40 @@ def _with_new_metrics(ds):
     return ds
 
 
-#: the file in a Hydra multirun folder that lists the stores of its jobs (one path per line)
+#: the file in a Hydra multirun folder that lists the stores of its jobs (:func:`sweep_entry`)
 SWEEP_LIST = "stores.txt"
+
+
+def sweep_entry(store, folder) -> str:
+    """The line of ``store`` in the :data:`SWEEP_LIST` of the multirun folder ``folder``: its
+    path relative to the folder (which still finds it once the folder and the stores are moved
+    or copied together), a tab, and its absolute path (which finds it once the folder alone is
+    moved)."""
+    store = Path(store).resolve()
+    try:
+        relative = os.path.relpath(store, Path(folder).resolve())
+    except ValueError:  # another drive (Windows): no relative path
+        return f"{store}\n"
+    return f"{relative}\t{store}\n"
+
+
+def listed_stores(folder) -> list[Path]:
+    """The stores that the :data:`SWEEP_LIST` of the multirun folder ``folder`` lists, each at
+    the first of its paths (:func:`sweep_entry`; a path relative to the folder) that exists; a
+    store at none of them is refused in one line."""
+    folder = Path(folder)
+    stores = []
+    for line in (folder / SWEEP_LIST).read_text().splitlines():
+        paths = [folder / p for p in line.strip().split("\t") if p]
+        if not paths:
+            continue
+        found = next((p for p in paths if p.exists()), None)
+        if found is None:
+            also = f"; nor at {', '.join(map(str, paths[1:]))}" if paths[1:] else ""
+            raise StoreMismatchError(f"no such store: {os.path.normpath(paths[0])} (listed in "
+                                     f"{folder / SWEEP_LIST}{also})")
+        stores.append(Path(os.path.normpath(found)))
+    return stores
 
 
 def _with_all_variables(stores):
