@@ -19,7 +19,8 @@ from ..records import STATUS_DONE, STATUS_NAMES
 from .backfill import metric_values, new_metrics, store_cells
 from .errors import StoreDamagedError, StoreMismatchError
 from .integrity import REPAIR_HINT, check_stored, open_dataset
-from .layout import CELL_DIMS, metadata_damage, metadata_message
+from .layout import (CELL_DIMS, ENDED_UNRECORDED, cells_since_start, finished_cells,
+                     metadata_damage, metadata_message)
 from .migrate import declared_kinds, finish_interrupted_migration
 from .version import refuse_earlier, refuse_forged
 
@@ -48,7 +49,9 @@ def open_results(path, mask: bool = True):
     (``ds["cv_score"].sel(model="mcc_l1")`` with ``ds["kernel_width"].sel(model="mcc_l1")``).
     A store of an earlier version is refused with the command that migrates it
     (:mod:`mccard_dist.store.migrate`); a metric the store does not hold (the package gained it
-    since) is computed for its finished cells (:mod:`~mccard_dist.store.backfill`).
+    since) is computed for its finished cells (:mod:`~mccard_dist.store.backfill`). The attribute
+    ``runs`` is the store's run records as they stand: a last run whose driver was killed or
+    still runs shows the cells it wrote so far and which of the two it is.
 
     ``path`` may also be a list of stores:
 
@@ -125,10 +128,33 @@ def open_results(path, mask: bool = True):
     names = np.array([STATUS_NAMES[k] for k in sorted(STATUS_NAMES)])
     status = ds["status"].load()
     ds["status_name"] = status.copy(data=names[status.values])
+    if "runs" in ds.attrs:
+        ds.attrs["runs"] = _runs_now(path, ds.attrs["runs"], status.values)
     if "kinds" not in ds.attrs:  # made before stores recorded their methods' declarations
         ds.attrs["kinds"] = json.dumps(declared_kinds(json.loads(ds.attrs["config"])),
                                        sort_keys=True)
     return _with_new_metrics(ds)
+
+
+def _runs_now(path, runs, status):
+    """The store's run records (JSON) as they stand: a last record still ``running`` (its
+    driver records the cells it wrote when it ends) gets the cells finished since it started,
+    counted from ``status``, and whether its driver still runs, from the store's lock files
+    (:func:`~mccard_dist.lock.store_driver`: read, not taken)."""
+    from ..lock import store_driver
+
+    try:
+        records = json.loads(runs)
+    except (TypeError, ValueError):
+        return runs
+    if not records or not isinstance(records[-1], dict) or records[-1].get("ended") != "running":
+        return runs
+    last = records[-1]
+    last["cells"] = cells_since_start(last, finished_cells(status))
+    running, who = store_driver(path)
+    last["ended"] = (f"running ({who})" if running else ENDED_UNRECORDED if running is False
+                     else f"running, or stopped without recording how ({who}: another host)")
+    return json.dumps(records)
 
 
 def _with_new_metrics(ds):
