@@ -96,7 +96,7 @@ def test_report_on_a_partial_store(store, tmp_path):
 
 
 def test_cli_refuses_a_missing_store_and_a_bad_cell(store, tmp_path):
-    with pytest.raises(SystemExit, match="no results store at"):
+    with pytest.raises(SystemExit, match="no such store: "):
         cli.report([str(tmp_path / "nothing.zarr"), "--out", str(tmp_path / "out")])
     import xarray as xr
 
