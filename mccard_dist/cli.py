@@ -259,10 +259,7 @@ def run() -> None:
     import hydra
 
     if args.version:
-        import importlib.metadata
-
-        print(f"mccard-dist {importlib.metadata.version('mccard-dist')} (Hydra "
-              f"{hydra.__version__})")
+        print(f"{_version()} (Hydra {hydra.__version__})")
         return
     said = problem(args, search_folders(folder))
     if said is not None:
@@ -281,6 +278,13 @@ def run() -> None:
         sys.exit(f"error: {hydra_error(exc, search_folders(folder))}")
 
 
+def _version() -> str:
+    """The installed package and its version, as ``--version`` prints it."""
+    import importlib.metadata
+
+    return f"mccard-dist {importlib.metadata.version('mccard-dist')}"
+
+
 def _open_store(path, sweep=False):
     """One store, or several of the same cells side by side (a list of paths, or a multirun
     folder over methods); stores of different grids are refused (a report covers one grid),
@@ -288,14 +292,9 @@ def _open_store(path, sweep=False):
     from .analysis import check_one_grid
     from .errors import UsageError
     from .store import SWEEP_LIST, open_results
-    from .store.migrate import finish_interrupted_migration
 
-    for p in path if isinstance(path, list) else [path]:
-        finish_interrupted_migration(p)  # a migration stopped halfway: its store back
-        if not p.exists():
-            raise SystemExit(f"error: no results store at {p}")
     try:
-        ds = open_results(path)
+        ds = open_results(path)  # "no such store" or "not a results store": one line
     except UsageError as exc:
         raise SystemExit(f"error: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - anything unreadable is "not a store"
@@ -349,9 +348,10 @@ def _report(argv=None) -> None:
     from .store import check_writable
 
     parser = argparse.ArgumentParser(
-        prog="mccard-report",
+        prog="mccard-report", allow_abbrev=False,  # --htm is a mistake, not --html
         description="Figures, summary tables and a check of the paper's claims from a results "
                     "store (a partial store works: only finished cells count).")
+    parser.add_argument("--version", action="version", version=_version())
     parser.add_argument("store", nargs="+",
                         help="path of a results store (<experiment>-<hash>.zarr); several stores "
                              "of the same cells with different methods are reported side by side")
@@ -378,6 +378,8 @@ def _report(argv=None) -> None:
                         help="also write report.html: one self-contained page with interactive "
                              "figures (needs the 'html' extra: altair, vl-convert-python)")
     args = parser.parse_args(argv)
+    path = Path(args.store[0]) if len(args.store) == 1 else [Path(p) for p in args.store]
+    ds = _open_store(path, sweep=True)  # a missing store or another folder: said first
     if args.out is None and args.compare is None and not args.pair and args.versus is None:
         parser.error("--out DIR is required (unless --compare BASE_STORE, --pair or --versus is "
                      "given)")
@@ -406,8 +408,6 @@ def _report(argv=None) -> None:
             check_writable(Path(args.out), key="--out", fix="choose a writable folder")
         except UsageError as exc:
             raise SystemExit(f"error: {exc}") from None
-    path = Path(args.store[0]) if len(args.store) == 1 else [Path(p) for p in args.store]
-    ds = _open_store(path, sweep=True)
     held = set(map(str, ds["model"].values))
     missing = sorted({n for pair in pairs_asked for n in pair} - held)
     if missing:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .errors import StoreAccessError, UsageError
 
-__all__ = ["INNER_LOCK", "StoreLock", "StoreLockedError", "lock_path"]
+__all__ = ["INNER_LOCK", "StoreLock", "StoreLockedError", "lock_path", "store_driver"]
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +135,24 @@ def _say_taken_over(path: Path, previous: dict, token: dict) -> None:
 def _describe(holder: dict) -> str:
     return (f"the driver on host {holder.get('host', '?')} with PID {holder.get('pid', '?')} "
             f"(since {holder.get('since', '?')})")
+
+
+def store_driver(store: Path) -> tuple[bool | None, str]:
+    """Whether a driver runs on the store, read from its lock files without taking them or
+    writing: ``(True, who)`` while the process a lock file names runs on this host, ``(None,
+    who)`` for a holder on another host (which this host cannot ask), ``(False, "")`` when no
+    lock file names a process that runs (a driver killed outright leaves its files behind,
+    naming a process that has ended). A file that came with a copy of the store is not its."""
+    store = Path(store).resolve()
+    for path in (store / INNER_LOCK, lock_path(store)):
+        holder = _LockFile(path, {}).read()
+        if holder.get("pid") is None or holder.get("store", str(store)) != str(store):
+            continue
+        if holder.get("host") != socket.gethostname():
+            return None, _describe(holder)
+        if _alive_here(holder):
+            return True, _describe(holder)
+    return False, ""
 
 
 class StoreLock:

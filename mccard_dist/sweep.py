@@ -13,8 +13,10 @@ __all__ = ["SweepSummary"]
 class SweepSummary(Callback):
     """Hydra callback (``hydra.callbacks`` in ``conf/config.yaml``): after a multirun, print which
     job wrote which store and list the stores in ``<sweep dir>/stores.txt`` (for
-    ``open_results(<sweep dir>)``); each job leaves its store's path in its folder (``store.txt``),
-    so launchers that run the jobs in other processes work too."""
+    ``open_results(<sweep dir>)``; each store's path relative to the sweep folder, then its
+    absolute path: :func:`~mccard_dist.store.reader.sweep_entry`); each job leaves its store's
+    path in its folder (``store.txt``), so launchers that run the jobs in other processes work
+    too."""
 
     def on_job_end(self, config, job_return, **kwargs) -> None:
         from hydra.core.hydra_config import HydraConfig
@@ -25,6 +27,8 @@ class SweepSummary(Callback):
 
     def on_multirun_end(self, config, **kwargs) -> None:
         import yaml
+
+        from .store.reader import SWEEP_LIST, sweep_entry
 
         sweep = Path(config.hydra.sweep.dir)
         rows = []
@@ -37,7 +41,7 @@ class SweepSummary(Callback):
         common = set.intersection(*(set(r[1]) for r in rows))  # show what the jobs vary
         rows = [(job, " ".join(o for o in overrides if o not in common) or "(none)", store)
                 for job, overrides, store in rows]
-        (sweep / "stores.txt").write_text("".join(f"{r[2]}\n" for r in rows))
+        (sweep / SWEEP_LIST).write_text("".join(sweep_entry(r[2], sweep) for r in rows))
         width = max(len(r[1]) for r in rows)
         print(f"\n{'job':>4}  {'swept':<{width}}  store")
         for job, overrides, store in rows:

@@ -707,7 +707,7 @@ def test_a_class_of_ones_own_is_labelled_by_what_the_store_recorded_of_it():
 
 def test_methods_of_ones_own_never_share_a_colour_and_marker_nor_take_a_shipped_style():
     shipped = ["mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1", "lasso", "huber"]
-    own = [f"mine_{i}" for i in range(81)]
+    own = [f"mine_{i}" for i in range(36)]
     styles = [method_style(m, shipped + own) for m in shipped + own]
     pairs = [(s["color"], s["marker"]) for s in styles]
     assert len(set(pairs)) == len(pairs)
@@ -715,6 +715,40 @@ def test_methods_of_ones_own_never_share_a_colour_and_marker_nor_take_a_shipped_
     shipped_markers = {s["marker"] for s in styles[:len(shipped)]}
     assert not shipped_colours & {s["color"] for s in styles[len(shipped):]}
     assert not shipped_markers & {s["marker"] for s in styles[len(shipped):]}
+
+
+def _lab(colour):
+    """CIELAB (D65) of a colour, from sRGB."""
+    from matplotlib.colors import to_rgb
+
+    rgb = np.array(to_rgb(colour))
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722],
+                    [0.0193, 0.1192, 0.9505]]) @ linear / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > (6 / 29) ** 3, np.cbrt(xyz), xyz / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def test_a_method_of_ones_own_gets_no_tint_of_a_shipped_methods_colour():
+    """Beside the shipped methods (MCC-ARD's blue among them), a method whose file gives no
+    style is drawn in a hue none of them has (CIELAB hue 15 degrees apart from each coloured
+    one: a light blue beside a dark blue is not), far from every one of their colours."""
+    from mccard_dist.config import shipped_methods
+
+    files = shipped_methods()
+    styled = [m for m in files if (files[m].get("style") or {}).get("color")]
+    own = [f"mine_{i}" for i in range(4)]
+    shipped_colours = {m: method_style(m, styled + own)["color"] for m in styled}
+    assert shipped_colours["mcc_ard"] == files["mcc_ard"]["style"]["color"]
+    for m in own:
+        colour = method_style(m, styled + own)["color"]
+        lab = _lab(colour)
+        for name, other in shipped_colours.items():
+            theirs = _lab(other)
+            assert np.linalg.norm(lab - theirs) > 25, (m, colour, name, other)
+            if np.hypot(*theirs[1:]) > 10:  # a colour, not a grey
+                turn = np.degrees(np.arctan2(lab[2], lab[1]) - np.arctan2(theirs[2], theirs[1]))
+                assert abs((turn + 180) % 360 - 180) >= 15, (m, colour, name, other)
 
 
 def test_a_method_is_labelled_by_what_its_stored_config_says_it_is():

@@ -97,6 +97,29 @@ def test_version_is_mccard_dists_with_hydras(mccard_run, capsys):
     assert capsys.readouterr().out.strip() == f"mccard-dist {__version__} (Hydra {hydra.__version__})"
 
 
+def test_mccard_report_says_what_is_wrong_with_the_store_before_asking_for_out(tmp_path, capsys):
+    """A missing store or a folder that is no store is said before ``--out DIR is required``,
+    as ``open_results`` says it; no flag is abbreviated; ``--version`` as ``mccard-run``'s."""
+    from mccard_dist import __version__
+    from mccard_dist.errors import UsageError
+    from mccard_dist.store import open_results
+
+    missing = tmp_path / "nope.zarr"
+    for args, said in (([missing], f"error: no such store: {missing}"),
+                       ([tmp_path], f"error: {tmp_path} is not a results store")):
+        with pytest.raises(SystemExit) as exc:
+            cli.report([str(a) for a in args])
+        assert str(exc.value.code).startswith(said), exc.value.code
+    with pytest.raises(UsageError, match=f"^no such store: {missing}$"):
+        open_results(missing)
+    with pytest.raises(SystemExit) as exc:
+        cli.report([str(missing), "--out", str(tmp_path / "out"), "--htm"])
+    assert exc.value.code == 2 and "unrecognized arguments: --htm" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        cli.report(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.strip() == f"mccard-dist {__version__}"
+
+
 @pytest.mark.parametrize("args", [
     ["experiment=smoke"],
     ["-m", "experiment=smoke", "data.n_features=500,1000"],

@@ -967,13 +967,13 @@ def test_a_methods_style_is_its_files_changes_no_grid_hash_and_is_checked(compos
     ds = xr.Dataset(coords={"model": ["mcc_ard", "mine"]})
     ds.attrs["config"] = json.dumps({"methods": {
         "mcc_ard": mine.method("mcc_ard").to_dict(),
-        "mine": {"estimator": "x.y:Z", "style": {"color": "#aec7e8", "marker": "P"}},
+        "mine": {"estimator": "x.y:Z", "style": {"color": "#c2185b", "marker": "P"}},
         "other": {"estimator": "x.y:W"}}})
     methods = ["mcc_ard", "mine", "other"]
     assert method_style("mcc_ard", methods, ds)["color"] == "#123456"
-    assert method_style("mine", methods, ds) == {"label": "mine", "color": "#aec7e8",
+    assert method_style("mine", methods, ds) == {"label": "mine", "color": "#c2185b",
                                                  "marker": "P"}
-    assert method_style("other", methods, ds)["color"] not in ("#aec7e8", "#123456")
+    assert method_style("other", methods, ds)["color"] not in ("#c2185b", "#123456")
     assert refusal(["experiment=smoke", "methods.mcc_ard.style.color=red"]) == (
         "methods.mcc_ard.style.color: must be a CSS hex colour, #rrggbb, got 'red'")
     assert refusal(["experiment=smoke", "methods.mcc_ard.style.marker=Q"]).startswith(

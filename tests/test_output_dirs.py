@@ -41,6 +41,7 @@ def mccard_run(cwd, *args):
 def test_runs_and_sweeps_started_in_the_same_second_keep_their_folders(tmp_path, compose):
     from mccard_dist.config import from_dictconfig
     from mccard_dist.runner import run_serial
+    from mccard_dist.store.reader import listed_stores
 
     # finished stores: the runs below have nothing to run, so they start no cluster
     first = tmp_path / "s0.zarr"
@@ -53,8 +54,7 @@ def test_runs_and_sweeps_started_in_the_same_second_keep_their_folders(tmp_path,
     mccard_run(tmp_path, "-m", f"store.path={stores[2]},{stores[3]}")
     sweeps = sorted((tmp_path / "multirun").iterdir())
     assert len(sweeps) == 2 and all(s.name.startswith("2030-01-02_03-04-05") for s in sweeps)
-    listed = sorted(tuple(Path(line) for line in (s / "stores.txt").read_text().split())
-                    for s in sweeps)
+    listed = sorted(tuple(listed_stores(s)) for s in sweeps)
     assert listed == [tuple(stores[:2]), tuple(stores[2:])]
 
     mccard_run(tmp_path, f"store.path={stores[0]}")

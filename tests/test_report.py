@@ -1,5 +1,6 @@
 """`mccard-report`: report.md and the figures from small stores, in process and in a subprocess."""
 
+import json
 import re
 import subprocess
 import sys
@@ -95,7 +96,7 @@ def test_report_on_a_partial_store(store, tmp_path):
 
 
 def test_cli_refuses_a_missing_store_and_a_bad_cell(store, tmp_path):
-    with pytest.raises(SystemExit, match="no results store at"):
+    with pytest.raises(SystemExit, match="no such store: "):
         cli.report([str(tmp_path / "nothing.zarr"), "--out", str(tmp_path / "out")])
     import xarray as xr
 
@@ -335,6 +336,46 @@ def test_a_multirun_along_a_setting_is_reported_along_it(variants, tmp_path, cap
         f"error: {folder} is a sweep along data.n_features: give --out DIR")
     message = report_error(variants["base"], "--compare", folder)
     assert message.startswith(f"error: {folder} is a multirun of 2 stores")
+
+
+def test_a_multirun_folder_moved_with_its_stores_opens_and_reports(variants, tmp_path):
+    """The sweep callback lists each store relative to the multirun folder (and absolute): the
+    folder and its stores moved elsewhere together open there; a listed store missing at every
+    path is named in one line."""
+    import shutil
+
+    from omegaconf import OmegaConf
+
+    from mccard_dist.sweep import SweepSummary
+
+    project = tmp_path / "project"
+    folder = project / "multirun" / "2024-01-01_00-00-00"
+    for i, (name, width) in enumerate((("base", 20), ("wider", 25))):
+        store = project / "results" / f"{name}.zarr"
+        shutil.copytree(variants[name], store)
+        (folder / str(i) / ".hydra").mkdir(parents=True)
+        (folder / str(i) / ".hydra" / "overrides.yaml").write_text(
+            f"- data.n_features={width}\n")
+        (folder / str(i) / "store.txt").write_text(f"{store}\n")
+    SweepSummary().on_multirun_end(OmegaConf.create({"hydra": {"sweep": {"dir": str(folder)}}}))
+    assert (folder / "stores.txt").read_text().startswith(
+        f"../../results/base.zarr\t{project / 'results' / 'base.zarr'}\n")
+
+    moved = tmp_path / "laptop"
+    shutil.move(project, moved)
+    folder = moved / "multirun" / "2024-01-01_00-00-00"
+    ds = open_results(folder)
+    assert list(ds["n_features"].values) == [20, 25]
+    assert [s["path"] for s in json.loads(ds.attrs["stores"])] == [
+        str(moved / "results" / "base.zarr"), str(moved / "results" / "wider.zarr")]
+    cli.report([str(folder), "--out", str(tmp_path / "out")])
+    assert (tmp_path / "out" / "n_features=25" / "report.md").is_file()
+
+    shutil.rmtree(moved / "results" / "wider.zarr")
+    message = report_error(folder, "--out", tmp_path / "out2")
+    assert message.startswith(f"error: no such store: {moved / 'results' / 'wider.zarr'} "
+                              f"(listed in {folder / 'stores.txt'}; nor at "
+                              f"{project / 'results' / 'wider.zarr'})"), message
 
 
 def test_stores_whose_same_method_differs_are_refused_with_the_difference(variants, tmp_path):

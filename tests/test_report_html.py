@@ -80,6 +80,10 @@ def test_the_page_is_self_contained_and_holds_claims_cells_and_config(page, stor
     assert "&quot;n_relevant&quot;: 5" in text  # the config, escaped
     for _, title, _ in report_html.panels():
         assert title in text
+    # a fixed-count store: its figures and claims show t-intervals, and it has no stop rule
+    assert "Means over the finished seeds with their 95% t-intervals" in text
+    assert "mean and 95% t-intervals of the per-seed quantity" in text
+    assert "confidence sequence" not in text and "<h2>Stop rule</h2>" not in text
 
 
 def test_html_without_altair_is_refused_before_anything_is_written(store, tmp_path, monkeypatch):

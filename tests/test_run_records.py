@@ -27,6 +27,43 @@ def test_a_killed_drivers_record_counts_the_cells_it_wrote(smoke_spec, tmp_path)
     assert serial["ended"] == "finished (serial)"
 
 
+def test_the_report_of_a_killed_or_running_driver_shows_the_cells_it_wrote(smoke_spec, tmp_path):
+    """A last run record still "running": the report counts the cells written since it started
+    and says, from the lock files (read, not taken), whether its driver runs or was killed;
+    reading writes nothing."""
+    import json
+    import subprocess
+    import sys
+
+    from mccard_dist.analysis import write_report
+    from mccard_dist.lock import INNER_LOCK, StoreLock
+
+    spec = smoke_spec("experiment.methods=[ls_ard]", "data.n_features=40", "run.block_seconds=0")
+    store = ResultsStore.open_or_create(spec)
+    store.start_run("t0")
+    blocks = make_blocks(spec, store.pending_cells(), size=1)
+    lock = StoreLock(spec.store.path).acquire()  # the driver, as run_experiment holds it
+    for block in blocks[:2]:
+        store.write_block(block, run_block(spec, block, None))
+    before = {p: p.read_bytes() for p in Path(spec.store.path).rglob("*") if p.is_file()}
+    text = write_report(open_results(spec.store.path), tmp_path / "running").path.read_text()
+    assert f"| t0 |  | 2 | running (the driver on host " in text
+    lock.release()
+
+    # killed outright: its lock file stays, naming a process that has ended
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    inner = Path(spec.store.path) / INNER_LOCK
+    inner.write_text(json.dumps({"host": lock._inside.token["host"], "pid": int(dead),
+                                 "since": "t0", "store": str(Path(spec.store.path).resolve())}))
+    before[inner] = inner.read_bytes()
+    text = write_report(open_results(spec.store.path), tmp_path / "killed").path.read_text()
+    assert "| t0 |  | 2 | unknown: the driver stopped without recording how |" in text
+    after = {p: p.read_bytes() for p in Path(spec.store.path).rglob("*") if p.is_file()}
+    assert after == before
+    assert ResultsStore(spec.store.path, spec).runs()[0]["ended"] == "running"  # as stored
+
+
 def test_a_run_that_ends_records_its_cells_and_the_report_shows_them(smoke_spec, tmp_path):
     from mccard_dist.analysis import write_report
 

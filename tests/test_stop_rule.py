@@ -165,6 +165,28 @@ def test_the_report_shows_the_rule_its_decisions_and_the_sequences(loose_referen
 
 
 @pytest.mark.slow
+def test_the_html_page_names_the_sequences_and_carries_the_rule(loose_reference, tmp_path):
+    """report.html of a stop-rule store: its figures and claims say confidence sequences (what
+    they draw), and it has report.md's stop-rule section with the seeds-used figure."""
+    pytest.importorskip("altair")
+    pytest.importorskip("vl_convert")
+    from mccard_dist.analysis.report import write_report
+    from mccard_dist.store import open_results
+
+    page = write_report(open_results(loose_reference), tmp_path / "report", html=True).html
+    text = page.read_text()
+    assert "t-interval" not in text.replace("wider than t-intervals", "")
+    assert "Means over the finished seeds with their 95% confidence sequences" in text
+    assert "mean and 95% confidence sequences" in text  # the claims' sentence
+    assert "<h2>Stop rule</h2>" in text
+    (n0, _), _ = seeds_used(loose_reference).values()
+    assert f"<td>5</td><td>0</td><td>{n0}</td><td>rule held</td>" in text
+    assert "<td>5</td><td>0.3</td><td>9</td><td>budget spent</td>" in text
+    assert f"Seeds run: {n0 + 9} of 18" in text
+    assert "alt='seeds used per cell' src='data:image/png;base64," in text
+
+
+@pytest.mark.slow
 def test_a_fixed_count_report_says_it_shows_t_intervals(smoke_spec, tmp_path):
     from mccard_dist.analysis.report import write_report
     from mccard_dist.store import open_results

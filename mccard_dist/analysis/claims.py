@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .stops import intervals_of
-from .markup import Paragraph, Strong, Table, markdown
+from .markup import Code, Paragraph, Strong, Table, markdown
 from .values import (_NAMES, ROLES, MissingCells, StoreCells, _config, _num, metric_label,
                      n_relevant, scenario)
 
@@ -320,6 +320,14 @@ def claims_table(results) -> list[dict]:
                                 "estimate": p.estimate, "ci_low": p.ci_low, "ci_high": p.ci_high,
                                 "n_seeds": p.n_seeds, "verdict": p.verdict, "note": p.note})
     return rows
+
+
+def claims_intro(ds) -> Paragraph:
+    """The sentence before the claims of the store ``ds`` (report.md and report.html): what each
+    part's mean and interval are (:func:`~.stops.intervals_of`)."""
+    return Paragraph(("Paired comparisons over seeds (same data for every method), mean and "
+                      f"{intervals_of(ds).name} of the per-seed quantity; rules in ",
+                      Code("mccard_dist.analysis.check_claims"), "."))
 
 
 def claims_blocks(results, level: float = 0.95) -> list:

@@ -1,16 +1,19 @@
-"""``report.html``: one self-contained page with interactive figures, the claims, the cells and the
-config of a store: one Altair (Vega-Lite) chart of every panel, with the Vega libraries inline
-(no network), a tau and a psi selector, and a legend that picks methods; hover shows values."""
+"""``report.html``: one self-contained page with interactive figures, the claims, the cells, the
+stop rule's account (a store run with ``experiment.stop``) and the config of a store: one Altair
+(Vega-Lite) chart of every panel, with the Vega libraries inline (no network), a tau and a psi
+selector, and a legend that picks methods; hover shows values."""
 
 from __future__ import annotations
 
+import base64
 import html
+import io
 import json
 
 import numpy as np
 
-from .claims import claims_blocks
-from .stops import bounds_of, intervals_of
+from .claims import claims_blocks, claims_intro
+from .stops import bounds_of, fig_seeds_used, intervals_of, stop_blocks
 from .markup import to_html
 from .values import _config, cell_values, has_values, method_style, store_metrics, summarize
 from .width_figures import DEFAULT_PSI, _cv_methods, _standardised_width
@@ -47,8 +50,10 @@ def require_html():
 
 
 def records(ds, summary=None) -> list[dict]:
-    """One row per (method, tau, psi, metric) with finished seeds: mean, the 95% t-interval of
-    the mean within the seeds' range (the mean itself with one seed), and the number of seeds.
+    """One row per (method, tau, psi, metric) with finished seeds: mean, the interval of the
+    mean the store's comparisons show (:func:`~.stops.intervals_of`: t-intervals, or confidence
+    sequences under a stop rule) within the seeds' range (the mean itself with one seed), and the
+    number of seeds.
     The chosen width only of methods whose width is in units of y²."""
     s = summarize(ds) if summary is None else summary
     methods = [str(m) for m in ds["model"].values]
@@ -113,10 +118,12 @@ def chart(ds, rows=None):
                                                   range=[colors[m] for m in methods]),
                       legend=alt.Legend(title="method (click to show one)", orient="top",
                                         columns=min(len(methods), 4), labelLimit=260))
+    level = f"{intervals_of(ds).level:.0%}"
     tooltip = [alt.Tooltip("method:N"), alt.Tooltip("tau:Q"), alt.Tooltip("psi:Q"),
                alt.Tooltip("mean:Q", format=".4g"), alt.Tooltip("low:Q", format=".4g",
-                                                              title="95% low"),
-               alt.Tooltip("high:Q", format=".4g", title="95% high"), alt.Tooltip("seeds:Q")]
+                                                              title=f"{level} low"),
+               alt.Tooltip("high:Q", format=".4g", title=f"{level} high"),
+               alt.Tooltip("seeds:Q")]
     # ticks at the grid's psi values (up to 11 of them, evenly picked), not Vega's round steps
     ticks = psis if len(psis) <= 11 else psis[:: -(-len(psis) // 11)]
     psi_axis = alt.Axis(values=ticks, format="~g", labelOverlap=True)
@@ -169,6 +176,14 @@ def chart(ds, rows=None):
             .resolve_scale(y="independent").configure_view(stroke=None))
 
 
+def seeds_figure(ds) -> str:
+    """The seeds-used figure of report.md (:func:`~.stops.fig_seeds_used`) as an inline PNG."""
+    buffer = io.BytesIO()
+    fig_seeds_used(ds).savefig(buffer, dpi=120, format="png")
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f"<p><img alt='seeds used per cell' src='data:image/png;base64,{data}'></p>"
+
+
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1100px; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
@@ -190,6 +205,7 @@ def report_html(ds, claims, cells, store_path=None) -> str:
                                       embed_options={"renderer": "svg", "actions": False})
               if rows else "<p>No figures yet: the store has no finished cell.</p>")
     where = f" — store <code>{html.escape(str(store_path))}</code>" if store_path else ""
+    stops = stop_blocks(ds)
     return "\n".join([
         "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
         f"<title>mccard-dist report: {html.escape(name)}</title>",
@@ -197,13 +213,14 @@ def report_html(ds, claims, cells, store_path=None) -> str:
         f"<h1>mccard-dist report: experiment <code>{html.escape(name)}</code></h1>",
         f"<p>grid hash <code>{html.escape(str(ds.attrs.get('grid_hash', '?')))}</code>{where}</p>",
         "<h2>Figures</h2>",
-        ("<p>Means over the finished seeds with 95% t-intervals of the mean; hover a point for "
-         "its values. Choose tau and the marked psi with the two selectors; click a method in "
-         "the legend to show it alone (shift-click adds one, a click elsewhere in the legend "
-         "shows all).</p>"),
+        (f"<p>Means over the finished seeds with their {html.escape(intervals_of(ds).name)}; "
+         "hover a point for its values. Choose tau and the marked psi with the two selectors; "
+         "click a method in the legend to show it alone (shift-click adds one, a click "
+         "elsewhere in the legend shows all).</p>"),
         figure,
-        "<h2>Claims of the paper</h2>", to_html(claims_blocks(claims)),
+        "<h2>Claims of the paper</h2>", to_html([claims_intro(ds), *claims_blocks(claims)]),
         "<h2>Cells</h2>", to_html(cells),
+        *(["<h2>Stop rule</h2>", to_html(stops), seeds_figure(ds)] if stops else []),
         "<h2>Config</h2>",
         f"<pre>{html.escape(json.dumps(config, indent=2, sort_keys=True))}</pre>",
         "</body></html>"])

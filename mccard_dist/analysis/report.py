@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import UsageError
 from ..methods import FLAT_PER_DECADE
 from ..records import STATUS_DONE, STATUS_FAILED, STATUS_NAMES, STATUS_PENDING, STATUS_UNNEEDED
-from .claims import check_claims, claims_markdown
+from .claims import check_claims, claims_intro, claims_markdown
 from .compare import auto_roles, compare_methods, method_comparison_markdown, width_pairs
 from .edges import EDGE_SHARE, cv_failure_warnings, edge_warnings, grid_edges, grid_edges_markdown
 from .figures import method_style, write_figures
@@ -163,10 +163,7 @@ def report_markdown(ds, claims, figures, store_path=None, seeds_figure=None) -> 
     for f in figures:
         shown = f"![{f.title}]({f.path.name})" if f.path is not None else f"Skipped: {f.note}"
         out += [f"### {f.title}", "", shown, ""]
-    out += ["## Claims of the paper", "",
-            "Paired comparisons over seeds (same data for every method), mean and "
-            f"{intervals.name} of the per-seed quantity; rules in "
-            "`mccard_dist.analysis.check_claims`.", "",
+    out += ["## Claims of the paper", "", markdown([claims_intro(ds)]), "",
             claims_markdown(claims), ""]
     pairs = width_pairs(ds)
     if pairs:

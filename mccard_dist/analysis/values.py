@@ -258,10 +258,11 @@ ROLES = ("mcc_ard", "mcc_ard_proper", "ls_ard", "mcc_l1")
 #: their names in the claims' text, as the paper names them
 _NAMES = {"mcc_ard": "MCC-ARD", "mcc_ard_proper": "MCC-ARD, proper C'", "ls_ard": "LS-ARD",
           "mcc_l1": "MCC-L1"}
-#: colours and markers of methods without a style of their own (tab20's light hues and markers
-#: no shipped method file takes)
-_SPARE_COLORS = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
-                 "#dbdb8d", "#9edae5")
+#: colours and markers of methods without a style of their own: hues that no shipped method's
+#: colour has (raspberry, dark teal, moss, sea green; each at least 16 degrees of CIELAB hue and
+#: a CIELAB distance of 30 from every shipped colour and from each other: not a lighter tint of
+#: one, as a light blue beside MCC-ARD's blue would be), and markers no shipped method file takes
+_SPARE_COLORS = ("#c2185b", "#137e6d", "#698339", "#23c48b")
 _SPARE_MARKERS = ("d", "H", "8", "x", "+", "1", "2", "3", "4")
 
 
@@ -345,7 +346,8 @@ def method_style(method: str, methods=(), ds=None) -> dict:
     colors = [c for c in _SPARE_COLORS if c not in taken] or list(_SPARE_COLORS)
     others = [m for m in methods if not styled[m]]
     i = others.index(method) if method in others else 0
-    # the marker moves on each round of the colours: the first n^2 never share both
+    # the marker moves on each round of the colours: with the 4 spare colours and 9 markers,
+    # the first 36 never share both
     n = len(colors)
     return {"label": label or method, "color": colors[i % n],
             "marker": _SPARE_MARKERS[(i + i // n) % len(_SPARE_MARKERS)]}

@@ -28,10 +28,26 @@ import numpy as np
 from .. import grid
 from ..config import ExperimentSpec
 from ..errors import StoreAccessError
-from ..records import SCALARS
+from ..records import SCALARS, STATUS_DONE, STATUS_FAILED
 
-__all__ = ["CELL_DIMS", "COEF_DIMS", "CONSOLIDATED", "MISSING", "Layout", "check_writable",
-           "chunk_state", "metadata_damage", "remove_chunk", "store_path"]
+__all__ = ["CELL_DIMS", "COEF_DIMS", "CONSOLIDATED", "ENDED_UNRECORDED", "MISSING", "Layout",
+           "cells_since_start", "check_writable", "chunk_state", "finished_cells",
+           "metadata_damage", "remove_chunk", "store_path"]
+
+#: how a run record still ``running`` ended when its driver no longer runs (killed outright)
+ENDED_UNRECORDED = "unknown: the driver stopped without recording how"
+
+
+def finished_cells(status) -> int:
+    """The cells of the ``status`` array that are finished (done or failed)."""
+    return int(np.isin(status, (STATUS_DONE, STATUS_FAILED)).sum())
+
+
+def cells_since_start(run: dict, n_finished: int) -> int:
+    """The cells the run record ``run`` wrote, counted from the store's ``n_finished`` cells
+    (:func:`finished_cells`) and those finished when it started: a driver killed outright
+    recorded none."""
+    return max(n_finished - run.get("finished_cells_at_start", n_finished), 0)
 
 CELL_DIMS = ("model", "tau", "psi", "seed")
 #: values in one chunk of ``cv_score`` or ``coef`` (a whole cell's in one chunk at least)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -18,11 +19,12 @@ from ..records import STATUS_DONE, STATUS_NAMES
 from .backfill import metric_values, new_metrics, store_cells
 from .errors import StoreDamagedError, StoreMismatchError
 from .integrity import REPAIR_HINT, check_stored, open_dataset
-from .layout import CELL_DIMS, metadata_damage, metadata_message
+from .layout import (CELL_DIMS, ENDED_UNRECORDED, cells_since_start, finished_cells,
+                     metadata_damage, metadata_message)
 from .migrate import declared_kinds, finish_interrupted_migration
 from .version import refuse_earlier, refuse_forged
 
-__all__ = ["SWEEP_LIST", "open_results"]
+__all__ = ["SWEEP_LIST", "listed_stores", "open_results", "sweep_entry"]
 
 
 #: the per-cell variables of a store are loaded by :func:`open_results` up to this size
@@ -47,7 +49,9 @@ def open_results(path, mask: bool = True):
     (``ds["cv_score"].sel(model="mcc_l1")`` with ``ds["kernel_width"].sel(model="mcc_l1")``).
     A store of an earlier version is refused with the command that migrates it
     (:mod:`mccard_dist.store.migrate`); a metric the store does not hold (the package gained it
-    since) is computed for its finished cells (:mod:`~mccard_dist.store.backfill`).
+    since) is computed for its finished cells (:mod:`~mccard_dist.store.backfill`). The attribute
+    ``runs`` is the store's run records as they stand: a last run whose driver was killed or
+    still runs shows the cells it wrote so far and which of the two it is.
 
     ``path`` may also be a list of stores:
 
@@ -74,10 +78,11 @@ def open_results(path, mask: bool = True):
             return _sweep(stores, path)
         return _side_by_side(stores, path)
     if Path(path, SWEEP_LIST).is_file():  # a Hydra multirun folder
-        listed = [line.strip() for line in Path(path, SWEEP_LIST).read_text().splitlines()]
-        return open_results([p for p in listed if p], mask)
+        return open_results(listed_stores(path), mask)
 
     finish_interrupted_migration(path)  # a migration stopped halfway: its store back
+    if not Path(path).exists():
+        raise StoreMismatchError(f"no such store: {path}")
     copies, bad = metadata_damage(Path(path))
     if bad:
         raise StoreDamagedError(metadata_message(path, copies, bad))
@@ -123,10 +128,33 @@ def open_results(path, mask: bool = True):
     names = np.array([STATUS_NAMES[k] for k in sorted(STATUS_NAMES)])
     status = ds["status"].load()
     ds["status_name"] = status.copy(data=names[status.values])
+    if "runs" in ds.attrs:
+        ds.attrs["runs"] = _runs_now(path, ds.attrs["runs"], status.values)
     if "kinds" not in ds.attrs:  # made before stores recorded their methods' declarations
         ds.attrs["kinds"] = json.dumps(declared_kinds(json.loads(ds.attrs["config"])),
                                        sort_keys=True)
     return _with_new_metrics(ds)
+
+
+def _runs_now(path, runs, status):
+    """The store's run records (JSON) as they stand: a last record still ``running`` (its
+    driver records the cells it wrote when it ends) gets the cells finished since it started,
+    counted from ``status``, and whether its driver still runs, from the store's lock files
+    (:func:`~mccard_dist.lock.store_driver`: read, not taken)."""
+    from ..lock import store_driver
+
+    try:
+        records = json.loads(runs)
+    except (TypeError, ValueError):
+        return runs
+    if not records or not isinstance(records[-1], dict) or records[-1].get("ended") != "running":
+        return runs
+    last = records[-1]
+    last["cells"] = cells_since_start(last, finished_cells(status))
+    running, who = store_driver(path)
+    last["ended"] = (f"running ({who})" if running else ENDED_UNRECORDED if running is False
+                     else f"running, or stopped without recording how ({who}: another host)")
+    return json.dumps(records)
 
 
 def _with_new_metrics(ds):
@@ -149,8 +177,40 @@ def _with_new_metrics(ds):
     return ds
 
 
-#: the file in a Hydra multirun folder that lists the stores of its jobs (one path per line)
+#: the file in a Hydra multirun folder that lists the stores of its jobs (:func:`sweep_entry`)
 SWEEP_LIST = "stores.txt"
+
+
+def sweep_entry(store, folder) -> str:
+    """The line of ``store`` in the :data:`SWEEP_LIST` of the multirun folder ``folder``: its
+    path relative to the folder (which still finds it once the folder and the stores are moved
+    or copied together), a tab, and its absolute path (which finds it once the folder alone is
+    moved)."""
+    store = Path(store).resolve()
+    try:
+        relative = os.path.relpath(store, Path(folder).resolve())
+    except ValueError:  # another drive (Windows): no relative path
+        return f"{store}\n"
+    return f"{relative}\t{store}\n"
+
+
+def listed_stores(folder) -> list[Path]:
+    """The stores that the :data:`SWEEP_LIST` of the multirun folder ``folder`` lists, each at
+    the first of its paths (:func:`sweep_entry`; a path relative to the folder) that exists; a
+    store at none of them is refused in one line."""
+    folder = Path(folder)
+    stores = []
+    for line in (folder / SWEEP_LIST).read_text().splitlines():
+        paths = [folder / p for p in line.strip().split("\t") if p]
+        if not paths:
+            continue
+        found = next((p for p in paths if p.exists()), None)
+        if found is None:
+            also = f"; nor at {', '.join(map(str, paths[1:]))}" if paths[1:] else ""
+            raise StoreMismatchError(f"no such store: {os.path.normpath(paths[0])} (listed in "
+                                     f"{folder / SWEEP_LIST}{also})")
+        stores.append(Path(os.path.normpath(found)))
+    return stores
 
 
 def _with_all_variables(stores):

@@ -26,12 +26,12 @@ from . import integrity
 from ..config import ExperimentSpec
 from ..errors import StoreAccessError
 from ..lock import INNER_LOCK
-from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING, BlockResult, done_cell_values
+from ..records import STATUS_FAILED, STATUS_PENDING, BlockResult, done_cell_values
 from .backfill import fill_metrics, new_metrics
 from .errors import StoreDamagedError, StoreMismatchError
 from .integrity import open_group
-from .layout import (CONSOLIDATED, Layout, metadata_damage, metadata_message,
-                     metadata_repairable, store_path)
+from .layout import (CONSOLIDATED, ENDED_UNRECORDED, Layout, cells_since_start, finished_cells,
+                     metadata_damage, metadata_message, metadata_repairable, store_path)
 from .reuse import fill_from_siblings
 from .version import (computing, fingerprint, own_metrics, package_versions, refuse_mixed,
                       refuse_other_grid)
@@ -426,7 +426,7 @@ class ResultsStore:
         return runs
 
     def _n_finished(self) -> int:
-        return int(np.isin(self.status(), (STATUS_DONE, STATUS_FAILED)).sum())
+        return finished_cells(self.status())
 
     def start_run(self, started: str | None = None) -> str:
         """Record a run as started (``ended: "running"``, host, PID, the cells finished then, the
@@ -456,9 +456,8 @@ class ResultsStore:
         def change(runs):
             for run in runs:
                 if run.get("ended") == "running":
-                    written = n_finished - run.get("finished_cells_at_start", n_finished)
-                    run.update(ended="unknown: the driver stopped without recording how",
-                               cells=max(written, 0), blocks=None)
+                    run.update(ended=ENDED_UNRECORDED, cells=cells_since_start(run, n_finished),
+                               blocks=None)
             runs.append(record)
 
         self._update_runs(change)
