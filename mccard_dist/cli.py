@@ -96,10 +96,24 @@ def _main(cfg) -> str:
     except Exception:
         log.exception("unexpected error")
         raise _failed(f"error: {BUG_HINT}") from None
+    if report.methods_without_cells:
+        raise _failed(f"error: {without_cells(report.methods_without_cells)}")
     if not report.complete:
         raise _failed(f"{len(report.block_errors)} block(s) did not finish; rerun the same "
                       "command to resume")
     return str(Path(report.store_path).resolve())
+
+
+def without_cells(methods: dict) -> str:
+    """The line of a run whose ``methods`` (a :class:`~mccard_dist.runner.RunReport`'s
+    ``methods_without_cells``) finished no cell: each with its first cell's error."""
+    said = []
+    for name, (n_failed, error) in methods.items():
+        lines = error.strip().splitlines()
+        said.append(f"{name} finished no cell ({n_failed} failed; first: "
+                    f"{lines[0][:400] if lines else 'no error recorded'})")
+    return ("; ".join(said) + "; run.retry_failed=true runs their cells again "
+            "(with run.allow_mixed_versions=true once their code changed)")
 
 
 def _logged(line: str) -> str:

@@ -155,8 +155,9 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
             scores, best, n_failures, cv_error = _select_alo(spec, method, data.X_train,
                                                              data.y_train, candidates)
             if best is None:
+                first = f"; first: {cv_error}" if cv_error else ""
                 raise RuntimeError(f"every candidate failed or has a NaN leave-one-out score "
-                                   f"({n_failures} failed fits)")
+                                   f"({n_failures} failed fits{first})")
             _, c, est, fit_seconds = best
             chosen = candidates[c]
         else:
@@ -164,7 +165,7 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
                 scores, n_failures, cv_error = kfold_scores(spec, method, data.X_train,
                                                             data.y_train, cell.seed)
             chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores,
-                                                         n_failures)
+                                                         n_failures, cv_error)
         metrics, coef = _evaluate(est, data, spec.metric_table, cell)
     except Exception as exc:  # recorded, not raised: one bad cell must not stop the run
         return _failed(cell, exc, n_failures, time.perf_counter() - start, scores, cv_error)
@@ -172,14 +173,15 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
                  time.perf_counter() - start, n_failures, scores, save_coef, cv_error)
 
 
-def _choose_and_refit(spec, method, data, scores, n_failures):
+def _choose_and_refit(spec, method, data, scores, n_failures, cv_error=""):
     """The candidate with the lowest mean K-fold loss (ties: the first), fitted on all the
     training data (along the path the CV walked, down to it): ``(candidate, estimator, fit
-    seconds)`` (candidate ``{}`` without a grid)."""
+    seconds)`` (candidate ``{}`` without a grid; ``cv_error``: the first failed CV fit's
+    message, said when no candidate is left)."""
     fit_start = time.perf_counter()
     cv = search(spec, method, data.X_train)
     if cv.candidates:
-        best = choose(-scores, n_failures)
+        best = choose(-scores, n_failures, cv_error)
         chosen = cv.candidates[best]
     else:
         cv, best, chosen = Search([{}], [(0,)], cv.fit), 0, {}
@@ -328,7 +330,8 @@ def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_se
     method = spec.method(cell.method)
     try:
         data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
-        chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores, n_failures)
+        chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores, n_failures,
+                                                     cv_error)
         metrics, coef = _evaluate(est, data, spec.metric_table, cell)
     except Exception as exc:  # recorded, not raised, as in run_cell
         return _failed(cell, exc, n_failures, cv_seconds + time.perf_counter() - start, scores,
