@@ -6,7 +6,8 @@ the same data; a data file's arrays are shipped once per worker (:func:`run_bloc
 K-fold CV over the method's candidates (ties: the first in the grid; ``cv.race`` drops clearly
 worse candidates early), or with ``cv.scheme=alo`` one fit per candidate scored on approximate
 leave-one-out residuals; a final fit; the paper's metrics on the noise-free test set. A fit that
-raises is recorded (CV: a NaN score; final fit: a failed cell) and the block goes on.
+raises is recorded (CV: a NaN score; final fit: a failed cell) and the block goes on; so does a
+cell whose data (a generator of one's own) or metric raises: a failed cell, with its error.
 """
 
 from __future__ import annotations
@@ -146,7 +147,10 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
     cell's, when the caller has them)."""
     start = time.perf_counter()
     method = spec.method(cell.method) if method is None else method
-    data = spec.data.make_data(cell.seed, cell.psi, cell.tau, source)
+    try:
+        data = spec.data.make_data(cell.seed, cell.psi, cell.tau, source)
+    except Exception as exc:  # recorded, not raised: the block's other cells go on
+        return _failed(cell, exc, 0, time.perf_counter() - start, None, what=DATA_FAILED)
     candidates = cv_candidates(method) if candidates is None else candidates
     scores = None
     n_failures, cv_error = 0, ""
@@ -225,8 +229,14 @@ def _number(value) -> float:
         return np.nan
 
 
-def _failed(cell, exc, n_failures, seconds, scores, cv_error="") -> CellResult:
+#: what a failed cell's error starts with when its data raised (not a fit)
+DATA_FAILED = "the cell's data"
+
+
+def _failed(cell, exc, n_failures, seconds, scores, cv_error="", what="") -> CellResult:
+    """A failed cell with ``exc``'s message, after ``what`` raised it where given."""
     message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    message = f"{what}: {message}" if what else message
     return CellResult(cell.index, STATUS_FAILED, error=message[:2000],
                       scalars={"n_cv_failures": n_failures, "cell_seconds": seconds},
                       cv_score=scores, cv_error=cv_error)
@@ -268,9 +278,13 @@ def try_methods(spec: ExperimentSpec, source=None) -> None:
     ``fit``, ``predict`` or fitted attributes raise what no fit on data raises (an
     AttributeError, a TypeError: code to change, not data) is refused in one line naming the
     method, before any store or cluster exists. A fit that fails as fits on data fail
-    (:data:`~mccard_dist.models.search.FIT_ERRORS`) is left to the grid, where CV scores it."""
+    (:data:`~mccard_dist.models.search.FIT_ERRORS`) is left to the grid, where CV scores it, and
+    so is a first cell whose data raise (no trial: the grid fails that cell with its error)."""
     seed, psi, tau = spec.seeds[0], spec.psi[0], spec.tau[0]
-    data = spec.data.make_data(seed, psi, tau, source)
+    try:
+        data = spec.data.make_data(seed, psi, tau, source)
+    except Exception:  # noqa: BLE001 - no trial: that cell fails in the grid, with its error
+        return
     n = min(TRIAL_ROWS, len(data.y_train))
     trial = dataclasses.replace(data, X_train=data.X_train[:n], y_train=data.y_train[:n])
     for method in spec.methods:
@@ -311,7 +325,11 @@ def cv_fit(spec: ExperimentSpec, cell: Cell, unit: int, fold: int, source=None):
     :func:`run_cell` makes."""
     start = time.perf_counter()
     method = spec.method(cell.method)
-    data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
+    try:
+        data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
+    except Exception:  # noqa: BLE001 - the cell's finish_cell fails it with the error
+        n = len(cv_units(method, spec.cv)[unit])
+        return np.full(n, np.nan), 0, time.perf_counter() - start, ""
     X, y = data.X_train, data.y_train
     train, val = folds(len(y), spec.cv.n_folds, cell.seed)[fold]
     cv = search(spec, method, X)
@@ -330,6 +348,10 @@ def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_se
     method = spec.method(cell.method)
     try:
         data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
+    except Exception as exc:  # recorded, not raised, as in run_cell
+        return _failed(cell, exc, n_failures, cv_seconds + time.perf_counter() - start, scores,
+                       cv_error, what=DATA_FAILED)
+    try:
         chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores, n_failures,
                                                      cv_error)
         metrics, coef = _evaluate(est, data, spec.metric_table, cell)

@@ -1,6 +1,7 @@
 """One's own code that fails or says nothing, run as a user runs it: a method whose every fit
 raises, in process (serially, and through ``mccard-run`` on a LocalCluster) with the user's own
-message carried to the store, the run's output and its exit status."""
+message carried to the store, the run's output and its exit status; a data generator and a
+metric that raise on one cell each, which fail those cells alone."""
 
 import sys
 
@@ -23,6 +24,32 @@ class AlwaysFails(RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         return np.zeros(len(X))
+
+
+def picky(seed, psi, tau, n=30, d=8):
+    """A generator that has no data for seed 1 at psi 0.2 (while FAILLAB_REFUSE is set)."""
+    import os
+
+    if seed == 1 and psi == 0.2 and os.environ.get("FAILLAB_REFUSE"):
+        raise ValueError(f"no data at seed {seed}, psi {psi}")
+    rng = np.random.default_rng([seed, 5])
+    coef = np.r_[2.0, -1.0, np.zeros(d - 2)]
+    X, X_test = rng.normal(size=(n, d)), rng.normal(size=(n, d))
+    out = rng.random(n) < psi
+    return {"X_train": X, "y_train": X @ coef + rng.normal(size=n) + tau * out,
+            "X_test": X_test, "y_test": X_test @ coef, "coef_true": coef, "outlier_mask": out}
+
+
+def _picky_metric(ev):
+    if ev.cell.seed == 1 and ev.cell.psi == 0.0:
+        raise ArithmeticError("no value at seed 1, psi 0")
+    return 1.0
+
+
+from mccard_dist.metrics import Metric  # noqa: E402
+
+picky_metric = Metric("picky", _picky_metric, needs="estimator", better=0, label="picky",
+                      heading="picky")
 '''
 
 
@@ -40,8 +67,17 @@ def lab(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path / "pkg"))
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "pkg"))  # the cluster's workers
     monkeypatch.setenv("MCCARD_CONFIG_DIR", str(conf))
+    monkeypatch.setenv("FAILLAB_REFUSE", "1")
     monkeypatch.delitem(sys.modules, "faillab", raising=False)
+    from mccard_dist.config import data as data_config
+    from mccard_dist.data import generated
+
+    caches = (generated.generator_function, data_config._probe)
+    for cached in caches:
+        cached.cache_clear()
     yield conf
+    for cached in caches:
+        cached.cache_clear()
     sys.modules.pop("faillab", None)
 
 
@@ -107,3 +143,55 @@ def test_a_method_that_finished_no_cell_ends_the_run_non_zero_after_the_table(la
     said = [line for line in (out + err).splitlines() if "CV fit(s) failed" in line]
     assert len(said) == 1 and f"(first: {SAID})" in said[0], out + err
     assert (open_results(store)["status"].sel(model="ls_ard") == 1).all()
+
+
+#: the generator of one's own and its metric, each raising on one cell of the smoke grid
+PICKY = ["experiment=smoke", "data=generator", "data.generator=faillab:picky",
+         "experiment.metrics=[faillab:picky_metric]", "experiment.methods=[ls_ard]",
+         "run.progress=false"]
+
+
+def test_a_cell_whose_data_or_metric_raises_fails_alone_and_retry_failed_runs_it(lab, tmp_path,
+                                                                                monkeypatch):
+    from mccard_dist import compose, open_results
+    from mccard_dist.records import STATUS_DONE, STATUS_FAILED
+    from mccard_dist.runner import run_serial
+
+    path = tmp_path / "picky.zarr"
+    report = run_serial(compose(overrides=[*PICKY, f"store.path={path}"]))
+    assert report.complete and not report.block_errors
+    ds = open_results(path).sel(model="ls_ard", tau=5.0)
+    assert ds["status"].sel(seed=1, psi=0.2) == STATUS_FAILED
+    assert str(ds["error"].sel(seed=1, psi=0.2).values) == (
+        "the cell's data: ValueError: no data at seed 1, psi 0.2")
+    assert ds["status"].sel(seed=1, psi=0.0) == STATUS_FAILED
+    assert "metric picky: ArithmeticError: no value at seed 1, psi 0" in str(
+        ds["error"].sel(seed=1, psi=0.0).values)
+    assert (ds["status"].sel(seed=0) == STATUS_DONE).all()
+    assert report.n_failed_cells == 2 and report.n_cells_written == 4
+
+    # the generator fixed: run.retry_failed runs that cell again, and only the failed cells
+    monkeypatch.delenv("FAILLAB_REFUSE")
+    again = run_serial(compose(overrides=[*PICKY, f"store.path={path}", "run.retry_failed=true"]))
+    assert again.n_cells_written == 2
+    ds = open_results(path).sel(model="ls_ard", tau=5.0)
+    assert ds["status"].sel(seed=1, psi=0.2) == STATUS_DONE
+    assert ds["status"].sel(seed=1, psi=0.0) == STATUS_FAILED  # its metric still raises
+
+
+def test_under_run_unit_fit_a_cell_whose_data_raise_fails_with_the_error(lab, tmp_path):
+    from mccard_dist import compose, tasks
+    from mccard_dist.grid import Cell, cv_units
+    from mccard_dist.records import STATUS_FAILED
+
+    spec = compose(overrides=[*PICKY, "experiment.methods=[mcc_ard]",
+                              f"store.path={tmp_path / 'fit.zarr'}"])
+    spec.check_data()
+    cell = Cell("mcc_ard", 5.0, 0.2, 1, (0, 0, 1, 1))
+    units = cv_units(spec.method("mcc_ard"), spec.cv)
+    scores, failed, _, error = tasks.cv_fit(spec, cell, 0, 0)
+    assert np.isnan(scores).all() and len(scores) == len(units[0]) and failed == 0
+    assert error == ""
+    result = tasks.finish_cell(spec, cell, None, 0, 0.0)
+    assert result.status == STATUS_FAILED
+    assert result.error == "the cell's data: ValueError: no data at seed 1, psi 0.2"
