@@ -25,7 +25,7 @@ log = logging.getLogger("mccard_dist")
 def run_from_spec(spec, *, stop_after_blocks=None):
     """Run ``spec`` into its store and log a summary table; returns the run report."""
     from .analysis.edges import cv_failure_warnings, edge_warnings, grid_edges
-    from .analysis.values import summary_table
+    from .analysis.values import nan_metric_warnings, summary_table
     from .records import STATUS_DONE, STATUS_FAILED, STATUS_UNNEEDED
     from .runner import run_experiment
     from .store import open_results, store_path
@@ -49,7 +49,8 @@ def run_from_spec(spec, *, stop_after_blocks=None):
              f", {unneeded} not needed (the stop rule held)" if unneeded else "",
              report.n_blocks_written, report.seconds)
     print(summary_table(ds))
-    for line in edge_warnings(grid_edges(ds)) + cv_failure_warnings(ds, report.cv_errors):
+    for line in (edge_warnings(grid_edges(ds)) + cv_failure_warnings(ds, report.cv_errors)
+                 + nan_metric_warnings(ds)):
         log.warning(line)
     print(f"results: {report.store_path}  (xarray.open_zarr or mccard_dist.open_results)")
     return report

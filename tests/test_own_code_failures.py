@@ -50,6 +50,23 @@ from mccard_dist.metrics import Metric  # noqa: E402
 
 picky_metric = Metric("picky", _picky_metric, needs="estimator", better=0, label="picky",
                       heading="picky")
+#: NaN on every cell: a bug of one's own
+always_nan = Metric("always_nan", lambda ev: float("nan"), needs="prediction", better=0,
+                    label="always NaN", heading="always NaN")
+#: NaN by design for a method without coef_
+kept = Metric("kept", lambda ev: float(np.sum(ev.coef != 0)), needs="coef", better=0,
+              label="kept", heading="kept")
+
+
+class NoCoef:
+    """Predicts the training median: a regressor without coef_."""
+
+    def fit(self, X, y):
+        self.median_ = float(np.median(y))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.median_)
 '''
 
 
@@ -64,6 +81,7 @@ def lab(tmp_path, monkeypatch):
     (conf / "method").mkdir(parents=True)
     (conf / "method" / "always_fails.yaml").write_text(
         "estimator: faillab:AlwaysFails\ngrid:\n  alpha: [0.1, 10.0]\n")
+    (conf / "method" / "no_coef.yaml").write_text("estimator: faillab:NoCoef\n")
     monkeypatch.syspath_prepend(str(tmp_path / "pkg"))
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "pkg"))  # the cluster's workers
     monkeypatch.setenv("MCCARD_CONFIG_DIR", str(conf))
@@ -128,6 +146,7 @@ def test_a_method_that_finished_no_cell_ends_the_run_non_zero_after_the_table(la
     store = tmp_path / "cli.zarr"
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", ["mccard-run", "experiment=smoke", *METHODS,
+                                      "experiment.metrics=[faillab:always_nan]",
                                       "cluster.n_workers=1", f"store.path={store}"])
     with pytest.raises(SystemExit) as info:
         cli.run()
@@ -143,6 +162,27 @@ def test_a_method_that_finished_no_cell_ends_the_run_non_zero_after_the_table(la
     said = [line for line in (out + err).splitlines() if "CV fit(s) failed" in line]
     assert len(said) == 1 and f"(first: {SAID})" in said[0], out + err
     assert (open_results(store)["status"].sel(model="ls_ard") == 1).all()
+    # a metric NaN in every cell of the method that finished its cells, said once
+    said = [line for line in (out + err).splitlines() if "always_nan" in line]
+    assert len(said) == 1 and said[0].endswith(
+        "metric always_nan is NaN in every done cell of ls_ard (shown as -): check what its "
+        "function returns"), out + err
+
+
+def test_a_metric_nan_in_every_cell_is_said_once_unless_nan_by_design(lab, tmp_path):
+    from mccard_dist import compose, open_results
+    from mccard_dist.analysis.values import nan_metric_warnings
+    from mccard_dist.runner import run_serial
+
+    spec = compose("smoke", ["experiment.methods=[ls_ard,no_coef]", "experiment.seeds.count=1",
+                             "experiment.metrics=[faillab:always_nan,faillab:kept]",
+                             "run.progress=false", f"store.path={tmp_path / 'nan.zarr'}"])
+    ds = open_results(run_serial(spec).store_path)
+    assert (ds["status"] == 1).all() and ds["always_nan"].isnull().all()
+    assert ds["kept"].sel(model="no_coef").isnull().all()  # no coef_: NaN by design
+    assert nan_metric_warnings(ds) == [
+        "metric always_nan is NaN in every done cell of ls_ard, no_coef (shown as -): check what "
+        "its function returns"]
 
 
 #: the generator of one's own and its metric, each raising on one cell of the smoke grid
