@@ -194,13 +194,25 @@ def _choose_and_refit(spec, method, data, scores, n_failures, cv_error=""):
     return chosen, est, time.perf_counter() - fit_start
 
 
+def _last_step_coef(est, n_features: int) -> np.ndarray | None:
+    """A scikit-learn ``Pipeline``'s coefficients: its last step's ``coef_``, on the features as
+    its earlier steps give them (a scaler's: the same features selected), where there is one per
+    feature (None where its steps change the features, or it has none)."""
+    from sklearn.pipeline import Pipeline
+
+    if not isinstance(est, Pipeline) or not hasattr(est[-1], "coef_"):
+        return None
+    coef = np.asarray(np.ravel(est[-1].coef_), dtype=np.float64)
+    return coef if coef.shape[0] == n_features else None
+
+
 def _evaluate(est, data, table, cell) -> tuple[dict, np.ndarray | None]:
     """The test metrics ``table`` of a fitted estimator on the cell ``cell`` (from one
     :class:`~mccard_dist.metrics.Evaluation`) and its coefficients: the predictions are
-    ``X_test @ coef_ + intercept_`` (0 without) where it has ``coef_``, else its ``predict``, and
-    the metrics of coefficients NaN."""
+    ``X_test @ coef_ + intercept_`` (0 without) where it has ``coef_``, else its ``predict``;
+    the coefficients its ``coef_``, a ``Pipeline``'s its last step's (:func:`_last_step_coef`),
+    else None, and the metrics of coefficients NaN."""
     X_test = data.X_test
-    coef = None
     if hasattr(est, "coef_"):
         coef = np.asarray(np.ravel(est.coef_), dtype=np.float64)
         if coef.shape[0] != X_test.shape[1]:
@@ -209,12 +221,14 @@ def _evaluate(est, data, table, cell) -> tuple[dict, np.ndarray | None]:
         with np.errstate(all="ignore"):
             y_pred = X_test @ coef + float(getattr(est, "intercept_", 0.0))
     else:
+        coef = _last_step_coef(est, X_test.shape[1])
         y_pred = np.asarray(np.ravel(est.predict(X_test)), dtype=np.float64)
     metrics = scores_of(Evaluation(data.y_test, y_pred, coef, data.coef_true, est, data, cell),
                         table)
     if not np.isfinite(metrics["rmse"]):
         where = ("its coef_ or intercept_ holds non-finite values (the predictions are X_test @ "
-                 "coef_ + intercept_)" if coef is not None else "it predicts non-finite values")
+                 "coef_ + intercept_)" if hasattr(est, "coef_")
+                 else "it predicts non-finite values")
         raise ArithmeticError(f"the final fit cannot be scored: {where} (test RMSE "
                               f"{metrics['rmse']})")
     return metrics, coef

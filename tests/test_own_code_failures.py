@@ -11,6 +11,9 @@ import pytest
 LAB = '''
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.linear_model import Lasso
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
 
 
 class AlwaysFails(RegressorMixin, BaseEstimator):
@@ -58,6 +61,18 @@ kept = Metric("kept", lambda ev: float(np.sum(ev.coef != 0)), needs="coef", bett
               label="kept", heading="kept")
 
 
+class ScaledLasso(Pipeline):
+    """A Lasso on standardised features: a Pipeline, whose coefficients are its last step's."""
+
+    def __init__(self, alpha=0.1):
+        self.alpha = alpha
+        super().__init__([("scale", StandardScaler()), ("lasso", Lasso(alpha=alpha))])
+
+    def fit(self, X, y):
+        self.steps[-1][1].set_params(alpha=self.alpha)
+        return super().fit(X, y)
+
+
 class NoCoef:
     """Predicts the training median: a regressor without coef_."""
 
@@ -82,6 +97,8 @@ def lab(tmp_path, monkeypatch):
     (conf / "method" / "always_fails.yaml").write_text(
         "estimator: faillab:AlwaysFails\ngrid:\n  alpha: [0.1, 10.0]\n")
     (conf / "method" / "no_coef.yaml").write_text("estimator: faillab:NoCoef\n")
+    (conf / "method" / "scaled_lasso.yaml").write_text(
+        "estimator: faillab:ScaledLasso\ngrid:\n  alpha: [0.05, 0.5]\n")
     monkeypatch.syspath_prepend(str(tmp_path / "pkg"))
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "pkg"))  # the cluster's workers
     monkeypatch.setenv("MCCARD_CONFIG_DIR", str(conf))
@@ -235,3 +252,25 @@ def test_under_run_unit_fit_a_cell_whose_data_raise_fails_with_the_error(lab, tm
     result = tasks.finish_cell(spec, cell, None, 0, 0.0)
     assert result.status == STATUS_FAILED
     assert result.error == "the cell's data: ValueError: no data at seed 1, psi 0.2"
+
+
+def test_a_pipeline_as_a_method_is_scored_on_its_last_steps_coefficients(lab, tmp_path):
+    """A Pipeline has no coef_: the selection metrics and the stored coefficients are its last
+    step's (the features a scaler passes on are the same features), its predictions its own."""
+    from mccard_dist import compose, open_results
+    from mccard_dist.runner import run_serial
+
+    spec = compose("smoke", ["experiment.methods=[scaled_lasso]", "experiment.seeds.count=1",
+                             "run.progress=false", f"store.path={tmp_path / 'pipe.zarr'}"])
+    ds = open_results(run_serial(spec).store_path).sel(model="scaled_lasso")
+    assert (ds["status"] == 1).all()
+    assert np.isfinite(ds["f1"]).all() and np.isfinite(ds["coef"]).all()
+    # the stored coefficients are the refit's last step's, on the cell's own data
+    import faillab
+
+    cell = spec.data.make_data(0, 0.2, 5.0)
+    alpha = float(ds["chosen_alpha"].sel(psi=0.2, seed=0, tau=5.0))
+    refit = faillab.ScaledLasso(alpha=alpha).fit(cell.X_train, cell.y_train)
+    np.testing.assert_allclose(ds["coef"].sel(psi=0.2, seed=0, tau=5.0), refit[-1].coef_)
+    assert int(ds["n_selected"].sel(psi=0.2, seed=0, tau=5.0)) == np.count_nonzero(
+        refit[-1].coef_)
