@@ -73,6 +73,11 @@ class ScaledLasso(Pipeline):
         return super().fit(X, y)
 
 
+def make_lasso(alpha=0.1):
+    """A factory function: what it builds is an estimator, it is none."""
+    return Lasso(alpha=alpha)
+
+
 class NoCoef:
     """Predicts the training median: a regressor without coef_."""
 
@@ -97,6 +102,7 @@ def lab(tmp_path, monkeypatch):
     (conf / "method" / "always_fails.yaml").write_text(
         "estimator: faillab:AlwaysFails\ngrid:\n  alpha: [0.1, 10.0]\n")
     (conf / "method" / "no_coef.yaml").write_text("estimator: faillab:NoCoef\n")
+    (conf / "method" / "factory.yaml").write_text("estimator: faillab:make_lasso\n")
     (conf / "method" / "scaled_lasso.yaml").write_text(
         "estimator: faillab:ScaledLasso\ngrid:\n  alpha: [0.05, 0.5]\n")
     monkeypatch.syspath_prepend(str(tmp_path / "pkg"))
@@ -274,3 +280,17 @@ def test_a_pipeline_as_a_method_is_scored_on_its_last_steps_coefficients(lab, tm
     np.testing.assert_allclose(ds["coef"].sel(psi=0.2, seed=0, tau=5.0), refit[-1].coef_)
     assert int(ds["n_selected"].sel(psi=0.2, seed=0, tau=5.0)) == np.count_nonzero(
         refit[-1].coef_)
+
+
+def test_a_factory_function_named_as_estimator_is_told_to_name_a_class(lab):
+    from mccard_dist import compose
+    from mccard_dist.errors import UsageError
+
+    with pytest.raises(UsageError) as info:
+        compose("smoke", ["experiment.methods=[factory]"])
+    said = str(info.value)
+    assert said == ("methods.factory.estimator: faillab:make_lasso is a function, not a class: "
+                    "name an estimator class, with fit(X, y) and predict(X) (to use what a "
+                    "function builds, wrap it in a class whose fit builds it and fits it), got "
+                    "'faillab:make_lasso'")
+    assert "package is installed" not in said
