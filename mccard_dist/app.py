@@ -117,7 +117,9 @@ def run(experiment: str | None = None, overrides=(), *, client=None, config_dir=
     """Run the experiment :func:`compose` gives into its store, on ``client`` (a
     :class:`distributed.Client`: a notebook's, a dask-jobqueue cluster's) or on the cluster its
     config describes (``cluster=...``), resuming what the store has; returns the
-    :class:`~mccard_dist.runner.RunReport` (``store_path``, cells written, ``complete``)."""
+    :class:`~mccard_dist.runner.RunReport` (``store_path``, cells written, ``complete``, and
+    ``methods_without_cells``: the methods whose every finished cell failed, each with its first
+    cell's error, where ``mccard-run`` exits non-zero)."""
     from .runner import run_experiment
 
     return run_experiment(compose(experiment, overrides, config_dir), client=client,

@@ -25,7 +25,7 @@ log = logging.getLogger("mccard_dist")
 def run_from_spec(spec, *, stop_after_blocks=None):
     """Run ``spec`` into its store and log a summary table; returns the run report."""
     from .analysis.edges import cv_failure_warnings, edge_warnings, grid_edges
-    from .analysis.values import summary_table
+    from .analysis.values import nan_metric_warnings, summary_table
     from .records import STATUS_DONE, STATUS_FAILED, STATUS_UNNEEDED
     from .runner import run_experiment
     from .store import open_results, store_path
@@ -49,7 +49,8 @@ def run_from_spec(spec, *, stop_after_blocks=None):
              f", {unneeded} not needed (the stop rule held)" if unneeded else "",
              report.n_blocks_written, report.seconds)
     print(summary_table(ds))
-    for line in edge_warnings(grid_edges(ds)) + cv_failure_warnings(ds, report.cv_errors):
+    for line in (edge_warnings(grid_edges(ds)) + cv_failure_warnings(ds, report.cv_errors)
+                 + nan_metric_warnings(ds)):
         log.warning(line)
     print(f"results: {report.store_path}  (xarray.open_zarr or mccard_dist.open_results)")
     return report
@@ -96,10 +97,24 @@ def _main(cfg) -> str:
     except Exception:
         log.exception("unexpected error")
         raise _failed(f"error: {BUG_HINT}") from None
+    if report.methods_without_cells:
+        raise _failed(f"error: {without_cells(report.methods_without_cells)}")
     if not report.complete:
         raise _failed(f"{len(report.block_errors)} block(s) did not finish; rerun the same "
                       "command to resume")
     return str(Path(report.store_path).resolve())
+
+
+def without_cells(methods: dict) -> str:
+    """The line of a run whose ``methods`` (a :class:`~mccard_dist.runner.RunReport`'s
+    ``methods_without_cells``) finished no cell: each with its first cell's error."""
+    said = []
+    for name, (n_failed, error) in methods.items():
+        lines = error.strip().splitlines()
+        said.append(f"{name} finished no cell ({n_failed} failed; first: "
+                    f"{lines[0][:400] if lines else 'no error recorded'})")
+    return ("; ".join(said) + "; run.retry_failed=true runs their cells again "
+            "(with run.allow_mixed_versions=true once their code changed)")
 
 
 def _logged(line: str) -> str:

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 __all__ = ["AUTO_WIDTH", "ESTIMATOR_RE", "FLAT_PER_DECADE", "SPARSER_UPWARDS",
-           "MethodKind", "grid_edge", "kind_of"]
+           "MethodKind", "NotAClass", "grid_edge", "kind_of"]
 
 #: a width grid that is this string: each fit sets its own width (``models._width.AUTO``, which
 #: this room does not import: the command line reads it without scikit-learn)
@@ -286,14 +286,20 @@ def _tuples(value):
     return tuple(_tuples(v) for v in value) if isinstance(value, (tuple, list)) else value
 
 
+class NotAClass(TypeError):
+    """An estimator path that imports, but names something other than a class (a factory
+    function, an instance)."""
+
+
 @functools.lru_cache(maxsize=None)
 def kind_of(estimator: str) -> MethodKind:
     """The kind of the class ``estimator`` (``"module:Class"``), imported here, with what its
-    ``mccard_method`` declares. Raises ImportError, AttributeError or TypeError for a path that
-    names no importable class, or a declaration that is not a mapping of known fields."""
+    ``mccard_method`` declares. Raises ImportError or AttributeError for a path that names
+    nothing importable, :class:`NotAClass` for one that names no class, TypeError for a
+    declaration that is not a mapping of known fields."""
     cls = _load(estimator)
     if not inspect.isclass(cls):
-        raise TypeError(f"{estimator} is a {type(cls).__name__}, not a class")
+        raise NotAClass(f"{estimator} is a {type(cls).__name__}, not a class")
     declared = dict(getattr(cls, "mccard_method", None) or {})
     known = {f.name for f in fields(MethodKind)} - {"estimator", "defaults"}
     unknown = sorted(set(declared) - known)

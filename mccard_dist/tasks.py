@@ -6,7 +6,8 @@ the same data; a data file's arrays are shipped once per worker (:func:`run_bloc
 K-fold CV over the method's candidates (ties: the first in the grid; ``cv.race`` drops clearly
 worse candidates early), or with ``cv.scheme=alo`` one fit per candidate scored on approximate
 leave-one-out residuals; a final fit; the paper's metrics on the noise-free test set. A fit that
-raises is recorded (CV: a NaN score; final fit: a failed cell) and the block goes on.
+raises is recorded (CV: a NaN score; final fit: a failed cell) and the block goes on; so does a
+cell whose data (a generator of one's own) or metric raises: a failed cell, with its error.
 """
 
 from __future__ import annotations
@@ -146,7 +147,10 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
     cell's, when the caller has them)."""
     start = time.perf_counter()
     method = spec.method(cell.method) if method is None else method
-    data = spec.data.make_data(cell.seed, cell.psi, cell.tau, source)
+    try:
+        data = spec.data.make_data(cell.seed, cell.psi, cell.tau, source)
+    except Exception as exc:  # recorded, not raised: the block's other cells go on
+        return _failed(cell, exc, 0, time.perf_counter() - start, None, what=DATA_FAILED)
     candidates = cv_candidates(method) if candidates is None else candidates
     scores = None
     n_failures, cv_error = 0, ""
@@ -155,8 +159,9 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
             scores, best, n_failures, cv_error = _select_alo(spec, method, data.X_train,
                                                              data.y_train, candidates)
             if best is None:
+                first = f"; first: {cv_error}" if cv_error else ""
                 raise RuntimeError(f"every candidate failed or has a NaN leave-one-out score "
-                                   f"({n_failures} failed fits)")
+                                   f"({n_failures} failed fits{first})")
             _, c, est, fit_seconds = best
             chosen = candidates[c]
         else:
@@ -164,7 +169,7 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
                 scores, n_failures, cv_error = kfold_scores(spec, method, data.X_train,
                                                             data.y_train, cell.seed)
             chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores,
-                                                         n_failures)
+                                                         n_failures, cv_error)
         metrics, coef = _evaluate(est, data, spec.metric_table, cell)
     except Exception as exc:  # recorded, not raised: one bad cell must not stop the run
         return _failed(cell, exc, n_failures, time.perf_counter() - start, scores, cv_error)
@@ -172,14 +177,15 @@ def run_cell(spec: ExperimentSpec, cell: Cell, save_coef: bool | None = None,
                  time.perf_counter() - start, n_failures, scores, save_coef, cv_error)
 
 
-def _choose_and_refit(spec, method, data, scores, n_failures):
+def _choose_and_refit(spec, method, data, scores, n_failures, cv_error=""):
     """The candidate with the lowest mean K-fold loss (ties: the first), fitted on all the
     training data (along the path the CV walked, down to it): ``(candidate, estimator, fit
-    seconds)`` (candidate ``{}`` without a grid)."""
+    seconds)`` (candidate ``{}`` without a grid; ``cv_error``: the first failed CV fit's
+    message, said when no candidate is left)."""
     fit_start = time.perf_counter()
     cv = search(spec, method, data.X_train)
     if cv.candidates:
-        best = choose(-scores, n_failures)
+        best = choose(-scores, n_failures, cv_error)
         chosen = cv.candidates[best]
     else:
         cv, best, chosen = Search([{}], [(0,)], cv.fit), 0, {}
@@ -188,13 +194,25 @@ def _choose_and_refit(spec, method, data, scores, n_failures):
     return chosen, est, time.perf_counter() - fit_start
 
 
+def _last_step_coef(est, n_features: int) -> np.ndarray | None:
+    """A scikit-learn ``Pipeline``'s coefficients: its last step's ``coef_``, on the features as
+    its earlier steps give them (a scaler's: the same features selected), where there is one per
+    feature (None where its steps change the features, or it has none)."""
+    from sklearn.pipeline import Pipeline
+
+    if not isinstance(est, Pipeline) or not hasattr(est[-1], "coef_"):
+        return None
+    coef = np.asarray(np.ravel(est[-1].coef_), dtype=np.float64)
+    return coef if coef.shape[0] == n_features else None
+
+
 def _evaluate(est, data, table, cell) -> tuple[dict, np.ndarray | None]:
     """The test metrics ``table`` of a fitted estimator on the cell ``cell`` (from one
     :class:`~mccard_dist.metrics.Evaluation`) and its coefficients: the predictions are
-    ``X_test @ coef_ + intercept_`` (0 without) where it has ``coef_``, else its ``predict``, and
-    the metrics of coefficients NaN."""
+    ``X_test @ coef_ + intercept_`` (0 without) where it has ``coef_``, else its ``predict``;
+    the coefficients its ``coef_``, a ``Pipeline``'s its last step's (:func:`_last_step_coef`),
+    else None, and the metrics of coefficients NaN."""
     X_test = data.X_test
-    coef = None
     if hasattr(est, "coef_"):
         coef = np.asarray(np.ravel(est.coef_), dtype=np.float64)
         if coef.shape[0] != X_test.shape[1]:
@@ -203,12 +221,14 @@ def _evaluate(est, data, table, cell) -> tuple[dict, np.ndarray | None]:
         with np.errstate(all="ignore"):
             y_pred = X_test @ coef + float(getattr(est, "intercept_", 0.0))
     else:
+        coef = _last_step_coef(est, X_test.shape[1])
         y_pred = np.asarray(np.ravel(est.predict(X_test)), dtype=np.float64)
     metrics = scores_of(Evaluation(data.y_test, y_pred, coef, data.coef_true, est, data, cell),
                         table)
     if not np.isfinite(metrics["rmse"]):
         where = ("its coef_ or intercept_ holds non-finite values (the predictions are X_test @ "
-                 "coef_ + intercept_)" if coef is not None else "it predicts non-finite values")
+                 "coef_ + intercept_)" if hasattr(est, "coef_")
+                 else "it predicts non-finite values")
         raise ArithmeticError(f"the final fit cannot be scored: {where} (test RMSE "
                               f"{metrics['rmse']})")
     return metrics, coef
@@ -223,8 +243,14 @@ def _number(value) -> float:
         return np.nan
 
 
-def _failed(cell, exc, n_failures, seconds, scores, cv_error="") -> CellResult:
+#: what a failed cell's error starts with when its data raised (not a fit)
+DATA_FAILED = "the cell's data"
+
+
+def _failed(cell, exc, n_failures, seconds, scores, cv_error="", what="") -> CellResult:
+    """A failed cell with ``exc``'s message, after ``what`` raised it where given."""
     message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    message = f"{what}: {message}" if what else message
     return CellResult(cell.index, STATUS_FAILED, error=message[:2000],
                       scalars={"n_cv_failures": n_failures, "cell_seconds": seconds},
                       cv_score=scores, cv_error=cv_error)
@@ -266,9 +292,13 @@ def try_methods(spec: ExperimentSpec, source=None) -> None:
     ``fit``, ``predict`` or fitted attributes raise what no fit on data raises (an
     AttributeError, a TypeError: code to change, not data) is refused in one line naming the
     method, before any store or cluster exists. A fit that fails as fits on data fail
-    (:data:`~mccard_dist.models.search.FIT_ERRORS`) is left to the grid, where CV scores it."""
+    (:data:`~mccard_dist.models.search.FIT_ERRORS`) is left to the grid, where CV scores it, and
+    so is a first cell whose data raise (no trial: the grid fails that cell with its error)."""
     seed, psi, tau = spec.seeds[0], spec.psi[0], spec.tau[0]
-    data = spec.data.make_data(seed, psi, tau, source)
+    try:
+        data = spec.data.make_data(seed, psi, tau, source)
+    except Exception:  # noqa: BLE001 - no trial: that cell fails in the grid, with its error
+        return
     n = min(TRIAL_ROWS, len(data.y_train))
     trial = dataclasses.replace(data, X_train=data.X_train[:n], y_train=data.y_train[:n])
     for method in spec.methods:
@@ -309,7 +339,11 @@ def cv_fit(spec: ExperimentSpec, cell: Cell, unit: int, fold: int, source=None):
     :func:`run_cell` makes."""
     start = time.perf_counter()
     method = spec.method(cell.method)
-    data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
+    try:
+        data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
+    except Exception:  # noqa: BLE001 - the cell's finish_cell fails it with the error
+        n = len(cv_units(method, spec.cv)[unit])
+        return np.full(n, np.nan), 0, time.perf_counter() - start, ""
     X, y = data.X_train, data.y_train
     train, val = folds(len(y), spec.cv.n_folds, cell.seed)[fold]
     cv = search(spec, method, X)
@@ -328,7 +362,12 @@ def finish_cell(spec: ExperimentSpec, cell: Cell, scores, n_failures: int, cv_se
     method = spec.method(cell.method)
     try:
         data = _cached_data(spec.data, cell.seed, cell.psi, cell.tau, source)
-        chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores, n_failures)
+    except Exception as exc:  # recorded, not raised, as in run_cell
+        return _failed(cell, exc, n_failures, cv_seconds + time.perf_counter() - start, scores,
+                       cv_error, what=DATA_FAILED)
+    try:
+        chosen, est, fit_seconds = _choose_and_refit(spec, method, data, scores, n_failures,
+                                                     cv_error)
         metrics, coef = _evaluate(est, data, spec.metric_table, cell)
     except Exception as exc:  # recorded, not raised, as in run_cell
         return _failed(cell, exc, n_failures, cv_seconds + time.perf_counter() - start, scores,

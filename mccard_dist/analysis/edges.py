@@ -133,7 +133,8 @@ def edge_warnings(edges) -> list[str]:
 def cv_failure_warnings(ds, first_errors=None) -> list[str]:
     """One line per method with failed CV fits in its finished cells: how many, in how many
     cells, and the first failure's message where ``first_errors`` (method -> message: a run's
-    :attr:`~mccard_dist.runner.RunReport.cv_errors`) has it."""
+    :attr:`~mccard_dist.runner.RunReport.cv_errors`) has it; and whether CV chose among the
+    other candidates or those cells failed."""
     from ..records import STATUS_DONE, STATUS_FAILED
 
     if "n_cv_failures" not in ds:
@@ -146,10 +147,16 @@ def cv_failure_warnings(ds, first_errors=None) -> list[str]:
         n_fits, n_cells = int(per_cell.sum()), int((per_cell > 0).sum())
         if n_fits:
             first = (first_errors or {}).get(str(name))
+            lost = int(((per_cell > 0) & (ds["status"].sel(model=name) == STATUS_FAILED)).sum())
+            if lost == n_cells:  # nothing was chosen in any of them
+                then = "; those cells failed (their error says why)"
+            else:
+                then = ("; CV chose among the others"
+                        + (f" ({lost} of those cells failed)" if lost else "")
+                        + f": check methods.{name}.grid")
             lines.append(f"{name}: {n_fits} CV fit(s) failed in {n_cells} of "
                          f"{int(finished.sel(model=name).sum())} finished cells"
-                         + (f" (first: {first})" if first else "")
-                         + f"; CV chose among the others: check methods.{name}.grid")
+                         + (f" (first: {first})" if first else "") + then)
     return lines
 
 

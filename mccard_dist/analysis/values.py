@@ -166,6 +166,36 @@ def store_metrics(ds=None) -> tuple:
     return tuple(table)
 
 
+#: the built-in metric that is NaN where a metric of each ``needs`` is NaN by design: a method
+#: without ``coef_`` (no ``n_selected``), data without true coefficients (no ``tp``)
+_BY_DESIGN = {"coef": "n_selected", "selection": "tp"}
+
+
+def nan_metric_warnings(ds) -> list[str]:
+    """One line per metric of one's own that is NaN in every done cell of one or more methods,
+    naming them (the tables show it as ``-``); not where that is by design (the metric needs
+    coefficients the method or the data do not have) nor where the store's note says why (a
+    metric added to a store, which its earlier cells cannot give)."""
+    done = ds["status"] == STATUS_DONE
+    lines = []
+    for m in store_metrics(ds)[len(metrics.METRICS):]:
+        if m.name not in ds or ds[m.name].attrs.get("note"):
+            continue
+        design = _BY_DESIGN.get(m.needs)
+        empty = []
+        for name in ds["model"].values:
+            here = done.sel(model=name)
+            if not bool(here.any()) or bool(ds[m.name].sel(model=name).where(here).notnull().any()):
+                continue
+            if design in ds and not bool(ds[design].sel(model=name).where(here).notnull().any()):
+                continue
+            empty.append(str(name))
+        if empty:
+            lines.append(f"metric {m.name} is NaN in every done cell of {', '.join(empty)} (shown "
+                         "as -): check what its function returns")
+    return lines
+
+
 def shown_metrics(ds=None) -> tuple[str, ...]:
     """The metrics the report's tables, figures and ``--versus`` show, in the table's order
     (:func:`store_metrics`)."""

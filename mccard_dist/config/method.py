@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..methods import AUTO_WIDTH, ESTIMATOR_RE, kind_of
+from ..methods import AUTO_WIDTH, ESTIMATOR_RE, NotAClass, kind_of
 from .checks import (MISSING, NAME_RE, ConfigError, Sealed, fail, freeze, real, real_list,
                      to_plain, unique)
 
@@ -107,6 +107,10 @@ def _kind(key: str, estimator):
     try:
         kind = kind_of(estimator)
         kind.param_names()
+    except NotAClass as exc:
+        fail(key, f"{exc}: name an estimator class, with fit(X, y) and predict(X) (to use what a "
+                  "function builds, wrap it in a class whose fit builds it and fits it)",
+             estimator)
     except Exception as exc:  # noqa: BLE001 - any failure to import is the user's path or package
         said = str(exc).splitlines()[0] if str(exc) else ""
         fail(key, f"cannot be used ({type(exc).__name__}: {said}); check the path and that its "

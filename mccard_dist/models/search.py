@@ -180,15 +180,17 @@ def race_survivors(losses_so_far: np.ndarray, alive: np.ndarray, margin: float) 
     return alive & (mean <= best + margin * abs(best))
 
 
-def choose(scores, failed: int | None = None) -> int:
+def choose(scores, failed: int | None = None, first: str = "") -> int:
     """The index of the best mean score (the first among equals); ValueError if every candidate
-    has a NaN fold (``failed``: the failed fits, for the message)."""
+    has a NaN fold (``failed``: the failed fits, and ``first``: the first one's message
+    (:func:`fit_error`), for the message: a fit that raised says why, not where to look)."""
     with np.errstate(invalid="ignore"):
         mean = np.mean(scores, axis=1)
     if np.all(np.isnan(mean)):
-        count = "" if failed is None else f" ({failed} failed fits)"
-        raise ValueError(f"every candidate failed on at least one fold{count}; widen the grid "
-                         f"or check the data")
+        said = [f"{failed} failed fits"] * (failed is not None) + [f"first: {first}"] * bool(first)
+        count = f" ({'; '.join(said)})" if said else ""
+        hint = "" if first else "; widen the grid or check the data"
+        raise ValueError(f"every candidate failed on at least one fold{count}{hint}")
     return int(np.nanargmax(mean))
 
 
@@ -296,9 +298,10 @@ class SearchCV(BlasThreads, RegressorMixin, BaseEstimator):
         search, params = self._search(X, y, sample_weight)
         splits = list(check_cv(self.cv).split(X, y))
         scorer = _scorer(self._base(), self.scoring)
-        scores, failed, _ = search.fold_scores(X, y, splits, scorer, sample_weight=sample_weight,
-                                               n_jobs=self.n_jobs, verbose=self.verbose)
-        self.best_index_ = choose(scores, failed)
+        scores, failed, first = search.fold_scores(X, y, splits, scorer,
+                                                   sample_weight=sample_weight,
+                                                   n_jobs=self.n_jobs, verbose=self.verbose)
+        self.best_index_ = choose(scores, failed, first)
         self.cv_results_ = search_results(scores, params)
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
         self.best_params_ = dict(search.candidates[self.best_index_])

@@ -53,6 +53,9 @@ class RunReport:
     block_errors: list = field(default_factory=list)
     #: per method, the message of the first failed CV fit this run met
     cv_errors: dict = field(default_factory=dict)
+    #: the methods that finished no cell in the store (every cell of theirs finished failed):
+    #: method -> (failed cells, the first one's error); a run with any did not get their results
+    methods_without_cells: dict = field(default_factory=dict)
     seconds: float = 0.0
     stopped_early: bool = False
     #: the unit of work the run used (``cell`` or ``fit``; ``cell`` for a serial run)
@@ -108,6 +111,7 @@ def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunRep
     report = RunReport(path, todo.size, int(todo.sum()))
     if not report.n_pending_before:
         log.info("every cell of %s is already done; nothing to run", path)
+        report.methods_without_cells = store.methods_without_cells()
         return report
     log.info("%d of %d cells to run -> %s", report.n_pending_before, report.n_cells, path)
     context = contextlib.nullcontext(client) if client is not None else connect(spec.cluster)
@@ -134,6 +138,7 @@ def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunRep
             else:
                 outcome["ended"] = "finished"
     _said_block_errors(report.block_errors)
+    report.methods_without_cells = store.methods_without_cells()
     return report
 
 
@@ -264,6 +269,7 @@ def run_serial(spec: ExperimentSpec, store_path=None) -> RunReport:
                         opened |= more
                 todo = opened
             outcome["ended"] = "finished (serial)"
+    report.methods_without_cells = store.methods_without_cells()
     return report
 
 

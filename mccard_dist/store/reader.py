@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..grid import flatten_keys
-from ..records import STATUS_DONE, STATUS_NAMES
+from ..records import STATUS_DONE, STATUS_FAILED, STATUS_NAMES
 
 from .backfill import metric_values, new_metrics, store_cells
 from .errors import StoreDamagedError, StoreMismatchError
@@ -35,7 +35,8 @@ def open_results(path, mask: bool = True):
     """Open a results store for analysis.
 
     With ``mask`` (default), every per-cell variable (and ``cv_score``, ``coef``) is NaN where the
-    cell is not done (pending or failed); ``status`` and ``error`` are kept as written, and
+    cell is not done (pending or failed); ``status``, ``error`` and a failed cell's
+    ``n_cv_failures`` (the CV fits that failed in it) are kept as written, and
     ``status_name`` gives "pending" / "done" / "failed". The per-cell variables (dims ``model,
     tau, psi, seed`` only) are loaded where they take up to :data:`LOADED_BYTES` (the paper's
     grid: 4 MB), so ``ds["r"].mean("seed")`` gives numbers; beyond, and ``cv_score`` and
@@ -111,10 +112,13 @@ def open_results(path, mask: bool = True):
             raise StoreDamagedError(
                 f"store {path}: variable {name} cannot be read ({exc}); {REPAIR_HINT}") from None
 
-    done = load("status") == STATUS_DONE
+    status = load("status")
+    done = status == STATUS_DONE
     if mask:
         for name in ds.data_vars:
-            if name not in ("status", "error"):
+            if name == "n_cv_failures":  # a failed cell's count too: what failed in it
+                ds[name] = ds[name].where(done | (status == STATUS_FAILED))
+            elif name not in ("status", "error"):
                 ds[name] = ds[name].where(done)
     per_cell = [name for name in ds.data_vars if set(ds[name].dims) <= set(CELL_DIMS)]
     if sum(ds[name].nbytes for name in per_cell) <= LOADED_BYTES:

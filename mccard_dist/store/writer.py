@@ -318,6 +318,19 @@ class ResultsStore:
         yet done (and failed ones too when ``retry_failed``)."""
         return _to_compute(self.status(), retry_failed)
 
+    def methods_without_cells(self) -> dict[str, tuple[int, str]]:
+        """The methods that finished no cell, every cell of theirs finished so far failed:
+        method -> (its failed cells, the first one's error, in grid order)."""
+        status = self.status()
+        out = {}
+        for m, name in enumerate(self.spec.method_names):
+            failed = status[m] == STATUS_FAILED
+            if failed.any() and not (status[m] == STATUS_DONE).any():
+                first = np.argwhere(failed)[0]
+                error = self._group["error"][(m, *first)]
+                out[name] = (int(failed.sum()), str(error))
+        return out
+
     def pending_cells(self, retry_failed: bool = False) -> list[grid.Cell]:
         """Cells not yet done (and failed ones too when ``retry_failed``), in grid order."""
         todo = self.todo(retry_failed)
