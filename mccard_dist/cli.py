@@ -27,7 +27,7 @@ def run_from_spec(spec, *, stop_after_blocks=None):
     from .analysis.edges import cv_failure_warnings, edge_warnings, grid_edges
     from .analysis.values import summary_table
     from .records import STATUS_DONE, STATUS_FAILED, STATUS_UNNEEDED
-    from .runner import run_experiment
+    from .runner import RunPlan, run_experiment
     from .store import open_results, store_path
 
     log.info("experiment %s: %d method(s) x %d tau x %d psi x %d seed(s) -> %s", spec.name,
@@ -41,6 +41,9 @@ def run_from_spec(spec, *, stop_after_blocks=None):
                         "cv=kfold, optionally with cv.race, for results comparable with the paper",
                         ", ".join(ard))
     report = run_experiment(spec, stop_after_blocks=stop_after_blocks)
+    if isinstance(report, RunPlan):  # run.plan: nothing ran
+        print(report)
+        return report
     ds = open_results(report.store_path)
     n_done = int((ds["status"] == STATUS_DONE).sum())
     unneeded = int((ds["status"] == STATUS_UNNEEDED).sum())
@@ -89,6 +92,8 @@ def _main(cfg) -> str:
         # Dask's own INFO chatter (connections, nannies) stays out of the run log
         logging.getLogger("distributed").setLevel(logging.WARNING)
         report = run_from_spec(spec)
+        if spec.run.plan:
+            return None  # no store was written: none for a sweep's list
     except UsageError as exc:
         raise _failed(f"error: {exc}") from None
     except KeyboardInterrupt as exc:  # stops a sweep's other jobs too
@@ -226,7 +231,9 @@ def help_text(config_dir: Path | None = None) -> str:
             "  mccard-run -m experiment=quick data.n_features=500,1000",
             "  mccard-run data=file data.path=mydata.csv data.target=y   # your own data",
             "",
-            "more: `mccard-run ... --cfg job` prints the composed config, `--hydra-help` Hydra's "
+            "more: `mccard-run ... run.plan=true` says what the run would do (its store, cells, "
+            "reuse, time)",
+            "without running it; `--cfg job` prints the composed config, `--hydra-help` Hydra's "
             "own options;",
             "results: `mccard-report STORE --out DIR`, or mccard_dist.open_results(STORE) in "
             "Python.",

@@ -284,12 +284,14 @@ class ResultsStore:
                 required=required, lost=set(lost), coordinates=coordinates, repair=True)
 
     @staticmethod
-    def check_compatible(path: Path, spec: ExperimentSpec) -> None:
+    def check_compatible(path: Path, spec: ExperimentSpec, repair: bool = True) -> None:
         """Refuse a store written by a different grid, saying what differs, and one whose cells
         left to compute would be computed by other code or numerical libraries than its cells so
-        far (unless ``run.allow_mixed_versions``; :mod:`~mccard_dist.store.version`); its
-        metadata files are repaired first (:func:`_repair_metadata`), so that they can be read."""
-        _repair_metadata(Path(path))
+        far (unless ``run.allow_mixed_versions``; :mod:`~mccard_dist.store.version`); where
+        ``repair``, its metadata files are repaired first (:func:`_repair_metadata`), so that
+        they can be read (a plan, which writes nothing, reads them as they are)."""
+        if repair:
+            _repair_metadata(Path(path))
         try:
             group = open_group(path)
             attrs = group.attrs.asdict()
