@@ -161,7 +161,8 @@ def _said_block_errors(errors: list[tuple[str, str]]) -> None:
 
 
 class Interrupted(KeyboardInterrupt):
-    """The driver was told to stop by a signal (a batch scheduler's SIGTERM, SIGHUP)."""
+    """The driver was told to stop by a signal (a batch scheduler's SIGTERM, SIGHUP); its
+    ``signum`` says which."""
 
 
 @contextlib.contextmanager
@@ -176,7 +177,9 @@ def _signals_interrupt():
         return
 
     def stop(signum, frame):
-        raise Interrupted(f"signal {signal.Signals(signum).name}")
+        exc = Interrupted(f"signal {signal.Signals(signum).name}")
+        exc.signum = signum  # the exit status says which signal: 128 + its number
+        raise exc
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
