@@ -8,6 +8,9 @@ one's own adds to the shipped ones or replaces the one of its name. Example::
     import mccard_dist
     report = mccard_dist.run("smoke", overrides=["experiment.seeds.count=4"])
     ds = mccard_dist.open_results(report.store_path)
+
+:func:`run` says what ``mccard-run`` says, through :mod:`logging` under the ``mccard_dist``
+logger (``logging.basicConfig(level=logging.INFO)`` shows it in a notebook).
 """
 
 from __future__ import annotations
@@ -15,8 +18,14 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-__all__ = ["compose", "compose_config", "hydra_error", "register_schemas", "run",
-           "search_folders"]
+__all__ = ["RESULTS_LOGGER", "compose", "compose_config", "hydra_error", "register_schemas", "run",
+           "run_from_spec", "search_folders"]
+
+log = logging.getLogger("mccard_dist")
+
+#: the logger of what a run says as its outcome (the results table, the store's line, a plan):
+#: ``mccard-run`` shows it without a prefix (``hydra.job_logging`` in ``conf/config.yaml``)
+RESULTS_LOGGER = "mccard_dist.results"
 
 
 def search_folders(config_dir: Path) -> tuple[Path, ...]:
@@ -116,14 +125,57 @@ def run(experiment: str | None = None, overrides=(), *, client=None, config_dir=
         progress: bool | None = None):
     """Run the experiment :func:`compose` gives into its store, on ``client`` (a
     :class:`distributed.Client`: a notebook's, a dask-jobqueue cluster's) or on the cluster its
-    config describes (``cluster=...``), resuming what the store has; returns the
-    :class:`~mccard_dist.runner.RunReport` (``store_path``, cells written, ``complete``, and
-    ``methods_without_cells``: the methods whose every finished cell failed, each with its first
-    cell's error, where ``mccard-run`` exits non-zero)."""
-    from .runner import run_experiment
+    config describes (``cluster=...``), resuming what the store has, and log what ``mccard-run``
+    says (:func:`run_from_spec`); returns the :class:`~mccard_dist.runner.RunReport`
+    (``store_path``, cells written, ``complete``, and ``methods_without_cells``: the methods
+    whose every finished cell failed, each with its first cell's error, where ``mccard-run``
+    exits non-zero), or with ``run.plan=true`` the :class:`~mccard_dist.runner.RunPlan` of what
+    it would do."""
+    return run_from_spec(compose(experiment, overrides, config_dir), client=client,
+                         progress=progress)
 
-    return run_experiment(compose(experiment, overrides, config_dir), client=client,
-                          progress=progress)
+
+def run_from_spec(spec, *, client=None, progress: bool | None = None, stop_after_blocks=None):
+    """Run ``spec`` into its store (:func:`~mccard_dist.runner.run_experiment`) and log what the
+    run did: the grid, the store's cells, the results table and the store's path (the last
+    three, and a plan, under :data:`RESULTS_LOGGER`), warnings of CV grid edges and failed
+    fits; returns the run report (with ``run.plan``, the plan)."""
+    from .analysis.edges import cv_failure_warnings, edge_warnings, grid_edges
+    from .analysis.values import nan_metric_warnings, summary_table
+    from .records import STATUS_DONE, STATUS_FAILED, STATUS_UNNEEDED
+    from .runner import RunPlan, run_experiment
+    from .store import open_results, store_path
+
+    said = logging.getLogger(RESULTS_LOGGER)
+    log.info("experiment %s: %d method(s) x %d tau x %d psi x %d seed(s) -> %s", spec.name,
+             len(spec.methods), len(spec.tau), len(spec.psi), len(spec.seeds), store_path(spec))
+    if spec.cv.scheme == "alo":
+        ard = [m.name for m in spec.methods if m.has_cv and m.kind.penalty_name is None]
+        if ard:
+            log.warning("cv.scheme=alo with %s: approximate leave-one-out holds the ARD "
+                        "relevances fixed although they were tuned on every sample, so it favours "
+                        "the smallest kernel widths (docs/results/model_selection.md); use "
+                        "cv=kfold, optionally with cv.race, for results comparable with the paper",
+                        ", ".join(ard))
+    report = run_experiment(spec, client=client, progress=progress,
+                            stop_after_blocks=stop_after_blocks)
+    if isinstance(report, RunPlan):  # run.plan: nothing ran
+        said.info("%s", report)
+        return report
+    ds = open_results(report.store_path)
+    statuses = ds["status"].values
+    unneeded = int((statuses == STATUS_UNNEEDED).sum())
+    said.info("store %s: %d of %d cells done, %d failed%s; this run: %d blocks in %.1f s",
+              report.store_path, int((statuses == STATUS_DONE).sum()), report.n_cells,
+              int((statuses == STATUS_FAILED).sum()),
+              f", {unneeded} not needed (the stop rule held)" if unneeded else "",
+              report.n_blocks_written, report.seconds)
+    said.info("%s", summary_table(ds))
+    for line in (edge_warnings(grid_edges(ds)) + cv_failure_warnings(ds, report.cv_errors)
+                 + nan_metric_warnings(ds)):
+        log.warning(line)
+    said.info("results: %s  (xarray.open_zarr or mccard_dist.open_results)", report.store_path)
+    return report
 
 
 def hydra_error(exc: BaseException, folders: tuple[Path, ...] = ()) -> str:

@@ -4,7 +4,9 @@
 flags work): the command line's mistakes are said first (:mod:`mccard_dist.overrides`), Hydra
 composes the config once, and the composed config is validated into an
 :class:`~mccard_dist.config.ExperimentSpec` (bad values stop here, before any cluster starts) and
-handed to :func:`run_from_spec`, the plain function :func:`mccard_dist.run` calls too. Examples::
+handed to :func:`mccard_dist.app.run_from_spec`, the plain function :func:`mccard_dist.run` calls
+too; what it says goes through :mod:`logging`, which Hydra's ``job_logging`` shows (the results
+table and the store's line without a prefix: ``conf/config.yaml``). Examples::
 
     mccard-run experiment=smoke cluster.n_workers=2
     mccard-run -m experiment=quick data.n_features=500,1000   # one store per job
@@ -14,46 +16,13 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
 from pathlib import Path
 
-__all__ = ["JobFailed", "report", "run", "run_from_spec"]
+__all__ = ["JobFailed", "report", "run"]
 
 log = logging.getLogger("mccard_dist")
-
-
-def run_from_spec(spec, *, stop_after_blocks=None):
-    """Run ``spec`` into its store and log a summary table; returns the run report."""
-    from .analysis.edges import cv_failure_warnings, edge_warnings, grid_edges
-    from .analysis.values import nan_metric_warnings, summary_table
-    from .records import STATUS_DONE, STATUS_FAILED, STATUS_UNNEEDED
-    from .runner import run_experiment
-    from .store import open_results, store_path
-
-    log.info("experiment %s: %d method(s) x %d tau x %d psi x %d seed(s) -> %s", spec.name,
-             len(spec.methods), len(spec.tau), len(spec.psi), len(spec.seeds), store_path(spec))
-    if spec.cv.scheme == "alo":
-        ard = [m.name for m in spec.methods if m.has_cv and m.kind.penalty_name is None]
-        if ard:
-            log.warning("cv.scheme=alo with %s: approximate leave-one-out holds the ARD "
-                        "relevances fixed although they were tuned on every sample, so it favours "
-                        "the smallest kernel widths (docs/results/model_selection.md); use "
-                        "cv=kfold, optionally with cv.race, for results comparable with the paper",
-                        ", ".join(ard))
-    report = run_experiment(spec, stop_after_blocks=stop_after_blocks)
-    ds = open_results(report.store_path)
-    n_done = int((ds["status"] == STATUS_DONE).sum())
-    unneeded = int((ds["status"] == STATUS_UNNEEDED).sum())
-    log.info("store %s: %d of %d cells done, %d failed%s; this run: %d blocks in %.1f s",
-             report.store_path, n_done, report.n_cells, int((ds["status"] == STATUS_FAILED).sum()),
-             f", {unneeded} not needed (the stop rule held)" if unneeded else "",
-             report.n_blocks_written, report.seconds)
-    print(summary_table(ds))
-    for line in (edge_warnings(grid_edges(ds)) + cv_failure_warnings(ds, report.cv_errors)
-                 + nan_metric_warnings(ds)):
-        log.warning(line)
-    print(f"results: {report.store_path}  (xarray.open_zarr or mccard_dist.open_results)")
-    return report
 
 
 #: printed under the traceback of an unexpected error
@@ -77,7 +46,8 @@ def _failed(line: str) -> BaseException:
     return JobFailed(line) if sweep else SystemExit(line)
 
 
-def _main(cfg) -> str:
+def _main(cfg) -> str | None:
+    from .app import run_from_spec
     from .config import from_dictconfig
     from .errors import UsageError
 
@@ -90,10 +60,14 @@ def _main(cfg) -> str:
         # Dask's own INFO chatter (connections, nannies) stays out of the run log
         logging.getLogger("distributed").setLevel(logging.WARNING)
         report = run_from_spec(spec)
+        if spec.run.plan:
+            return None  # no store was written: none for a sweep's list
     except UsageError as exc:
         raise _failed(f"error: {exc}") from None
     except KeyboardInterrupt as exc:  # stops a sweep's other jobs too
-        raise SystemExit(_logged(_interrupted(spec, exc))) from None
+        # the line, then the shell's status of a process its signal stopped: 128 + its number
+        print(_logged(_interrupted(spec, exc)), file=sys.stderr)
+        raise SystemExit(128 + getattr(exc, "signum", signal.SIGINT)) from None
     except Exception:
         log.exception("unexpected error")
         raise _failed(f"error: {BUG_HINT}") from None
@@ -241,7 +215,9 @@ def help_text(config_dir: Path | None = None) -> str:
             "  mccard-run -m experiment=quick data.n_features=500,1000",
             "  mccard-run data=file data.path=mydata.csv data.target=y   # your own data",
             "",
-            "more: `mccard-run ... --cfg job` prints the composed config, `--hydra-help` Hydra's "
+            "more: `mccard-run ... run.plan=true` says what the run would do (its store, cells, "
+            "reuse, time)",
+            "without running it; `--cfg job` prints the composed config, `--hydra-help` Hydra's "
             "own options;",
             "results: `mccard-report STORE --out DIR`, or mccard_dist.open_results(STORE) in "
             "Python.",

@@ -286,29 +286,36 @@ def _done(spec, method, cell, est, chosen, metrics, coef, data, fit_seconds, cel
                       cv_error=cv_error)
 
 
-def try_methods(spec: ExperimentSpec, source=None) -> None:
-    """Fit each method once, with its first CV candidate, on the first :data:`TRIAL_ROWS`
-    training rows of the grid's first cell, and evaluate and record it as a cell: a class whose
+def try_methods(spec: ExperimentSpec, source=None,
+                rows: int | None = TRIAL_ROWS) -> dict:
+    """Fit each method once, with its first CV candidate, on the first ``rows`` training rows
+    (None: all) of the grid's first cell, and evaluate and record it as a cell: a class whose
     ``fit``, ``predict`` or fitted attributes raise what no fit on data raises (an
     AttributeError, a TypeError: code to change, not data) is refused in one line naming the
     method, before any store or cluster exists. A fit that fails as fits on data fail
     (:data:`~mccard_dist.models.search.FIT_ERRORS`) is left to the grid, where CV scores it, and
-    so is a first cell whose data raise (no trial: the grid fails that cell with its error)."""
+    so is a first cell whose data raise (no trial: the grid fails that cell with its error).
+    Returns the seconds of each method's fit (NaN for one that failed so; none without a
+    trial)."""
     seed, psi, tau = spec.seeds[0], spec.psi[0], spec.tau[0]
     try:
         data = spec.data.make_data(seed, psi, tau, source)
     except Exception:  # noqa: BLE001 - no trial: that cell fails in the grid, with its error
-        return
-    n = min(TRIAL_ROWS, len(data.y_train))
+        return {}
+    n = len(data.y_train) if rows is None else min(rows, len(data.y_train))
     trial = dataclasses.replace(data, X_train=data.X_train[:n], y_train=data.y_train[:n])
+    seconds = {}
     for method in spec.methods:
         candidate = (cv_candidates(method) or [{}])[0]
         cell = Cell(method.name, tau, psi, seed, (0, 0, 0, 0))
+        seconds[method.name] = float("nan")
         try:
             with _quiet():
+                start = time.perf_counter()
                 params = method.kind.resolve(method.params, *trial.X_train.shape)
                 est = next(iter(method.kind.fit_members(params, [candidate], trial.X_train,
                                                         trial.y_train)))
+                seconds[method.name] = time.perf_counter() - start
                 metrics, coef = _evaluate(est, trial, spec.metric_table, cell)
                 _done(spec, method, cell, est, candidate, metrics, coef, trial, 0.0, 0.0, 0,
                       None, True)
@@ -322,6 +329,7 @@ def try_methods(spec: ExperimentSpec, source=None) -> None:
             raise ConfigError(
                 f"methods.{method.name}: a trial fit of {method.kind.cls.__name__} on {n} rows "
                 f"of the first cell failed: {type(exc).__name__}: {said}") from None
+    return seconds
 
 
 # -- fit units (run.unit=fit): one CV fit per task, then the cell's choice and final fit ------

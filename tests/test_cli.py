@@ -92,7 +92,7 @@ def test_foreign_store_is_refused_with_the_difference(tmp_path):
 def test_alo_with_ard_methods_warns_before_running(compose, tmp_path, caplog):
     import logging
 
-    from mccard_dist import cli
+    from mccard_dist import app
     from mccard_dist.config import from_dictconfig
 
     spec = from_dictconfig(compose(["experiment=smoke", "cv=alo", "experiment.methods=[mcc_ard]",
@@ -100,7 +100,7 @@ def test_alo_with_ard_methods_warns_before_running(compose, tmp_path, caplog):
                                     f"store.path={tmp_path}/s.zarr", "run.progress=false",
                                     "cluster.n_workers=1"]))
     with caplog.at_level(logging.WARNING, logger="mccard_dist"):
-        cli.run_from_spec(spec)
+        app.run_from_spec(spec)
     assert any("cv.scheme=alo with mcc_ard" in r.getMessage() for r in caplog.records)
 
 

@@ -978,3 +978,22 @@ def test_a_methods_style_is_its_files_changes_no_grid_hash_and_is_checked(compos
         "methods.mcc_ard.style.color: must be a CSS hex colour, #rrggbb, got 'red'")
     assert refusal(["experiment=smoke", "methods.mcc_ard.style.marker=Q"]).startswith(
         "methods.mcc_ard.style.marker: must be one of o s ^")
+
+
+@pytest.mark.parametrize("value", ["lots", "4 parsecs", "-2GB", "-0.5", "[1]"])
+def test_a_memory_limit_dask_cannot_read_is_refused_with_the_config(value):
+    """Refused in one line naming the key and what it takes, as the config is read: before a
+    store or a cluster (which would say it only as it starts, and not at all with nothing to
+    run)."""
+    message = refusal(["experiment=smoke", f"cluster.memory_limit={value}"])
+    assert message.startswith('cluster.memory_limit: must be "auto", a size such as "4GB", bytes, '
+                              "a fraction of the memory such as 0.5, or 0 (no limit)"), message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("value", ["auto", "4GB", "512MiB", "0.5", "0", "null", "2000000000"])
+def test_a_memory_limit_dask_reads_is_taken(value):
+    from mccard_dist.config import from_dictconfig
+
+    cfg = compose_config(["experiment=smoke", f"cluster.memory_limit={value}"])
+    assert from_dictconfig(cfg).cluster.memory_limit == cfg.cluster.memory_limit

@@ -462,3 +462,34 @@ def test_failed_cv_fits_are_said_per_method_with_the_first_error(user, unit):
     assert report.returncode == 0, report.stderr[-2000:]
     assert (f"trimmed_ridge: {n_fits} CV fit(s) failed in 2 of 2 finished cells; CV chose among "
             "the others" in (tmp / f"rep-{unit}" / "report.md").read_text())
+
+
+def test_a_finished_store_rerun_after_an_edit_of_ones_estimator_says_its_code_differs(
+        user, monkeypatch, caplog):
+    """Nothing is left to compute, so the edit is not refused; one line says which method's code
+    differs from the code that computed the results, and how to compute them with this code."""
+    import logging
+
+    from mccard_dist import compose
+    from mccard_dist.runner import run_experiment, run_serial
+
+    env, tmp = user
+    monkeypatch.syspath_prepend(env["PYTHONPATH"])
+    monkeypatch.setenv("MCCARD_CONFIG_DIR", env["MCCARD_CONFIG_DIR"])
+    for name in ("mylab", "mylab.robust"):  # this test's package, not another test's
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    overrides = ["experiment.methods=[trimmed_ridge]", f"store.path={tmp / 'own.zarr'}",
+                 "run.progress=false"]
+    run_serial(compose("smoke", overrides))
+    with caplog.at_level(logging.WARNING, logger="mccard_dist"):
+        assert run_experiment(compose("smoke", overrides)).n_pending_before == 0
+    assert not [r for r in caplog.records if "computed by other code" in r.getMessage()]
+    source = Path(env["PYTHONPATH"]) / "mylab" / "robust.py"
+    source.write_text(source.read_text().replace("self.alpha * np.eye", "2 * self.alpha * np.eye"))
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="mccard_dist"):
+        assert run_experiment(compose("smoke", overrides)).n_pending_before == 0
+    (said,) = [r.getMessage() for r in caplog.records if "computed by other code" in r.getMessage()]
+    assert "\n" not in said and said.startswith("note: the results in ")
+    assert "trimmed_ridge's estimator code (mylab.robust:TrimmedRidge)" in said
+    assert "give a new store.path" in said

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mccard_dist import analysis, cli
+from mccard_dist import analysis, app, cli
 from mccard_dist.analysis.claims import HOLDS, NO_DATA, NOT_APPLICABLE, NOT_IN_GRID, NOT_TESTABLE
 from mccard_dist.analysis.figures import (
     FIGURES,
@@ -147,7 +147,7 @@ def test_a_grid_left_by_its_edge_is_counted_in_the_report_and_warned_after_the_r
     spec = smoke_spec("experiment.methods=[mcc_ard]",
                       "methods.mcc_ard.grid.kernel_width=[0.01,0.02,0.03]")
     with caplog.at_level("WARNING", logger="mccard_dist"):
-        cli.run_from_spec(spec)
+        app.run_from_spec(spec)
     assert re.search(r"mcc_ard: CV chose an edge of its kernel_width grid in [34] of 4 cells",
                      caplog.text)
     text = analysis.write_report(open_results(store_path(spec)), tmp_path / "out").path.read_text()

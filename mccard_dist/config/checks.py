@@ -195,6 +195,30 @@ def size(key: str, value) -> str:
     return value
 
 
+def memory_limit(key: str, value):
+    """A worker's memory limit as Dask's LocalCluster reads it, kept as written: ``"auto"`` (the
+    machine's memory shared by the workers), a size such as ``"4GB"`` (Dask's units), bytes, a
+    fraction of the machine's memory (a number up to 1, such as 0.5), or 0 or null (no limit)."""
+    from dask.utils import parse_bytes
+
+    fix = ('must be "auto", a size such as "4GB", bytes, a fraction of the memory such as 0.5, '
+           "or 0 (no limit)")
+    if value is None or value == "auto":
+        return value
+    if isinstance(value, bool) or not isinstance(value, (str, numbers.Real)):
+        fail(key, fix, value)
+    try:
+        number = float(value)  # Dask reads a number written as text as a number
+    except ValueError:
+        try:
+            number = float(parse_bytes(value))
+        except (ValueError, TypeError):
+            fail(key, fix, value)
+    if math.isnan(number) or number < 0:
+        fail(key, fix, value)
+    return value
+
+
 def walltime(key: str, value, allow_days: bool) -> str:
     form = '"HH:MM:SS" or "D-HH:MM:SS"' if allow_days else '"HH:MM:SS"'
     if not isinstance(value, str):  # an unquoted 01:00:00 that YAML 1.1 read as a number

@@ -15,7 +15,6 @@ are listed (:data:`CLUSTER_KINDS`): ``local``; a scheduler already running (``ad
 
 from __future__ import annotations
 
-import numbers
 import os
 import re
 from collections.abc import Mapping
@@ -23,7 +22,8 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from .checks import (MISSING, ConfigError, Sealed, duration, duration_seconds, fail, freeze,
-                     integer, known, size, text, to_plain, walltime, walltime_seconds)
+                     integer, known, memory_limit, size, text, to_plain, walltime,
+                     walltime_seconds)
 
 __all__ = ["CLUSTER_KINDS", "CLUSTER_SCHEMAS", "AdaptiveSpec", "AddressClusterSpec", "ClusterSpec",
            "JobQueueClusterSpec", "LocalClusterSpec", "PBSClusterSpec", "RunningSchedulerSpec",
@@ -162,7 +162,7 @@ class LocalClusterSpec(ClusterSpec):
     kind: str = "local"
     n_workers: int | None = None
     threads_per_worker: int | None = None
-    memory_limit: Any = None  # "auto", a size, or bytes
+    memory_limit: Any = None  # "auto", a size, bytes, a fraction of the memory, or 0 (none)
     host: str | None = None
     dashboard_address: str | None = None
     tls: bool | None = None
@@ -180,11 +180,7 @@ class LocalClusterSpec(ClusterSpec):
         super().check()
         for name in ("n_workers", "threads_per_worker"):
             setattr(self, name, integer(f"cluster.{name}", required(self, name), 1))
-        limit = self.memory_limit
-        if limit is not None and (isinstance(limit, bool) or not isinstance(
-                limit, (str, numbers.Real)) or (isinstance(limit, numbers.Real) and limit < 0)):
-            fail("cluster.memory_limit", 'must be "auto", a size such as "4GB", or bytes >= 0',
-                 limit)
+        self.memory_limit = memory_limit("cluster.memory_limit", self.memory_limit)
         self.host = text("cluster.host", self.host, allow_none=True)
         self.dashboard_address = text("cluster.dashboard_address", self.dashboard_address,
                                       allow_none=True)

@@ -238,7 +238,8 @@ class RunSpec(Sealed):
     one at a time; a cell that alone runs longer is recorded as failed.
     ``allow_mixed_versions``: resume a store whose cells were computed by other code or
     numerical libraries (refused otherwise, :mod:`mccard_dist.store.version`); the run record
-    notes what differs."""
+    notes what differs. ``plan``: say what the run would do (:mod:`mccard_dist.runner.plan`)
+    and stop, with no cluster started and no store created."""
 
     block_seconds: float = MISSING
     blocks_per_worker: int = MISSING
@@ -249,6 +250,7 @@ class RunSpec(Sealed):
     unit: str | None = "auto"
     allow_mixed_versions: bool = False
     cell_timeout: Any = None
+    plan: bool = False
 
     SECTION = "run"
     RULES = {"unit": partial(one_of, options=RUN_UNITS, default="auto"),

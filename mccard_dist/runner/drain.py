@@ -8,7 +8,7 @@ import time
 from ..cluster import ASK_SECONDS, Completed, ask
 from ..errors import ClusterError
 
-__all__ = ["CHECK_SECONDS", "STALL_SECONDS", "drain"]
+__all__ = ["CHECK_SECONDS", "STALL_SECONDS", "drain", "speed"]
 
 log = logging.getLogger("mccard_dist.runner")
 
@@ -20,8 +20,9 @@ def drain(spec, client, tasks, report, stop_after_blocks, max_in_flight, show_pr
     (``error``: what the task raised, else None; ``then(item)`` submits a follow-up task outside
     the queue's slots), and after each batch of finished tasks (those finished by the time the
     first is collected) submit their successors, then let ``tasks.flush(limit)`` write what
-    finished (at most ``limit`` blocks; it returns the cells written), and submit what the
-    writes added to the queue (a stop rule's next rounds; ``tasks.total`` grows). With
+    finished (at most ``limit`` blocks; it returns the cells the writes took off the run's
+    ``tasks.total``: those written, and under a stop rule those a stop made not needed), and
+    submit what the writes added to the queue (a stop rule's next rounds). With
     ``run.cell_timeout``, a task that has run longer than ``tasks.limit(item)`` is stopped
     (:class:`_Deadlines`). Stops, cancelling the rest, once ``stop_after_blocks`` blocks are
     written."""
@@ -75,11 +76,8 @@ def drain(spec, client, tasks, report, stop_after_blocks, max_in_flight, show_pr
             limit = (None if stop_after_blocks is None
                      else max(stop_after_blocks - report.n_blocks_written, 0))
             bar.update(tasks.flush(limit))
-            if bar.total != tasks.total:  # a stop rule's next rounds
-                bar.total = tasks.total
-                bar.refresh()
-            rate = report.n_cells_written / max(time.perf_counter() - t0, 1e-9)
-            bar.set_postfix(cells_per_s=f"{rate:.0f}", failed=report.n_failed_cells)
+            bar.set_postfix(speed=speed(report.n_cells_written, time.perf_counter() - t0),
+                            failed=report.n_failed_cells)
             if stop_after_blocks is not None and report.n_blocks_written >= stop_after_blocks:
                 report.stopped_early = True
                 for other in list(in_flight):
@@ -88,6 +86,15 @@ def drain(spec, client, tasks, report, stop_after_blocks, max_in_flight, show_pr
             while sum(queued for _, queued in in_flight.values()) < max_in_flight:
                 if not submit_next():  # what the writes opened (a stop rule's next rounds)
                     break
+
+
+def speed(n_cells: int, seconds: float) -> str:
+    """The progress bar's speed: cells a second, or seconds a cell below one a second (three
+    significant digits either way; ``-`` before the first cell)."""
+    if n_cells <= 0 or seconds <= 0:
+        return "-"
+    rate = n_cells / seconds
+    return f"{rate:.3g} cells/s" if rate >= 1 else f"{1 / rate:.3g} s/cell"
 
 
 #: a run in which no task has finished for this long (seconds; or for four times the longest

@@ -23,7 +23,9 @@ log = logging.getLogger("mccard_dist.runner")
 
 class Rounds:
     """The rounds of a run with a stop rule on ``store``: :meth:`plan` gives the cells to run
-    first, :meth:`written` the ones that finished rounds open."""
+    first, :meth:`written` the ones that finished rounds open. ``n_budget``: the cells the rule
+    may run (every unfinished cell of the (tau, psi) cells left open by :meth:`plan`);
+    ``n_unneeded``: those of them that a stop since has made not needed."""
 
     def __init__(self, spec, store):
         self.spec, self.store, self.rule = spec, store, spec.stop
@@ -34,6 +36,7 @@ class Rounds:
         self.n = np.zeros(shape, int)  # seeds of each open cell's round (0: stopped)
         self.waiting = np.zeros(shape, int)  # its cells not yet written
         self.n_stopped = 0
+        self.n_budget = self.n_unneeded = 0
 
     def _finished(self, status: np.ndarray) -> np.ndarray:
         done = status == STATUS_DONE
@@ -55,6 +58,7 @@ class Rounds:
                                          todo[:, ti, pi], first=True)
                 if record is None:
                     reopened.append(key)
+                    self.n_budget += int((~finished[:, ti, pi]).sum())
                 else:
                     stopped[key] = record
         record_stops(self.store, self.rule, stopped, reopened)
@@ -82,6 +86,7 @@ class Rounds:
                                      todo[:, ti, pi], first=False)
             if record is not None:
                 stopped[key] = record
+                self.n_unneeded += int((~self._finished(group[:, ti, pi])).sum())
         record_stops(self.store, self.rule, stopped)
         return todo
 
@@ -115,7 +120,10 @@ class Rounds:
 
 class RoundTasks:
     """A run's tasks (:class:`~mccard_dist.runner.work.BlockTasks` or ``FitTasks``) under a stop
-    rule: as their finished cells are written, the rounds these end open their next ones."""
+    rule: as their finished cells are written, the rounds these end open their next ones. Its
+    ``total`` is the run's budget (:attr:`Rounds.n_budget`), and :meth:`flush` counts the cells a
+    stop made not needed with those written, so that the progress bar describes the run, not
+    its round."""
 
     def __init__(self, tasks, rounds: Rounds):
         self.tasks, self.rounds = tasks, rounds
@@ -123,7 +131,7 @@ class RoundTasks:
 
     @property
     def total(self) -> int:
-        return self.tasks.total
+        return self.rounds.n_budget
 
     def submit(self, item):
         return self.tasks.submit(item)
@@ -140,7 +148,8 @@ class RoundTasks:
     def flush(self, limit: int | None = None) -> int:
         written = self.tasks.finished[:limit]
         n_cells = self.tasks.flush(limit)
+        unneeded = self.rounds.n_unneeded
         todo = self.rounds.written(written)
         if todo is not None and todo.any():
             self.tasks.extend(todo)
-        return n_cells
+        return n_cells + self.rounds.n_unneeded - unneeded

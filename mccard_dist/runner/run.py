@@ -29,6 +29,7 @@ from ..store import store_path as default_store_path
 from ..store.migrate import refuse_unmigrated
 from ..tasks import run_block, try_methods
 from .drain import drain
+from .plan import RunPlan, plan_run
 from .rounds import Rounds, RoundTasks
 from .work import BlockTasks, FitTasks, Sizes, write
 
@@ -67,7 +68,7 @@ class RunReport:
 
 
 def run_experiment(spec: ExperimentSpec, *, client=None, stop_after_blocks: int | None = None,
-                   progress: bool | None = None) -> RunReport:
+                   progress: bool | None = None) -> RunReport | RunPlan:
     """Run every unfinished cell of ``spec`` and write the results to its store.
 
     Parameters
@@ -81,7 +82,12 @@ def run_experiment(spec: ExperimentSpec, *, client=None, stop_after_blocks: int 
         and for trying a grid.
     progress : bool, optional
         Show a progress bar (default: ``spec.run.progress``).
+
+    With ``run.plan``, nothing runs: returns the :class:`~mccard_dist.runner.plan.RunPlan` of
+    what would (no cluster started, no store created, no lock taken).
     """
+    if spec.run.plan:
+        return plan_run(spec)
     path = store_path(spec)
     # Everything that can be refused is checked before a store exists or a cluster starts.
     spec.check_data()
@@ -160,7 +166,8 @@ def _said_block_errors(errors: list[tuple[str, str]]) -> None:
 
 
 class Interrupted(KeyboardInterrupt):
-    """The driver was told to stop by a signal (a batch scheduler's SIGTERM, SIGHUP)."""
+    """The driver was told to stop by a signal (a batch scheduler's SIGTERM, SIGHUP); its
+    ``signum`` says which."""
 
 
 @contextlib.contextmanager
@@ -175,7 +182,9 @@ def _signals_interrupt():
         return
 
     def stop(signum, frame):
-        raise Interrupted(f"signal {signal.Signals(signum).name}")
+        exc = Interrupted(f"signal {signal.Signals(signum).name}")
+        exc.signum = signum  # the exit status says which signal: 128 + its number
+        raise exc
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:

@@ -63,16 +63,18 @@ def declared_kinds(config: dict) -> dict:
     return out
 
 
-def refuse_unmigrated(spec) -> None:
+def refuse_unmigrated(spec, finish: bool = True) -> None:
     """Refuse to start a new store named by the grid while a store of an earlier version in
     ``store.root`` holds the same grid (its name has the hash of then): migrating it keeps its
-    results, and the migrated store takes the name this run looks for. An interrupted migration
-    of this run's store is finished or undone first (:func:`finish_interrupted_migration`)."""
+    results, and the migrated store takes the name this run looks for. Where ``finish``, an
+    interrupted migration of this run's store is finished or undone first
+    (:func:`finish_interrupted_migration`; a plan, which writes nothing, leaves it)."""
     from ..config import spec_from_dict
     from ..grid import GRID_VERSION, grid_hash
     from .layout import store_path
 
-    finish_interrupted_migration(store_path(spec))
+    if finish:
+        finish_interrupted_migration(store_path(spec))
     if spec.store.path is not None or store_path(spec).exists():
         return
     wanted = grid_hash(spec)

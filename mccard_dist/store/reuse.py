@@ -27,7 +27,7 @@ from .integrity import check_stored, open_group
 from .layout import CONSOLIDATED, Layout
 from .version import computing, refuse_forged, version_differences
 
-__all__ = ["fill_from_siblings"]
+__all__ = ["fill_from_siblings", "sibling_cells"]
 
 log = logging.getLogger(__name__)
 
@@ -58,11 +58,12 @@ def _skip(path: Path, why) -> None:
                 "the rerun of the command that made it repairs it", path, why)
 
 
-def _sources(store, spec) -> list[tuple[Path, object, dict]]:
-    """Stores under the new store's folder made by the same code: (path, group, description)."""
+def _sources(new_path: Path, spec) -> list[tuple[Path, object, dict]]:
+    """Stores beside the new store at ``new_path`` made by the same code: (path, group,
+    description)."""
     found = []
-    for path in sorted(store.path.parent.glob("*.zarr")):
-        if path.resolve() == store.path.resolve():
+    for path in sorted(new_path.parent.glob("*.zarr")):
+        if path.resolve() == new_path.resolve():
             continue
         try:
             group = open_group(path)
@@ -85,12 +86,30 @@ def fill_from_siblings(store, spec) -> dict[str, tuple[str, int]]:
     (source path, cells copied)}`` for every method that took cells. A source is checked whole
     (:func:`~mccard_dist.store.integrity.check_stored`) before a cell is taken from it, and
     one that is damaged or cannot be read is skipped with a warning."""
-    new = grid.grid_description(spec)
     copied: dict[str, tuple[str, int]] = {}
-    sources = _sources(store, spec)
+    for method_spec, path, read, done in _taken(store.path, spec):
+        n = _copy_method(store, spec, method_spec, read, done)
+        copied[method_spec.name] = (str(path), n)
+        log.info("%s: %d finished cells taken from %s (same code, method, data and CV)",
+                 method_spec.name, n, path)
+    return copied
+
+
+def sibling_cells(new_path: Path, spec) -> dict[str, tuple[str, int]]:
+    """What a new store at ``new_path`` would take from the stores beside it
+    (:func:`fill_from_siblings`), read and not copied: ``{method: (source path, cells)}``."""
+    return {m.name: (str(path), len(done)) for m, path, _, done in _taken(Path(new_path), spec)}
+
+
+def _taken(new_path: Path, spec):
+    """For each method that a store beside ``new_path`` computed as ``spec`` does, the first
+    sound such store with finished cells of it: ``(method spec, source path, what it holds of
+    the method, its done cells of the new grid)``."""
+    new = grid.grid_description(spec)
+    sources = _sources(new_path, spec)
     sound: dict[Path, bool] = {}
     for method_spec in spec.methods:
-        method, route = method_spec.name, grid.path_route(method_spec, spec.cv)
+        route = grid.path_route(method_spec, spec.cv)
         for path, group, stored, attrs in sources:
             if (not _same_computation(stored, new, method_spec, route) or not sound.get(path, True)
                     or version_differences(attrs, [method_spec], *computing(spec)[1:])):
@@ -106,13 +125,10 @@ def fill_from_siblings(store, spec) -> dict[str, tuple[str, int]]:
                 sound[path] = False
                 _skip(path, exc)
                 continue
-            n = _copy_method(store, spec, method_spec, read)
-            if n:
-                copied[method] = (str(path), n)
-                log.info("%s: %d finished cells taken from %s (same code, method, data and CV)",
-                         method, n, path)
+            done = _done_cells(spec, method_spec, read)
+            if done:
+                yield method_spec, path, read, done
                 break
-    return copied
 
 
 def _read_method(spec, method_spec, group) -> dict | None:
@@ -135,16 +151,22 @@ def _read_method(spec, method_spec, group) -> dict | None:
             "coefs": np.asarray(group["coef"][mi]) if "coef" in group else None}
 
 
-def _copy_method(store, spec, method_spec, read: dict | None) -> int:
+def _done_cells(spec, method_spec, read: dict | None) -> list[grid.Cell]:
+    """The cells of the new grid of ``method_spec`` that ``read`` (:func:`_read_method`) holds
+    done."""
     if read is None:
-        return 0
-    method = method_spec.name
+        return []
     (tau, psi, seed), status = read["where"], read["status"]
+    where = {c: (tau.get(c.tau), psi.get(c.psi), seed.get(c.seed))
+             for c in grid.cells(spec) if c.method == method_spec.name}
+    return [c for c, w in where.items() if None not in w and status[w] == STATUS_DONE]
+
+
+def _copy_method(store, spec, method_spec, read: dict, done: list[grid.Cell]) -> int:
+    (tau, psi, seed) = read["where"]
     scalars, scores, coefs = read["scalars"], read["scores"], read["coefs"]
     n_candidates = len(grid.cv_candidates(method_spec))
-    found = {c: (tau.get(c.tau), psi.get(c.psi), seed.get(c.seed))
-             for c in grid.cells(spec) if c.method == method}
-    done = [c for c, w in found.items() if None not in w and status[w] == STATUS_DONE]
+    found = {c: (tau[c.tau], psi[c.psi], seed[c.seed]) for c in done}
     n = 0
     finished = []
     # rectangles of done cells, in the new layout

@@ -26,7 +26,7 @@ from . import integrity
 from ..config import ExperimentSpec
 from ..errors import StoreAccessError
 from ..lock import INNER_LOCK
-from ..records import STATUS_FAILED, STATUS_PENDING, BlockResult, done_cell_values
+from ..records import STATUS_DONE, STATUS_FAILED, STATUS_PENDING, BlockResult, done_cell_values
 from .backfill import fill_metrics, new_metrics
 from .errors import StoreDamagedError, StoreMismatchError
 from .integrity import open_group
@@ -34,7 +34,7 @@ from .layout import (CONSOLIDATED, ENDED_UNRECORDED, Layout, cells_since_start, 
                      metadata_damage, metadata_message, metadata_repairable, store_path)
 from .reuse import fill_from_siblings
 from .version import (computing, fingerprint, own_metrics, package_versions, refuse_mixed,
-                      refuse_other_grid)
+                      refuse_other_grid, version_differences)
 
 __all__ = ["ResultsStore", "consolidate", "now", "template"]
 
@@ -284,12 +284,15 @@ class ResultsStore:
                 required=required, lost=set(lost), coordinates=coordinates, repair=True)
 
     @staticmethod
-    def check_compatible(path: Path, spec: ExperimentSpec) -> None:
+    def check_compatible(path: Path, spec: ExperimentSpec, repair: bool = True) -> None:
         """Refuse a store written by a different grid, saying what differs, and one whose cells
         left to compute would be computed by other code or numerical libraries than its cells so
-        far (unless ``run.allow_mixed_versions``; :mod:`~mccard_dist.store.version`); its
-        metadata files are repaired first (:func:`_repair_metadata`), so that they can be read."""
-        _repair_metadata(Path(path))
+        far (unless ``run.allow_mixed_versions``; :mod:`~mccard_dist.store.version`), and note
+        (a warning) that a finished store's cells were computed so; where
+        ``repair``, its metadata files are repaired first (:func:`_repair_metadata`), so that
+        they can be read (a plan, which writes nothing, reads them as they are)."""
+        if repair:
+            _repair_metadata(Path(path))
         try:
             group = open_group(path)
             attrs = group.attrs.asdict()
@@ -307,6 +310,12 @@ class ResultsStore:
             computes = True
         if computes:
             refuse_mixed(path, attrs, spec.run.allow_mixed_versions, *computing(spec))
+        elif differs := version_differences(attrs, *computing(spec)):
+            # nothing left to compute: the results stand, but the user who edited a method
+            # and reran is told that they are not this code's
+            log.warning("note: the results in %s were computed by other code or libraries than "
+                        "these (%s); to compute them with this code, give a new store.path (a "
+                        "store of its own is computed whole)", path, "; ".join(differs))
 
     # -- reading ---------------------------------------------------------------------------------
     def status(self) -> np.ndarray:
