@@ -288,9 +288,8 @@ class ResultsStore:
         """Refuse a store written by a different grid, saying what differs, and one whose cells
         left to compute would be computed by other code or numerical libraries than its cells so
         far (unless ``run.allow_mixed_versions``; :mod:`~mccard_dist.store.version`), and note
-        (a warning) that a finished store's cells were computed so; where
-        ``repair``, its metadata files are repaired first (:func:`_repair_metadata`), so that
-        they can be read (a plan, which writes nothing, reads them as they are)."""
+        (a warning) that a finished store's cells were computed so; where ``repair``, its
+        metadata files are repaired first (:func:`_repair_metadata`; a plan reads them as is)."""
         if repair:
             _repair_metadata(Path(path))
         try:
@@ -310,9 +309,7 @@ class ResultsStore:
             computes = True
         if computes:
             refuse_mixed(path, attrs, spec.run.allow_mixed_versions, *computing(spec))
-        elif differs := version_differences(attrs, *computing(spec)):
-            # nothing left to compute: the results stand, but the user who edited a method
-            # and reran is told that they are not this code's
+        elif differs := version_differences(attrs, *computing(spec)):  # results of other code
             log.warning("note: the results in %s were computed by other code or libraries than "
                         "these (%s); to compute them with this code, give a new store.path (a "
                         "store of its own is computed whole)", path, "; ".join(differs))
@@ -328,16 +325,13 @@ class ResultsStore:
         return _to_compute(self.status(), retry_failed)
 
     def methods_without_cells(self) -> dict[str, tuple[int, str]]:
-        """The methods that finished no cell, every cell of theirs finished so far failed:
-        method -> (its failed cells, the first one's error, in grid order)."""
-        status = self.status()
-        out = {}
+        """The methods none of whose finished cells is done: method -> (their failed cells, the
+        first one's error, in grid order)."""
+        status, out = self.status(), {}
         for m, name in enumerate(self.spec.method_names):
-            failed = status[m] == STATUS_FAILED
-            if failed.any() and not (status[m] == STATUS_DONE).any():
-                first = np.argwhere(failed)[0]
-                error = self._group["error"][(m, *first)]
-                out[name] = (int(failed.sum()), str(error))
+            failed = np.argwhere(status[m] == STATUS_FAILED)
+            if len(failed) and not (status[m] == STATUS_DONE).any():
+                out[name] = (len(failed), str(self._group["error"][(m, *failed[0])]))
         return out
 
     def pending_cells(self, retry_failed: bool = False) -> list[grid.Cell]:
