@@ -78,10 +78,16 @@ def test_refusals_are_short_and_leave_nothing(tmp_path, case):
     assert not (work / "results").exists()  # no store, not even an empty one
 
 
-def test_report_out_unwritable_is_one_line(tmp_path):
+def test_report_out_unwritable_is_one_line(tmp_path, smoke_spec):
+    from mccard_dist.runner import run_serial
+    from mccard_dist.store import store_path
+
+    spec = smoke_spec("experiment.methods=[ls_ard]", "experiment.psi=[0.0]",
+                      "experiment.tau=[5.0]", "experiment.seeds.count=1")
+    run_serial(spec)  # the store is read before --out is asked for
     out = unwritable_folder(tmp_path)
     proc = subprocess.run([sys.executable, "-c", "from mccard_dist.cli import report; report()",
-                           str(tmp_path / "missing.zarr"), "--out", f"{out}/report"],
+                           str(store_path(spec)), "--out", f"{out}/report"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
