@@ -16,7 +16,7 @@ from mccard_dist.store import store_path
 
 BASE = ("experiment.methods=[mcc_ard,ls_ard]", "experiment.psi=[0.0,0.3]",
         "experiment.seeds.count=9")
-#: RMSE's interval (no bounds: the asymptotic sequence) within 0.2: the psi=0 cell, whose RMSE
+#: RMSE's interval (the anytime-valid t sequence) within 0.2: the psi=0 cell, whose RMSE
 #: varies little over seeds, stops after a few rounds; the psi=0.3 one spends the budget
 LOOSE = "experiment.stop={min_seeds: 3, round: 2, precision: {rmse: 0.2}}"
 TIGHT = "experiment.stop={min_seeds: 3, round: 2, precision: {rmse: 0.13}}"
@@ -66,7 +66,7 @@ def test_a_cell_stops_when_its_rule_holds_and_the_seeds_after_are_not_needed(loo
     # the interval at the stop is the one that held: every method's RMSE within 0.2
     parts = stops(loose_reference)["cells"]["0/0"]["parts"]
     assert {p[1] for p in parts} == {"mcc_ard", "ls_ard"}
-    assert all((high - low) / 2 <= 0.2 and n == n0 for _, _, _, _, low, high, n, _ in parts)
+    assert all((high - low) / 2 <= 0.2 and n == n0 for _, _, _, _, low, high, n, *_ in parts)
 
 
 @pytest.mark.slow
@@ -138,6 +138,11 @@ def test_a_fixed_count_experiment_is_as_without_the_rule(smoke_spec):
     ("{claims: {against: ls_ard}}", "experiment.stop.claims.margin: missing"),
     ("{precision: {f1: 0}}", "experiment.stop.precision.f1: must be > 0"),
     ("{min_seeds: 1, precision: {f1: 0.1}}", "experiment.stop.min_seeds: must be >= 2"),
+    ("{guarantee: exact, precision: {f1: 0.1}}",
+     "experiment.stop.guarantee: must be one of normal, bounded"),
+    ("{tuned_for: 100, precision: {f1: 0.1}}", "experiment.stop.tuned_for: no longer a key"),
+    ("{audit: 2, precision: {f1: 0.1}}", "experiment.stop.audit: must be in [0, 1]"),
+    ("{fixed_seeds: 1, precision: {f1: 0.1}}", "experiment.stop.fixed_seeds: must be >= 2"),
 ])
 def test_a_bad_rule_is_refused_in_one_line_before_a_store_exists(smoke_spec, rule, needle,
                                                                   tmp_path):
@@ -146,6 +151,31 @@ def test_a_bad_rule_is_refused_in_one_line_before_a_store_exists(smoke_spec, rul
         spec.check_data()
     assert needle in str(info.value) and "\n" not in str(info.value)
     assert not (tmp_path / "refused.zarr").exists()
+
+
+def test_the_fixed_count_a_rule_replaces_is_its_budget_unless_given(smoke_spec):
+    assert smoke_spec(*BASE, LOOSE).stop.fixed_seeds == 9
+    given = "experiment.stop={precision: {rmse: 0.2}, fixed_seeds: 100}"
+    assert smoke_spec(*BASE, given).stop.fixed_seeds == 100
+
+
+@pytest.mark.slow
+def test_an_audited_cell_runs_on_to_the_budget_and_says_what_changed(smoke_spec, tmp_path,
+                                                                      loose_reference):
+    from mccard_dist.analysis.report import write_report
+    from mccard_dist.store import open_results
+
+    audited = LOOSE.replace("}}", "}, audit: 1.0}")
+    spec = smoke_spec(*BASE, audited, name="audited")
+    run_serial(spec)
+    (n0, _), _ = seeds_used(loose_reference).values()
+    cell = stops(store_path(spec))["cells"]["0/0"]
+    assert cell["seeds"] == 9 and cell["audit"]["seeds"] == n0
+    status = xr.open_zarr(store_path(spec))["status"].values
+    assert (status[:, 0, 0] == STATUS_DONE).all()
+    text = write_report(open_results(store_path(spec)), tmp_path / "report").path.read_text()
+    assert "Audit: 1 stopped cell(s) ran on to the budget" in text
+    assert f"audited: stopped at {n0}, run on to 9" in text
 
 
 @pytest.mark.slow

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 
-from ..intervals import SEQUENCE, T, Intervals
+from ..intervals import T, Intervals
 from ..records import STATUS_DONE
+from ..stopping import Part, StopRule
 from .markup import Paragraph, Table
 from .values import metric_label, store_metrics
 
@@ -38,7 +40,8 @@ def intervals_of(ds, level: float | None = None) -> Intervals:
     so), t-intervals otherwise; ``level`` overrides the level."""
     rule = stop_record(ds).get("rule")
     if rule:
-        return Intervals(SEQUENCE, level or rule.get("level", 0.95), rule.get("tuned_for", 100))
+        intervals = StopRule.from_dict(rule).intervals
+        return replace(intervals, level=level) if level else intervals
     return Intervals(T, level or 0.95)
 
 
@@ -52,9 +55,6 @@ def bounds_of(name: str, ds=None, difference: bool = False):
     return (bounds[0] - bounds[1], bounds[1] - bounds[0])
 
 
-_OUTCOME = {"better": ">", "worse": "<", "equivalent": "≈", "open": "?"}
-
-
 def stop_blocks(ds) -> list:
     """The report's section on the stop rule (:mod:`.markup` blocks; none for a fixed-count
     store): the rule, the seeds used against the budget, and per (tau, psi) cell the seeds used,
@@ -63,6 +63,7 @@ def stop_blocks(ds) -> list:
     if not record.get("rule"):
         return []
     rule, cells = record["rule"], record.get("cells", {})
+    fixed = rule.get("fixed_seeds", ds.sizes["seed"])
     taus, psis = ds["tau"].values, ds["psi"].values
     budget, n_cells = ds.sizes["seed"], len(taus) * len(psis)
     done = (ds["status"] == STATUS_DONE).any("model").sum("seed").values  # seeds run, per cell
@@ -74,19 +75,21 @@ def stop_blocks(ds) -> list:
     if rule.get("claims"):
         against = rule["claims"].get("against")
         parts.append(("every method against " + against if against else "every pair of methods")
-                     + " decided within a margin of " + ", ".join(
+                     + " settled (its sign known, or within a margin of " + ", ".join(
                          f"{v:g} ({metric_label(k, ds)})"
-                         for k, v in rule["claims"]["margin"].items()))
+                         for k, v in rule["claims"]["margin"].items())
+                     + f" with no sign {fixed} fixed seeds would settle)")
     blocks = [Paragraph(
         f"Seeds were run in rounds (at least {rule['min_seeds']}, then {rule['round']} at a "
-        f"time, every method the same seeds) until {' and '.join(parts)}, at "
-        f"{rule['level']:.0%} confidence sequences, or the budget of {budget} seeds was spent. "
-        f"The intervals of this report are those confidence sequences (valid at the seeds the "
-        f"rule stopped at; wider than t-intervals at the same number of seeds). Seeds run: "
+        f"time, every method the same seeds) until {' and '.join(parts)}, or the budget of "
+        f"{budget} seeds was spent. The intervals of this report are "
+        f"{intervals_of(ds).name}, read at the seeds the rule stopped at; wider than "
+        f"t-intervals at the same number of seeds, and blind, as any interval from few seeds "
+        f"is, to a failure rarer than about one in as many seeds as a cell ran. Seeds run: "
         f"{used} of {budget * n_cells} ({used / max(budget * n_cells, 1):.0%} of the budget); "
         f"{len(cells)} of {n_cells} cells stopped, "
         f"{sum(c['why'] == 'rule held' for c in cells.values())} because the rule held.")]
-    rows = []
+    rows, audits = [], []
     for ti, tau in enumerate(taus):
         for pi, psi in enumerate(psis):
             cell = cells.get(f"{ti}/{pi}")
@@ -95,11 +98,18 @@ def stop_blocks(ds) -> list:
                              ""))
                 continue
             decisions = []
-            for metric, method, versus, mean, low, high, n, outcome in cell["parts"]:
-                if versus is None:
+            for part in map(Part.from_list, cell["parts"]):
+                if part.versus is None:
                     continue
-                decisions.append(f"{metric_label(metric, ds)} {method} {_OUTCOME[outcome]} "
-                                 f"{versus} [{_fmt(low)}, {_fmt(high)}]")
+                decisions.append(f"{metric_label(part.metric, ds)} {part.method} {part.label} "
+                                 f"{part.versus} [{_fmt(part.low)}, {_fmt(part.high)}]")
+            decisions += [f"note: {note} (more min_seeds, or guarantee: bounded)"
+                          for note in cell.get("notes", ())]
+            if "audit" in cell:
+                changed = _audit_changes(cell)
+                audits.append(changed)
+                decisions.append(f"audited: stopped at {cell['audit']['seeds']}, run on to "
+                                 f"{cell['seeds']}; {changed} decision(s) changed")
             known = [p for p in cell["parts"] if p[2] is None]
             if known:
                 widest = max(known, key=lambda p: _width(p[4], p[5]))
@@ -107,9 +117,22 @@ def stop_blocks(ds) -> list:
                                  f"({metric_label(widest[0], ds)}, {widest[1]})")
             rows.append((f"{tau:g}", f"{psi:g}", str(cell["seeds"]), cell["why"],
                          "; ".join(decisions)))
-    blocks.append(Table(("τ", "ψ", "seeds", "stopped", "decisions (> better, < worse, ≈ "
-                         "equivalent, ? open; the interval of the difference)"), rows, "rrrll"))
+    if audits:
+        blocks.append(Paragraph(
+            f"Audit: {len(audits)} stopped cell(s) ran on to the budget; between the stop and "
+            f"the budget {sum(audits)} of their decisions changed ({sum(a > 0 for a in audits)} "
+            "cell(s))."))
+    blocks.append(Table(("τ", "ψ", "seeds", "stopped", "decisions (> better, < worse, = "
+                         "within the margin with no sign worth settling, ? open; the interval of "
+                         "the difference)"), rows, "rrrll"))
     return blocks
+
+
+def _audit_changes(cell) -> int:
+    """The claims of an audited cell whose outcome at the budget differs from the one at the
+    stop it ran past."""
+    before = {tuple(p[:3]): p[7] for p in cell["audit"]["parts"]}
+    return sum(before.get(tuple(p[:3])) != p[7] for p in cell["parts"] if p[2] is not None)
 
 
 def _width(low, high) -> float:

@@ -9,10 +9,11 @@ import difflib
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
+from ..intervals import GUARANTEES, NORMAL
 from ..methods import ESTIMATOR_RE
 from ..stopping import StopRule
 from .checks import (MISSING, ConfigError, Sealed, duration, fail, integer, known, one_of, present,
@@ -71,7 +72,8 @@ def _metric_paths(key: str, value) -> tuple[str, ...]:
     return unique(key, paths) if paths else ()
 
 
-STOP_KEYS = ("min_seeds", "round", "precision", "claims", "level", "tuned_for")
+STOP_KEYS = ("min_seeds", "round", "precision", "claims", "level", "guarantee", "fixed_seeds",
+             "audit")
 
 
 def _per_metric(key: str, value) -> tuple[tuple[str, float], ...]:
@@ -101,6 +103,9 @@ def _stop(key: str, value) -> StopRule | None:
     if not isinstance(value, Mapping):
         fail(key, "must be a mapping such as {min_seeds: 10, round: 10, precision: {f1: 0.02}}",
              value)
+    if "tuned_for" in value:
+        fail(f"{key}.tuned_for", "no longer a key: the anytime-valid t sequence needs no tuning; "
+                                 "remove it", show_value=False)
     _known_keys(value, key, STOP_KEYS)
     claims = value.get("claims") or {}
     if not isinstance(claims, Mapping):
@@ -118,7 +123,10 @@ def _stop(key: str, value) -> StopRule | None:
         margin=_per_metric(f"{key}.claims.margin", claims["margin"]) if claims else (),
         against=text(f"{key}.claims.against", claims.get("against"), allow_none=True),
         level=real(f"{key}.level", value.get("level", 0.95), low=0.5, high=1.0, high_open=True),
-        tuned_for=integer(f"{key}.tuned_for", value.get("tuned_for", 100), 2))
+        guarantee=one_of(f"{key}.guarantee", value.get("guarantee"), GUARANTEES, NORMAL),
+        fixed_seeds=(integer(f"{key}.fixed_seeds", value["fixed_seeds"], 2)
+                     if value.get("fixed_seeds") is not None else None),
+        audit=real(f"{key}.audit", value.get("audit", 0.0), low=0.0, high=1.0))
     if not rule.precision and not rule.margin:
         raise ConfigError(f"{key}: says nothing to stop on; give precision (e.g. {{f1: 0.02}}) "
                           "or claims.margin (e.g. {f1: 0.02}), or remove experiment.stop")
@@ -147,6 +155,8 @@ class ExperimentSection(Sealed):
              "metrics": _metric_paths, "stop": _stop}
 
     def check(self):
+        if self.stop is not None and self.stop.fixed_seeds is None:  # the budget it replaces
+            self.stop = replace(self.stop, fixed_seeds=len(self.seeds))
         against = self.stop.against if self.stop is not None else None
         if against is not None and against not in self.methods:
             close = difflib.get_close_matches(against, self.methods, n=1)

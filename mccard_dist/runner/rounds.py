@@ -13,12 +13,22 @@ import logging
 import numpy as np
 
 from ..records import STATUS_DONE, STATUS_FAILED
-from ..stopping import BUDGET, RULE_HELD, decide
+from ..intervals import BOUNDED
+from ..stopping import BUDGET, RULE_HELD, bounded_costs, decide, outlier_notes
 from ..store.stops import mark_unneeded, read_values, record_stops
 
-__all__ = ["RoundTasks", "Rounds"]
+__all__ = ["RoundTasks", "Rounds", "say_costs"]
 
 log = logging.getLogger("mccard_dist.runner")
+
+
+def say_costs(spec) -> None:
+    """At a run's start, under the ``bounded`` guarantee: the seeds each claim or precision of
+    the rule needs at least, against the budget, one line each."""
+    if spec.stop is not None and spec.stop.guarantee == BOUNDED:
+        metrics = {m.name: m for m in spec.metric_table}
+        for line in bounded_costs(spec.stop, metrics):
+            log.warning("%s; your budget is %d", line, len(spec.seeds))
 
 
 class Rounds:
@@ -36,6 +46,7 @@ class Rounds:
         self.n = np.zeros(shape, int)  # seeds of each open cell's round (0: stopped)
         self.waiting = np.zeros(shape, int)  # its cells not yet written
         self.n_stopped = 0
+        self.audit_stops = {}  # an audited cell's first stop, while it runs on: (seeds, decision)
         self.n_budget = self.n_unneeded = 0
 
     def _finished(self, status: np.ndarray) -> np.ndarray:
@@ -104,8 +115,12 @@ class Rounds:
                 todo[:, :n] = missing
                 self.n[ti, pi], self.waiting[ti, pi] = n, int(missing.sum())
                 return key, None
-            decision = decide(self.rule, self.methods, {m: v[:, :n] for m, v in values.items()},
-                              self.metrics)
+            seen = {m: v[:, :n] for m, v in values.items()}
+            decision = decide(self.rule, self.methods, seen, self.metrics)
+            if decision.holds and n < self.budget and self.rule.audited(self.spec.tau[ti],
+                                                                         self.spec.psi[pi]):
+                self.audit_stops.setdefault(key, (n, decision))  # on to the budget
+                continue
             if decision.holds or n >= self.budget:
                 self.n[ti, pi] = self.waiting[ti, pi] = 0
                 self.n_stopped += 1
@@ -113,8 +128,16 @@ class Rounds:
                 why = RULE_HELD if decision.holds else BUDGET
                 log.debug("cell tau=%g psi=%g stopped at %d seeds: %s", self.spec.tau[ti],
                           self.spec.psi[pi], n, why)
-                return key, {"seeds": int(n), "why": why,
-                             "parts": [p.to_list() for p in decision.parts]}
+                record = {"seeds": int(n), "why": why,
+                          "parts": [p.to_list() for p in decision.parts]}
+                notes = outlier_notes(self.rule, self.methods, seen, self.metrics)
+                if notes:
+                    record["notes"] = notes
+                if key in self.audit_stops:
+                    at, before = self.audit_stops.pop(key)
+                    record["audit"] = {"seeds": int(at),
+                                       "parts": [p.to_list() for p in before.parts]}
+                return key, record
         raise AssertionError("the rounds end at the budget")  # pragma: no cover
 
 

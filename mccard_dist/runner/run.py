@@ -30,7 +30,7 @@ from ..store.migrate import refuse_unmigrated
 from ..tasks import run_block, try_methods
 from .drain import drain
 from .plan import RunPlan, plan_run
-from .rounds import Rounds, RoundTasks
+from .rounds import Rounds, RoundTasks, say_costs
 from .work import BlockTasks, FitTasks, Sizes, write
 
 __all__ = ["Interrupted", "RunReport", "run_experiment", "run_serial"]
@@ -102,6 +102,7 @@ def run_experiment(spec: ExperimentSpec, *, client=None, stop_after_blocks: int 
 
 def _run_locked(spec, path, lock, client, stop_after_blocks, progress) -> RunReport:
     start = time.perf_counter()
+    say_costs(spec)
     if path.exists():
         ResultsStore.check_compatible(path, spec)
         store = ResultsStore(path, spec)

@@ -19,6 +19,7 @@ from paths import bench_paths, compare_stores
 from scaling import bench_scaling
 from solvers import compare_solvers, compare_widths, evidence_gap
 from startup import bench_startup
+from stopcover import bench_stopcover
 from threads import bench_threads
 from units import bench_units
 
@@ -142,6 +143,11 @@ SUBCOMMANDS = {
         "--jobs": {"type": int, "default": 1, "help": "draws fitted at once, one process each"},
         "--csv": {"default": None, "dest": "csv_path", "metavar": "CSV",
                   "help": "also write one row per fit and arm to this file"}}),
+    "stopcover": ("the stop rule's coverage at its stop, by simulation: normal-like and "
+                  "long-tailed streams, claims and precision rules, budgets 100 and 1,000, "
+                  "beside the fixed 100-seed t-interval", bench_stopcover, {
+        "--streams": {"type": int, "default": 1000, "help": "streams of each kind"},
+        "--seed": {"type": int, "default": 0, "help": "the simulation's first seed"}}),
     "l1route": ("MCC-L1's cross-validated paper cells by this tree against another version, side "
                 "by side in one run, on the same cells", _l1route, {
         "--baseline": {"required": True, "metavar": "REV",
