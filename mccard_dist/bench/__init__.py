@@ -60,19 +60,22 @@ SUBCOMMANDS = {
                            "against K-fold CV with racing on the baseline cells"},
         "--set": {**_OVERRIDES, "help": "Hydra override for every run, e.g. --set "
                                         "data.n_features=2000 (repeatable)"}}),
-    "stop": ("the paper experiment under a stop rule against its fixed seeds: seeds and "
-             "core-hours used, claims decided, decisions against the fixed run's", _stop, {
-        "--budget": {"type": int, "default": 1000, "help": "seeds a cell may run at most"},
+    "stop": ("the paper experiment under a stop rule against its fixed seeds and a repeat of "
+             "the fixed run on other seeds: seeds and core-hours used, claims settled, signs "
+             "against the fixed run's and the repeat's agreement", _stop, {
+        "--budget": {"type": int, "default": 100, "help": "seeds a cell may run at most"},
         "--fixed": {"type": int, "default": 100, "help": "seeds of the fixed run"},
         "--min-seeds": {"type": int, "default": 10, "help": "seeds of a cell's first round"},
         "--round": {"type": int, "default": 10, "dest": "round_", "metavar": "N",
                     "help": "seeds added to an open cell at a time"},
         "--margins": {"default": "r=0.05,f1=0.1",
-                      "help": "the claims' margins, metric=margin,... (equivalent within it)"},
+                      "help": "the claims' margins, metric=margin,..."},
         "--against": {"default": None, "metavar": "METHOD",
                       "help": "claims of this method against every other (default: every pair)"},
+        "--guarantee": {"default": "normal", "choices": ("normal", "bounded"),
+                        "help": "the rule's intervals (experiment.stop.guarantee)"},
         "--workers": {"type": int, "default": 2, "help": "one-thread LocalCluster workers"},
-        "--set": {**_OVERRIDES, "help": "Hydra override for both runs, e.g. --set "
+        "--set": {**_OVERRIDES, "help": "Hydra override for every run, e.g. --set "
                                         "experiment=paper_auto (repeatable)"}}),
 }
 
