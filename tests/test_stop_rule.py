@@ -179,6 +179,35 @@ def test_an_audited_cell_runs_on_to_the_budget_and_says_what_changed(smoke_spec,
 
 
 @pytest.mark.slow
+def test_a_store_of_the_rule_before_the_t_sequence_still_opens_and_reports(loose_reference,
+                                                                            tmp_path):
+    """A store whose record names no guarantee and keeps ``tuned_for`` and eight-field parts
+    (the rule whose sequences were empirical-Bernstein and asymptotic) reads as ``bounded``."""
+    import shutil
+
+    import zarr
+
+    from mccard_dist.analysis.report import write_report
+    from mccard_dist.analysis.stops import intervals_of
+    from mccard_dist.store import open_results
+
+    old = tmp_path / "old.zarr"
+    shutil.copytree(loose_reference, old)
+    record = stops(old)
+    record["rule"] = {**{k: v for k, v in record["rule"].items()
+                         if k not in ("guarantee", "fixed_seeds")}, "tuned_for": 100}
+    for cell in record["cells"].values():
+        cell["parts"] = [part[:8] for part in cell["parts"]]
+    group = zarr.open_group(str(old), mode="r+")
+    group.attrs["stopping"] = json.dumps(record)
+    zarr.consolidate_metadata(str(old))
+    ds = open_results(old)
+    assert intervals_of(ds).guarantee == "bounded"
+    text = write_report(ds, tmp_path / "report").path.read_text()
+    assert "empirical Bernstein" in text and "## Stop rule" in text
+
+
+@pytest.mark.slow
 def test_the_report_shows_the_rule_its_decisions_and_the_sequences(loose_reference, tmp_path):
     from mccard_dist.analysis.report import write_report
     from mccard_dist.store import open_results
