@@ -126,6 +126,13 @@ def test_the_readme_commands_run_on_a_tiny_grid(tmp_path):
             spec = from_dictconfig(OmegaConf.create(proc.stdout))
             assert spec.cluster.kind in ("slurm", "pbs"), where
             continue
+        if argv[0] == "mccard-run" and "run.plan=true" in argv:  # says what it would do
+            before = sorted(tmp_path.rglob("*.zarr"))
+            proc = run(tmp_path, [*argv, *TINY])
+            assert re.search(r"^plan: new store \S+", proc.stdout, re.MULTILINE), where
+            assert "cells to run:" in proc.stdout and "time: about" in proc.stdout, where
+            assert sorted(tmp_path.rglob("*.zarr")) == before, f"{where}: wrote a store"
+            continue
         if argv[0] == "mccard-run":
             proc = run(tmp_path, [*argv, *TINY])
             stores = written_stores(tmp_path, proc.stdout)
