@@ -17,11 +17,12 @@ from pathlib import Path
 import numpy as np
 
 from ..grid import cv_candidates, cv_units
-from ..records import STATUS_FAILED, STATUS_PENDING
+from ..records import STATUS_PENDING
 from ..store import ResultsStore, check_writable, store_path
 from ..store.integrity import open_group
 from ..store.migrate import refuse_unmigrated
 from ..store.reuse import sibling_cells
+from ..store.writer import to_compute
 from ..tasks import try_methods
 
 __all__ = ["RunPlan", "plan_run"]
@@ -133,7 +134,7 @@ def plan_run(spec) -> RunPlan:
         status = np.full(shape, STATUS_PENDING)
         if spec.store.path is None:  # a store named by its grid takes cells from its siblings
             taken = sibling_cells(path, spec)
-    todo = (status == STATUS_PENDING) | (spec.run.retry_failed & (status == STATUS_FAILED))
+    todo = to_compute(status, spec.run.retry_failed)
     to_run = {m.name: int(todo[i].sum()) - taken.get(m.name, ("", 0))[1]
               for i, m in enumerate(spec.methods)}
     first_round = None

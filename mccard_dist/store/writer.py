@@ -36,7 +36,7 @@ from .reuse import fill_from_siblings
 from .version import (computing, fingerprint, own_metrics, package_versions, refuse_mixed,
                       refuse_other_grid, version_differences)
 
-__all__ = ["ResultsStore", "consolidate", "now", "template"]
+__all__ = ["ResultsStore", "consolidate", "now", "template", "to_compute"]
 
 
 log = logging.getLogger(__name__)
@@ -177,7 +177,7 @@ def _repair_metadata(path: Path) -> None:
         log.warning("store %s: %s %s; %s", path, name, why, how)
 
 
-def _to_compute(status: np.ndarray, retry_failed: bool) -> np.ndarray:
+def to_compute(status: np.ndarray, retry_failed: bool) -> np.ndarray:
     """The cells a run computes: pending ones, and failed ones too when ``retry_failed``."""
     return (status == STATUS_PENDING) | (retry_failed & (status == STATUS_FAILED))
 
@@ -304,7 +304,7 @@ class ResultsStore:
                                      "store; choose another store.path")
         refuse_other_grid(path, attrs, spec)
         try:
-            computes = _to_compute(np.asarray(group["status"][...]), spec.run.retry_failed).any()
+            computes = to_compute(np.asarray(group["status"][...]), spec.run.retry_failed).any()
         except StoreDamagedError:  # rebuilt by the repair: cells may be left to compute
             computes = True
         if computes:
@@ -322,7 +322,7 @@ class ResultsStore:
     def todo(self, retry_failed: bool = False) -> np.ndarray:
         """The boolean ``(model, tau, psi, seed)`` array of the cells a run computes: those not
         yet done (and failed ones too when ``retry_failed``)."""
-        return _to_compute(self.status(), retry_failed)
+        return to_compute(self.status(), retry_failed)
 
     def methods_without_cells(self) -> dict[str, tuple[int, str]]:
         """The methods none of whose finished cells is done: method -> (their failed cells, the
@@ -458,7 +458,7 @@ class ResultsStore:
         with self._writing():
             n_finished = self._n_finished()
             attrs = self._attrs()
-            computes = _to_compute(self.status(), self.spec.run.retry_failed).any()
+            computes = to_compute(self.status(), self.spec.run.retry_failed).any()
         mixed = (refuse_mixed(self.path, attrs, self.spec.run.allow_mixed_versions,
                               *computing(self.spec)) if computes else [])
         record = {"id": uuid.uuid4().hex[:12], "started": started or now(), "finished": None,
